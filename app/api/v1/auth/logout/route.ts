@@ -1,0 +1,7 @@
+import { signOut } from "@/lib/auth/sessions";
+import { defineRoute, jsonResponse } from "@/lib/http/route";
+
+export const POST = defineRoute({ access: "human" }, async ({ request }) => {
+  const headers = await signOut(request.headers);
+  return jsonResponse({ ok: true }, { headers });
+});

@@ -1,0 +1,81 @@
+import { createHash } from "node:crypto";
+import type { Db } from "../db";
+import { AppError } from "../errors";
+import { getAuth } from "./auth";
+import { userRoleSchema, type UserRole } from "./schema";
+
+/** Who is calling: a signed-in human, or an agent holding its token. */
+export type Actor =
+  | {
+      kind: "human";
+      userId: string;
+      email: string;
+      name: string;
+      role: UserRole;
+      via: "session" | "token";
+    }
+  | { kind: "agent"; agentId: string; name: string; incarnation: number };
+
+export type HumanActor = Extract<Actor, { kind: "human" }>;
+export type AgentActor = Extract<Actor, { kind: "agent" }>;
+
+/** Tokens are 256-bit random strings, so a fast hash is enough: nothing to brute-force. */
+export function hashToken(token: string): string {
+  return createHash("sha256").update(token).digest("hex");
+}
+
+function bearerToken(headers: Headers): string | null {
+  const header = headers.get("authorization");
+  if (!header) return null;
+  const match = /^Bearer ([A-Za-z0-9_-]{16,200})$/.exec(header.trim());
+  if (!match?.[1]) {
+    throw new AppError("UNAUTHENTICATED", "Authorization header must be 'Bearer <token>'");
+  }
+  return match[1];
+}
+
+async function actorFromToken(db: Db, token: string): Promise<Actor> {
+  const tokenHash = hashToken(token);
+  const agent = await db.agent.findUnique({
+    where: { tokenHash },
+    select: { id: true, name: true, incarnation: true },
+  });
+  if (agent) {
+    return { kind: "agent", agentId: agent.id, name: agent.name, incarnation: agent.incarnation };
+  }
+  const apiToken = await db.apiToken.findUnique({
+    where: { tokenHash },
+    include: { user: true },
+  });
+  if (apiToken && !apiToken.revokedAt) {
+    return {
+      kind: "human",
+      userId: apiToken.user.id,
+      email: apiToken.user.email,
+      name: apiToken.user.name,
+      role: userRoleSchema.parse(apiToken.user.role),
+      via: "token",
+    };
+  }
+  throw new AppError("UNAUTHENTICATED", "unknown or revoked token");
+}
+
+export async function actorFromSession(headers: Headers): Promise<HumanActor | null> {
+  const session = await getAuth().api.getSession({ headers });
+  if (!session) return null;
+  return {
+    kind: "human",
+    userId: session.user.id,
+    email: session.user.email,
+    name: session.user.name,
+    role: userRoleSchema.catch("viewer").parse(session.user.role),
+    via: "session",
+  };
+}
+
+/** Resolves the caller from a bearer token or the session cookie; null when anonymous. */
+export async function resolveActor(db: Db, headers: Headers): Promise<Actor | null> {
+  const token = bearerToken(headers);
+  if (token) return actorFromToken(db, token);
+  return actorFromSession(headers);
+}

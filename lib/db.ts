@@ -1,0 +1,34 @@
+import { PrismaPg } from "@prisma/adapter-pg";
+import { PrismaClient, type Prisma } from "./generated/prisma/client";
+import { requireDatabaseUrl } from "./env";
+
+/** A client or an open transaction: domain functions take either, so transactions compose. */
+export type Db = PrismaClient | Prisma.TransactionClient;
+
+// server.ts (run by tsx) and Next's bundled route handlers load this module separately; one client
+// per process keeps a single pool either way.
+const holder = globalThis as typeof globalThis & { handshakePrisma?: PrismaClient };
+
+export function getDb(): PrismaClient {
+  holder.handshakePrisma ??= createDb(requireDatabaseUrl());
+  return holder.handshakePrisma;
+}
+
+export function createDb(databaseUrl: string): PrismaClient {
+  return new PrismaClient({ adapter: new PrismaPg({ connectionString: databaseUrl, max: 10 }) });
+}
+
+export async function isDatabaseReachable(db: Db): Promise<boolean> {
+  try {
+    await db.$queryRaw`SELECT 1`;
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** A unique constraint refused the write (Prisma's P2002, or PostgreSQL's 23505 via raw SQL). */
+export function isUniqueViolation(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === "P2002" || code === "23505";
+}

@@ -1,0 +1,60 @@
+import { z } from "zod";
+
+// The only reader of process.env. Every variable is listed here with its meaning; README's
+// configuration table mirrors this schema.
+const envSchema = z.object({
+  NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
+  /** PostgreSQL connection URL. Without it `npm start` boots an embedded PostgreSQL. */
+  DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }).optional(),
+  /** Admin connection the test suite uses to create and drop its scratch databases. */
+  TEST_ADMIN_DATABASE_URL: z
+    .url({ protocol: /^postgres(ql)?$/ })
+    .default("postgresql://postgres@127.0.0.1:5432/postgres"),
+  HOST: z.string().min(1).default("127.0.0.1"),
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  /** Signs session cookies. `npm start` generates one under the data directory when unset. */
+  HANDSHAKE_SECRET: z.string().min(32).optional(),
+  /** The URL people use to reach the console, when it differs from http://HOST:PORT. */
+  HANDSHAKE_PUBLIC_URL: z.url().optional(),
+  HANDSHAKE_ADMIN_EMAIL: z.email().optional(),
+  HANDSHAKE_ADMIN_PASSWORD: z.string().min(12).max(128).optional(),
+  /** Where `npm start` keeps the embedded database and the generated secret. */
+  HANDSHAKE_DATA_DIR: z.string().min(1).default(".data"),
+  HANDSHAKE_EMBEDDED_PG_PORT: z.coerce.number().int().min(1024).max(65535).default(54329),
+  CHROMIUM_PATH: z.string().min(1).default("/usr/bin/chromium"),
+  CI: z.stringbool().default(false),
+});
+
+export type Env = z.infer<typeof envSchema>;
+
+function parseEnv(source: NodeJS.ProcessEnv): Env {
+  // Empty strings mean "unset" (a blank line in a .env file must not become a value).
+  const present = Object.fromEntries(Object.entries(source).filter(([, value]) => value !== ""));
+  const parsed = envSchema.safeParse(present);
+  if (!parsed.success) {
+    const problems = parsed.error.issues
+      .map((issue) => `  ${issue.path.join(".")}: ${issue.message}`)
+      .join("\n");
+    throw new Error(`Invalid environment configuration:\n${problems}`);
+  }
+  return parsed.data;
+}
+
+export const env: Env = parseEnv(process.env);
+
+export function requireDatabaseUrl(): string {
+  if (!env.DATABASE_URL) {
+    throw new Error(
+      "DATABASE_URL is not set (npm start sets it; see README's configuration table)",
+    );
+  }
+  return env.DATABASE_URL;
+}
+
+/**
+ * The environment for a child process this project starts (the web server from `npm start`, test
+ * servers): this process's own, plus overrides. Agent workers get a scrubbed one instead.
+ */
+export function childProcessEnv(overrides: Record<string, string>): NodeJS.ProcessEnv {
+  return { ...process.env, ...overrides };
+}

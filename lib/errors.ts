@@ -1,0 +1,69 @@
+import { type z } from "zod";
+
+// The closed list of error codes and the one table that maps them to HTTP status.
+export const errorStatus = {
+  INVALID_INPUT: 400,
+  INVALID_JSON: 400,
+  UNAUTHENTICATED: 401,
+  INVALID_CREDENTIALS: 401,
+  FORBIDDEN: 403,
+  CROSS_SITE_REQUEST: 403,
+  NOT_TARGET: 403,
+  NOT_FOUND: 404,
+  ROUTE_NOT_FOUND: 404,
+  USER_NOT_FOUND: 404,
+  METHOD_NOT_ALLOWED: 405,
+  USER_EXISTS: 409,
+  PAYLOAD_TOO_LARGE: 413,
+  UNSUPPORTED_MEDIA_TYPE: 415,
+  RATE_LIMITED: 429,
+  INTERNAL: 500,
+  DATABASE_UNAVAILABLE: 503,
+} as const satisfies Record<string, number>;
+
+export type ErrorCode = keyof typeof errorStatus;
+
+export type ErrorBody = {
+  error: { code: ErrorCode; message: string } & Record<string, unknown>;
+};
+
+export class AppError extends Error {
+  readonly code: ErrorCode;
+  /** Extra fields merged into the JSON error object, e.g. the stored request for ALREADY_DECIDED. */
+  readonly details: Record<string, unknown>;
+  readonly headers: Record<string, string>;
+
+  constructor(
+    code: ErrorCode,
+    message: string,
+    options: { details?: Record<string, unknown>; headers?: Record<string, string> } = {},
+  ) {
+    super(message);
+    this.name = "AppError";
+    this.code = code;
+    this.details = options.details ?? {};
+    this.headers = options.headers ?? {};
+  }
+
+  get status(): number {
+    return errorStatus[this.code];
+  }
+
+  toBody(): ErrorBody {
+    return { error: { ...this.details, code: this.code, message: this.message } };
+  }
+}
+
+export function isAppError(error: unknown): error is AppError {
+  return error instanceof AppError;
+}
+
+export function invalidInput(error: z.ZodError): AppError {
+  const issues = error.issues.map((issue) => ({
+    path: issue.path.map(String).join("."),
+    message: issue.message,
+  }));
+  const first = issues[0];
+  const summary = first ? `${first.path || "body"}: ${first.message}` : "invalid input";
+  return new AppError("INVALID_INPUT", summary, { details: { issues } });
+}

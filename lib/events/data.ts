@@ -1,0 +1,23 @@
+import type { Db } from "../db";
+import type { ConsoleEvent } from "../realtime/contract";
+
+export const MAX_EVENTS_PAGE = 500;
+
+export async function listEventsAfter(
+  db: Db,
+  after: number,
+  limit = MAX_EVENTS_PAGE,
+): Promise<ConsoleEvent[]> {
+  const rows = await db.event.findMany({
+    where: { id: { gt: BigInt(after) } },
+    orderBy: { id: "asc" },
+    take: Math.min(limit, MAX_EVENTS_PAGE),
+  });
+  return rows.map((row) => ({
+    id: Number(row.id),
+    kind: row.kind,
+    subject: row.subject,
+    at: row.createdAt.toISOString(),
+    data: row.data as Record<string, unknown>,
+  }));
+}

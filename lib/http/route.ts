@@ -1,0 +1,161 @@
+import type { z } from "zod";
+import { resolveActor, type Actor, type AgentActor, type HumanActor } from "../auth/actor";
+import { getDb } from "../db";
+import { AppError, invalidInput, isAppError } from "../errors";
+import { readJsonBody } from "./body";
+
+/**
+ * Who may call a route. Reads open to any signed-in human (viewers see everything); mutations
+ * that act for the Lead need the `lead` role.
+ */
+export type Access = "public" | "human" | "lead" | "agent" | "human_or_agent" | "lead_or_agent";
+
+type ActorFor<A extends Access> = A extends "public"
+  ? Actor | null
+  : A extends "human" | "lead"
+    ? HumanActor
+    : A extends "agent"
+      ? AgentActor
+      : Actor;
+
+type RouteSpec<A extends Access, B, Q, P> = {
+  access: A;
+  body?: z.ZodType<B, unknown>;
+  query?: z.ZodType<Q, unknown>;
+  params?: z.ZodType<P, unknown>;
+  /** Status for a successful result that is not already a Response. */
+  status?: number;
+  maxBodyBytes?: number;
+};
+
+export type RouteContext<A extends Access, B, Q, P> = {
+  request: Request;
+  actor: ActorFor<A>;
+  body: B;
+  query: Q;
+  params: P;
+};
+
+type NextRouteContext = { params: Promise<Record<string, string | string[] | undefined>> };
+
+const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
+
+export function jsonResponse(data: unknown, init: ResponseInit = {}): Response {
+  const headers = new Headers(init.headers);
+  headers.set("content-type", "application/json; charset=utf-8");
+  headers.set("cache-control", "no-store");
+  // Message and event ids are bigserial; they stay far below 2^53, so numbers are exact.
+  const body = JSON.stringify(data, (_key, value: unknown) =>
+    typeof value === "bigint" ? Number(value) : value,
+  );
+  return new Response(body, { ...init, headers });
+}
+
+export function errorResponse(error: AppError): Response {
+  return jsonResponse(error.toBody(), { status: error.status, headers: error.headers });
+}
+
+function authorize(access: Access, actor: Actor | null): void {
+  if (access === "public") return;
+  if (!actor)
+    throw new AppError("UNAUTHENTICATED", "sign in or send 'Authorization: Bearer <token>'");
+  const isHuman = actor.kind === "human";
+  const isLead = isHuman && actor.role === "lead";
+  const allowed: Record<Exclude<Access, "public">, boolean> = {
+    human: isHuman,
+    lead: isLead,
+    agent: actor.kind === "agent",
+    human_or_agent: true,
+    lead_or_agent: isLead || actor.kind === "agent",
+  };
+  if (!allowed[access]) {
+    const reason =
+      isHuman && !isLead && (access === "lead" || access === "lead_or_agent")
+        ? "this action needs the lead role"
+        : `this route is for ${access.replaceAll("_", " ")} callers`;
+    throw new AppError("FORBIDDEN", reason);
+  }
+}
+
+/**
+ * A cookie is sent by the browser whatever page made the request, so a mutation authenticated by
+ * the session cookie must come from our own origin. Bearer tokens are never sent implicitly.
+ */
+function refuseCrossSite(request: Request, actor: Actor | null): void {
+  if (SAFE_METHODS.has(request.method)) return;
+  if (actor?.kind !== "human" || actor.via !== "session") return;
+  const fetchSite = request.headers.get("sec-fetch-site");
+  if (fetchSite === "cross-site" || fetchSite === "same-site") {
+    throw new AppError(
+      "CROSS_SITE_REQUEST",
+      "cross-site requests cannot act with a session cookie",
+    );
+  }
+  const origin = request.headers.get("origin");
+  if (origin === null) return;
+  const host = request.headers.get("x-forwarded-host") ?? request.headers.get("host");
+  let originHost: string;
+  try {
+    originHost = new URL(origin).host;
+  } catch {
+    throw new AppError("CROSS_SITE_REQUEST", "malformed Origin header");
+  }
+  if (originHost !== host) {
+    throw new AppError("CROSS_SITE_REQUEST", `origin ${origin} may not act on this server`);
+  }
+}
+
+function parseWith<T>(schema: z.ZodType<T, unknown> | undefined, input: unknown, what: string): T {
+  if (!schema) return undefined as T;
+  const parsed = schema.safeParse(input);
+  if (!parsed.success) {
+    const error = invalidInput(parsed.error);
+    throw new AppError(error.code, `${what}: ${error.message}`, { details: error.details });
+  }
+  return parsed.data;
+}
+
+function toAppError(error: unknown): AppError {
+  if (isAppError(error)) return error;
+  const code = (error as { code?: unknown } | null)?.code;
+  // Connection-level failures (refused, reset, pool timeout) are the database being away, not a
+  // bug: callers should retry.
+  if (code === "ECONNREFUSED" || code === "ECONNRESET" || code === "57P01" || code === "P1001") {
+    return new AppError("DATABASE_UNAVAILABLE", "the database is unavailable; retry shortly");
+  }
+  console.error("[api] unexpected error", error);
+  return new AppError("INTERNAL", "internal error");
+}
+
+/** Wraps a route handler: authenticate, parse, call, map the result or error to JSON. */
+export function defineRoute<A extends Access, B = undefined, Q = undefined, P = undefined>(
+  spec: RouteSpec<A, B, Q, P>,
+  handler: (context: RouteContext<A, B, Q, P>) => Promise<unknown>,
+): (request: Request, nextContext: NextRouteContext) => Promise<Response> {
+  return async (request, nextContext) => {
+    try {
+      const actor = await resolveActor(getDb(), request.headers);
+      authorize(spec.access, actor);
+      refuseCrossSite(request, actor);
+      const params = parseWith(spec.params, await nextContext.params, "path");
+      const query = parseWith(
+        spec.query,
+        Object.fromEntries(new URL(request.url).searchParams),
+        "query",
+      );
+      const rawBody = spec.body ? await readJsonBody(request, spec.maxBodyBytes) : undefined;
+      const body = parseWith(spec.body, rawBody, "body");
+      const result = await handler({
+        request,
+        actor: actor as ActorFor<A>,
+        body,
+        query,
+        params,
+      });
+      if (result instanceof Response) return result;
+      return jsonResponse(result, { status: spec.status ?? 200 });
+    } catch (error) {
+      return errorResponse(toAppError(error));
+    }
+  };
+}

@@ -1,0 +1,12 @@
+import type { NextConfig } from "next";
+
+const nextConfig: NextConfig = {
+  poweredByHeader: false,
+  reactStrictMode: true,
+  // Loaded from node_modules at run time rather than bundled: native-ish drivers and the
+  // generated Prisma runtime behave best unbundled, and server.ts shares them.
+  serverExternalPackages: ["pg", "@prisma/adapter-pg", "@prisma/client", "better-auth"],
+  typedRoutes: false,
+};
+
+export default nextConfig;

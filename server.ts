@@ -1,0 +1,60 @@
+import { createServer } from "node:http";
+import next from "next";
+import { Server } from "socket.io";
+import { getDb } from "./lib/db";
+import { env } from "./lib/env";
+import { attachConsoleNamespace, type ConsoleServer } from "./lib/realtime/console-namespace";
+import { ensureFirstLead } from "./lib/users/mutations";
+
+// One HTTP server: Next.js (pages and /api/v1 route handlers) and socket.io share the port.
+async function main(): Promise<void> {
+  const isDev = env.NODE_ENV !== "production";
+  const app = next({ dev: isDev, hostname: env.HOST, port: env.PORT });
+  await app.prepare();
+  const handle = app.getRequestHandler();
+
+  const db = getDb();
+  const firstLead = await ensureFirstLead(db, {
+    email: env.HANDSHAKE_ADMIN_EMAIL,
+    password: env.HANDSHAKE_ADMIN_PASSWORD,
+  });
+
+  const httpServer = createServer((req, res) => {
+    void handle(req, res);
+  });
+  // Next installs its own upgrade listener (dev HMR); socket.io must leave other upgrades alone.
+  const io: ConsoleServer = new Server(httpServer, { destroyUpgrade: false, serveClient: false });
+  attachConsoleNamespace(io, db);
+
+  await new Promise<void>((resolve) => httpServer.listen(env.PORT, env.HOST, resolve));
+  const address = httpServer.address();
+  const port = typeof address === "object" && address ? address.port : env.PORT;
+  const url = env.HANDSHAKE_PUBLIC_URL ?? `http://${env.HOST}:${port}`;
+  console.log(`Handshake console: ${url}`);
+  if (firstLead.isCreated && firstLead.isPasswordGenerated) {
+    console.log(`Sign in as ${firstLead.email} with password ${firstLead.password}`);
+    console.log("(shown once: this password is not stored anywhere readable; note it now)");
+  } else if (firstLead.email) {
+    console.log(`Sign in as ${firstLead.email}`);
+  }
+
+  let isStopping = false;
+  const stop = (signal: NodeJS.Signals) => {
+    if (isStopping) return;
+    isStopping = true;
+    console.log(`${signal}: stopping`);
+    // A bare close() waits for keep-alive sockets forever; end them so the process can exit.
+    void io.close();
+    httpServer.closeAllConnections();
+    httpServer.close(() => {
+      void db.$disconnect().finally(() => process.exit(0));
+    });
+  };
+  process.on("SIGINT", stop);
+  process.on("SIGTERM", stop);
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});

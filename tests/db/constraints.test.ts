@@ -1,0 +1,94 @@
+import { randomBytes } from "node:crypto";
+import { afterAll, describe, expect, it } from "vitest";
+import { getDb } from "../../lib/db";
+
+const db = getDb();
+afterAll(() => db.$disconnect());
+
+function requestId(): string {
+  return `req_${randomBytes(16).toString("hex")}`;
+}
+
+async function createAgent(name: string) {
+  return db.agent.create({
+    data: { name, role: "tester", tokenHash: randomBytes(32).toString("hex") },
+  });
+}
+
+function pendingRequest(agentId: string, type: string) {
+  return {
+    id: requestId(),
+    type,
+    agentId,
+    sender: "alice",
+    target: "lead",
+    payload: { plan: "do things" },
+    incarnation: 1,
+    expiresAt: new Date(Date.now() + 60_000),
+  };
+}
+
+describe("database constraints", () => {
+  it("refuses a second pending request of the same type for the same agent", async () => {
+    const agent = await createAgent(`dup-${randomBytes(3).toString("hex")}`);
+    await db.request.create({ data: pendingRequest(agent.id, "plan_approval") });
+    await expect(
+      db.request.create({ data: pendingRequest(agent.id, "plan_approval") }),
+    ).rejects.toThrow(/Unique constraint/i);
+    // A different type, or a new pending one once the first is decided, is fine.
+    await db.request.create({ data: pendingRequest(agent.id, "shutdown") });
+    await db.request.updateMany({
+      where: { agentId: agent.id, type: "plan_approval" },
+      data: { status: "approved", respondedAt: new Date(), respondedBy: "lead@example.com" },
+    });
+    await db.request.create({ data: pendingRequest(agent.id, "plan_approval") });
+    expect(await db.request.count({ where: { agentId: agent.id, status: "pending" } })).toBe(2);
+  });
+
+  it("never lets a decided request change again", async () => {
+    const agent = await createAgent(`final-${randomBytes(3).toString("hex")}`);
+    const request = await db.request.create({ data: pendingRequest(agent.id, "plan_approval") });
+    await db.request.update({
+      where: { id: request.id },
+      data: { status: "rejected", feedback: "no", respondedAt: new Date(), respondedBy: "lead" },
+    });
+    await expect(
+      db.request.update({ where: { id: request.id }, data: { status: "approved" } }),
+    ).rejects.toThrow(/can no longer change/);
+    expect((await db.request.findUniqueOrThrow({ where: { id: request.id } })).status).toBe(
+      "rejected",
+    );
+  });
+
+  it("refuses a decided status without a decision time", async () => {
+    const agent = await createAgent(`time-${randomBytes(3).toString("hex")}`);
+    const request = await db.request.create({ data: pendingRequest(agent.id, "plan_approval") });
+    await expect(
+      db.request.update({ where: { id: request.id }, data: { status: "approved" } }),
+    ).rejects.toThrow(/requests_decided_has_time/);
+  });
+
+  it.each(["Alice", "lead", "agent", "-x", "a b", "a".repeat(41), "../etc"])(
+    "refuses the agent name %j",
+    async (name) => {
+      await expect(createAgent(name)).rejects.toThrow(/agents_name_format/);
+    },
+  );
+
+  it("notifies the id of every inserted event", async () => {
+    const { default: pg } = await import("pg");
+    const { requireDatabaseUrl } = await import("../../lib/env");
+    const listener = new pg.Client({ connectionString: requireDatabaseUrl() });
+    await listener.connect();
+    try {
+      await listener.query("LISTEN handshake_events");
+      const notified = new Promise<string>((resolve) =>
+        listener.on("notification", (message) => resolve(message.payload ?? "")),
+      );
+      const event = await db.event.create({ data: { kind: "test.happened", subject: "test" } });
+      expect(await notified).toBe(String(event.id));
+    } finally {
+      await listener.end();
+    }
+  });
+});
