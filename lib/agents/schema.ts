@@ -1,0 +1,77 @@
+import { z } from "zod";
+
+export const RESERVED_AGENT_NAMES = ["lead", "agent"] as const;
+
+/**
+ * Agent names are addresses: lower-cased on the way in (so uniqueness is case-insensitive), then
+ * held to a conservative charset that is safe in paths, URLs and logs.
+ */
+export const agentNameSchema = z
+  .string()
+  .max(40, "agent names are at most 40 characters")
+  .transform((name) => name.toLowerCase())
+  .pipe(
+    z
+      .string()
+      .regex(/^[a-z0-9][a-z0-9_-]{0,39}$/, "agent names are [a-z0-9][a-z0-9_-]{0,39}")
+      .refine((name) => !(RESERVED_AGENT_NAMES as readonly string[]).includes(name), {
+        message: "'lead' and 'agent' are reserved names",
+      }),
+  );
+
+export const agentStatusSchema = z.enum([
+  "starting",
+  "working",
+  "idle",
+  "waiting_approval",
+  "stopping",
+  "shutdown",
+  "offline",
+  "crashed",
+]);
+export type AgentStatus = z.infer<typeof agentStatusSchema>;
+
+export const gateStateSchema = z.enum(["not_required", "required", "pending", "approved", "rejected"]);
+export type GateState = z.infer<typeof gateStateSchema>;
+
+/** An incarnation that has ended: it can receive nothing and answer nothing. */
+export const ENDED_STATUSES: readonly AgentStatus[] = ["shutdown", "crashed"];
+
+export function isAgentActive(status: AgentStatus): boolean {
+  return !ENDED_STATUSES.includes(status);
+}
+
+export const workerConfigSchema = z.strictObject({
+  model: z.enum(["scripted", "anthropic"]),
+  script: z
+    .string()
+    .regex(/^[a-z0-9][a-z0-9_-]{0,63}$/, "script names are [a-z0-9_-]")
+    .optional(),
+});
+export type WorkerConfig = z.infer<typeof workerConfigSchema>;
+
+export const registerAgentSchema = z.strictObject({
+  name: agentNameSchema,
+  role: z.string().trim().min(1).max(100),
+  prompt: z.string().max(20_000).optional(),
+  requirePlan: z.boolean().optional(),
+  taskId: z.uuid().optional(),
+  worker: workerConfigSchema.optional(),
+});
+export type RegisterAgentInput = z.infer<typeof registerAgentSchema>;
+
+export const agentParamsSchema = z.strictObject({ name: agentNameSchema });
+
+export const reasonSchema = z.strictObject({ reason: z.string().trim().max(2_000).optional() });
+
+export const shutdownAgentSchema = z.strictObject({
+  reason: z.string().trim().max(2_000).optional(),
+  timeoutSeconds: z.number().int().min(5).max(86_400).optional(),
+});
+
+/** Statuses an agent may report about itself; the rest are set by the server or supervisor. */
+export const heartbeatSchema = z.strictObject({
+  status: z.enum(["working", "idle", "waiting_approval", "stopping"]),
+  taskId: z.uuid().nullable().optional(),
+});
+export type HeartbeatInput = z.infer<typeof heartbeatSchema>;

@@ -1,0 +1,36 @@
+import { z } from "zod";
+import type { EffectContext, ProtocolTypeDefinition } from "./definition";
+
+const planPayloadSchema = z.strictObject({
+  plan: z.string().trim().min(1, "a plan cannot be empty").max(50_000),
+  summary: z.string().trim().max(200).optional(),
+});
+
+/**
+ * A plan speaks for the work it was made for. After a task switch an old plan's decision or expiry
+ * must not touch the gate, which now guards different work.
+ */
+function isForCurrentWork({ request, agent }: EffectContext): boolean {
+  return request.workVersion === agent.workVersion && request.taskId === agent.taskId;
+}
+
+/** An agent asks the Lead to approve its plan; approval opens the agent's gate. */
+export const planApproval: ProtocolTypeDefinition = {
+  type: "plan_approval",
+  responseType: "plan_approval_response",
+  label: "plan",
+  payloadSchema: planPayloadSchema,
+  summarize: (payload) => String(payload.summary ?? payload.plan ?? "").slice(0, 200),
+  directions: ["agent_to_lead"],
+  defaultTimeoutSeconds: () => 15 * 60,
+  timeoutPolicy: () => "reject",
+  // The newest plan is the one the agent means; the older one is withdrawn, never left pending.
+  onDuplicatePending: "supersede",
+  isFencedToWork: true,
+  onCreated: ({ setAgentState }) => setAgentState({ gate: "pending", status: "waiting_approval" }),
+  onApproved: ({ setAgentState }) => setAgentState({ gate: "approved", status: "working" }),
+  onRejected: ({ setAgentState }) => setAgentState({ gate: "rejected", status: "working" }),
+  onExpired: async (context) => {
+    if (isForCurrentWork(context)) await context.setAgentState({ gate: "rejected", status: "working" });
+  },
+};

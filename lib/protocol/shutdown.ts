@@ -1,0 +1,34 @@
+import { z } from "zod";
+import type { ProtocolTypeDefinition } from "./definition";
+
+const shutdownPayloadSchema = z.strictObject({
+  reason: z.string().trim().max(2_000).optional(),
+});
+
+/**
+ * Either side asks the other to let the agent stop; the target decides. Lead → agent: the agent
+ * answers after its current step (reject with a reason if mid-write); silence means a forced stop.
+ * Agent → Lead ("my work is done"): silence means yes.
+ */
+export const shutdown: ProtocolTypeDefinition = {
+  type: "shutdown",
+  responseType: "shutdown_response",
+  label: "shutdown",
+  payloadSchema: shutdownPayloadSchema,
+  summarize: (payload) => String(payload.reason ?? "asks to shut down").slice(0, 200),
+  directions: ["agent_to_lead", "lead_to_agent"],
+  defaultTimeoutSeconds: (direction) => (direction === "lead_to_agent" ? 120 : 10 * 60),
+  timeoutPolicy: (direction) => (direction === "lead_to_agent" ? "force_stop" : "approve"),
+  // Asking twice to stop is the same question: the pending request stands.
+  onDuplicatePending: "return_existing",
+  isFencedToWork: false,
+  onCreated: async ({ direction, setAgentState }) => {
+    if (direction === "agent_to_lead") await setAgentState({ status: "waiting_approval" });
+  },
+  onApproved: ({ setAgentState }) => setAgentState({ status: "stopping" }),
+  onRejected: ({ setAgentState }) => setAgentState({ status: "working" }),
+  onExpired: async ({ direction, setAgentState, endIncarnation }) => {
+    if (direction === "lead_to_agent") await endIncarnation("shutdown request timed out: forced stop");
+    else await setAgentState({ status: "stopping" });
+  },
+};

@@ -1,0 +1,48 @@
+import { createHash } from "node:crypto";
+import { z } from "zod";
+import type { ProtocolTypeDefinition } from "./definition";
+
+const toolPayloadSchema = z.strictObject({
+  tool: z.string().regex(/^[a-z][a-z0-9_]{0,63}$/, "tool names are [a-z][a-z0-9_]"),
+  args: z.record(z.string(), z.unknown()),
+  reason: z.string().trim().max(2_000).optional(),
+});
+
+/** JSON with keys sorted at every level, so equal arguments always hash equally. */
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
+  if (value !== null && typeof value === "object") {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, item]) => item !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([key, item]) => `${JSON.stringify(key)}:${canonicalJson(item)}`).join(",")}}`;
+  }
+  return JSON.stringify(value);
+}
+
+/** Binds an approval to one exact call: another tool or any other argument is another hash. */
+export function hashToolCall(tool: string, args: Record<string, unknown>): string {
+  return createHash("sha256").update(canonicalJson({ tool, args })).digest("hex");
+}
+
+/** One specific risky tool call the gate sends to the Lead, even when the plan is approved. */
+export const toolApproval: ProtocolTypeDefinition = {
+  type: "tool_approval",
+  responseType: "tool_approval_response",
+  label: "tool call",
+  payloadSchema: toolPayloadSchema,
+  preparePayload: (payload) => ({
+    ...payload,
+    callHash: hashToolCall(String(payload.tool), payload.args as Record<string, unknown>),
+  }),
+  summarize: (payload) => `${String(payload.tool)} ${canonicalJson(payload.args)}`.slice(0, 200),
+  directions: ["agent_to_lead"],
+  defaultTimeoutSeconds: () => 10 * 60,
+  timeoutPolicy: () => "deny",
+  onDuplicatePending: "supersede",
+  isFencedToWork: false,
+  onCreated: ({ setAgentState }) => setAgentState({ status: "waiting_approval" }),
+  onApproved: ({ setAgentState }) => setAgentState({ status: "working" }),
+  onRejected: ({ setAgentState }) => setAgentState({ status: "working" }),
+  onExpired: ({ setAgentState }) => setAgentState({ status: "working" }),
+};

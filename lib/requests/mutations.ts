@@ -1,0 +1,366 @@
+import type { Prisma, PrismaClient, Agent, Request } from "../generated/prisma/client";
+import type { AgentActor, HumanActor } from "../auth/actor";
+import { lockAgent } from "../agents/data";
+import { setAgentState, endIncarnation } from "../agents/state";
+import { isAgentActive } from "../agents/schema";
+import type { Db } from "../db";
+import { AppError, invalidInput } from "../errors";
+import { appendEvent } from "../events/mutations";
+import { deliverMessage } from "../messages/deliver";
+import {
+  isApprovingPolicy,
+  type Direction,
+  type EffectContext,
+  type ProtocolTypeDefinition,
+} from "../protocol/definition";
+import { getProtocolType } from "../protocol/registry";
+import { newRequestId } from "../protocol/tokens";
+import type { CreateRequestInput, RespondInput } from "./schema";
+import { directionOf, toRequestView, type RequestView } from "./views";
+
+export type Responder = HumanActor | AgentActor;
+export type CreatedRequest = { request: RequestView; isCreated: boolean };
+
+function effectContext(db: Db, request: Request, agent: Agent): EffectContext {
+  return {
+    request,
+    agent,
+    direction: directionOf(request),
+    setAgentState: async (patch) => {
+      await setAgentState(db, agent, patch);
+    },
+    endIncarnation: async (reason) => {
+      await cancelPendingRequests(db, agent.id, reason, request.id);
+      await endIncarnation(db, agent, { isForced: true, reason });
+    },
+  };
+}
+
+function parsePayload(definition: ProtocolTypeDefinition, payload: unknown): Prisma.InputJsonObject {
+  const parsed = definition.payloadSchema.safeParse(payload);
+  if (!parsed.success) {
+    const error = invalidInput(parsed.error);
+    throw new AppError("INVALID_INPUT", `payload.${error.message}`, { details: error.details });
+  }
+  return (definition.preparePayload?.(parsed.data) ?? parsed.data) as Prisma.InputJsonObject;
+}
+
+/** Moves a pending request to a terminal status; false if someone else decided it first. */
+async function compareAndSetStatus(
+  db: Db,
+  requestId: string,
+  data: { status: Exclude<Request["status"], "pending">; feedback?: string | null; respondedBy: string },
+): Promise<boolean> {
+  const { count } = await db.request.updateMany({
+    where: { id: requestId, status: "pending" },
+    data: { ...data, respondedAt: new Date() },
+  });
+  return count === 1;
+}
+
+type NewRequest = {
+  definition: ProtocolTypeDefinition;
+  direction: Direction;
+  agentId: string;
+  payload: Prisma.InputJsonObject;
+  idempotencyKey?: string | undefined;
+  timeoutSeconds?: number | undefined;
+  /** For agent senders: the incarnation their token belongs to. */
+  senderIncarnation?: number;
+};
+
+async function createRequestInTransaction(tx: Db, input: NewRequest): Promise<CreatedRequest> {
+  const { definition, direction } = input;
+  const agent = await lockAgent(tx, input.agentId);
+  if (input.senderIncarnation !== undefined && input.senderIncarnation !== agent.incarnation) {
+    throw new AppError("STALE_INCARNATION", "this token belongs to an incarnation that has ended");
+  }
+  if (!isAgentActive(agent.status)) {
+    throw new AppError("AGENT_NOT_ACTIVE", `agent '${agent.name}' is ${agent.status}`);
+  }
+  if (input.idempotencyKey) {
+    const existing = await tx.request.findUnique({
+      where: { agentId_idempotencyKey: { agentId: agent.id, idempotencyKey: input.idempotencyKey } },
+    });
+    if (existing) {
+      if (existing.type !== definition.type) {
+        throw new AppError("IDEMPOTENCY_KEY_REUSED", "this idempotency key was used for another request type");
+      }
+      return { request: toRequestView(existing), isCreated: false };
+    }
+  }
+  const pending = await tx.request.findFirst({
+    where: { agentId: agent.id, type: definition.type, status: "pending" },
+  });
+  if (pending && definition.onDuplicatePending === "return_existing") {
+    return { request: toRequestView(pending), isCreated: false };
+  }
+  if (pending) {
+    await compareAndSetStatus(tx, pending.id, {
+      status: "superseded",
+      feedback: "superseded by a newer request",
+      respondedBy: "system",
+    });
+    await appendEvent(tx, "request.superseded", `request:${pending.id}`, {
+      requestId: pending.id,
+      agent: agent.name,
+      type: pending.type,
+    });
+  }
+
+  const isToLead = direction === "agent_to_lead";
+  const timeoutSeconds = input.timeoutSeconds ?? definition.defaultTimeoutSeconds(direction);
+  const request = await tx.request.create({
+    data: {
+      id: newRequestId(),
+      type: definition.type,
+      agentId: agent.id,
+      sender: isToLead ? agent.name : "lead",
+      target: isToLead ? "lead" : agent.name,
+      payload: input.payload,
+      incarnation: agent.incarnation,
+      workVersion: definition.isFencedToWork ? agent.workVersion : null,
+      taskId: definition.isFencedToWork ? agent.taskId : null,
+      idempotencyKey: input.idempotencyKey ?? null,
+      expiresAt: new Date(Date.now() + timeoutSeconds * 1000),
+    },
+  });
+  await definition.onCreated(effectContext(tx, request, agent));
+  await deliverMessage(tx, {
+    from: request.sender,
+    to: request.target,
+    agentId: isToLead ? null : agent.id,
+    type: definition.type,
+    content: definition.summarize(request.payload as Record<string, unknown>),
+    metadata: { requestId: request.id, incarnation: request.incarnation },
+  });
+  const view = toRequestView(request);
+  await appendEvent(tx, "request.created", `request:${request.id}`, {
+    requestId: request.id,
+    type: request.type,
+    agent: agent.name,
+    sender: request.sender,
+    target: request.target,
+    expiresAt: view.expiresAt,
+  });
+  return { request: view, isCreated: true };
+}
+
+/** An agent submits a request to the Lead (plan, tool call, "may I stop?"). */
+export async function submitRequest(
+  db: PrismaClient,
+  actor: AgentActor,
+  input: CreateRequestInput,
+): Promise<CreatedRequest> {
+  const definition = getProtocolType(input.type);
+  if (!definition.directions.includes("agent_to_lead")) {
+    throw new AppError("NOT_ALLOWED_TO_SEND", `agents cannot send '${input.type}' requests`);
+  }
+  const payload = parsePayload(definition, input.payload);
+  return db.$transaction((tx) =>
+    createRequestInTransaction(tx, {
+      definition,
+      direction: "agent_to_lead",
+      agentId: actor.agentId,
+      payload,
+      idempotencyKey: input.idempotencyKey,
+      timeoutSeconds: input.timeoutSeconds,
+      senderIncarnation: actor.incarnation,
+    }),
+  );
+}
+
+/** The Lead sends a request to an agent; `shutdown` is the built-in one. */
+export async function sendLeadRequest(
+  db: PrismaClient,
+  agentId: string,
+  input: { type: string; payload: Record<string, unknown>; timeoutSeconds?: number | undefined },
+): Promise<CreatedRequest> {
+  const definition = getProtocolType(input.type);
+  if (!definition.directions.includes("lead_to_agent")) {
+    throw new AppError("NOT_ALLOWED_TO_SEND", `the Lead cannot send '${input.type}' requests`);
+  }
+  const payload = parsePayload(definition, input.payload);
+  return db.$transaction((tx) =>
+    createRequestInTransaction(tx, {
+      definition,
+      direction: "lead_to_agent",
+      agentId,
+      payload,
+      timeoutSeconds: input.timeoutSeconds,
+    }),
+  );
+}
+
+function assertResponderIsTarget(request: Request, responder: Responder): void {
+  if (request.target === "lead") {
+    if (responder.kind === "human" && responder.role === "lead") return;
+    throw new AppError("NOT_TARGET", `request ${request.id} is for the Lead to answer`);
+  }
+  if (responder.kind === "agent" && responder.name === request.target) return;
+  throw new AppError("NOT_TARGET", `request ${request.id} is for agent '${request.target}' to answer`);
+}
+
+function responderLabel(responder: Responder): string {
+  return responder.kind === "human" ? responder.email : responder.name;
+}
+
+function alreadyDecided(request: Request): AppError {
+  return new AppError("ALREADY_DECIDED", `request ${request.id} is already ${request.status}`, {
+    details: { request: toRequestView(request) },
+  });
+}
+
+/**
+ * The only way a request is decided. Every check runs inside one transaction holding the agent's
+ * row lock, and the decision itself is a compare-and-set on `status = 'pending'`: of two Leads
+ * clicking at once exactly one wins, and the other gets ALREADY_DECIDED with the winner.
+ */
+export async function decideRequest(
+  db: PrismaClient,
+  responder: Responder,
+  requestId: string,
+  input: RespondInput,
+): Promise<RequestView> {
+  return db.$transaction(async (tx) => {
+    const found = await tx.request.findUnique({ where: { id: requestId } });
+    if (!found) throw new AppError("REQUEST_NOT_FOUND", `no request ${requestId}`);
+    const definition = getProtocolType(found.type);
+    if (input.type !== definition.responseType) {
+      throw new AppError(
+        "TYPE_MISMATCH",
+        `a '${found.type}' request is answered with '${definition.responseType}', not '${input.type}'`,
+      );
+    }
+    assertResponderIsTarget(found, responder);
+    const feedback = input.feedback?.trim() || null;
+    if (!input.approve && !feedback) {
+      throw new AppError("FEEDBACK_REQUIRED", "say why when you reject, so the other side can act on it");
+    }
+
+    const agent = await lockAgent(tx, found.agentId);
+    // Re-read under the lock: the request may have been decided while we waited for it.
+    const request = await tx.request.findUniqueOrThrow({ where: { id: requestId } });
+    const stale = { details: { request: toRequestView(request) } };
+    const isResponderStale = responder.kind === "agent" && responder.incarnation !== agent.incarnation;
+    if (request.incarnation !== agent.incarnation || isResponderStale) {
+      throw new AppError(
+        "STALE_INCARNATION",
+        `request ${request.id} belongs to incarnation ${request.incarnation} of '${agent.name}', which has ended`,
+        stale,
+      );
+    }
+    if (request.status !== "pending") throw alreadyDecided(request);
+    if (
+      definition.isFencedToWork &&
+      (request.workVersion !== agent.workVersion || request.taskId !== agent.taskId)
+    ) {
+      throw new AppError(
+        "STALE_WORK_VERSION",
+        `request ${request.id} was made for work version ${request.workVersion}; '${agent.name}' has moved on to ${agent.workVersion}`,
+        stale,
+      );
+    }
+
+    const isDecided = await compareAndSetStatus(tx, request.id, {
+      status: input.approve ? "approved" : "rejected",
+      feedback,
+      respondedBy: responderLabel(responder),
+    });
+    if (!isDecided) throw alreadyDecided(await tx.request.findUniqueOrThrow({ where: { id: requestId } }));
+
+    const decided = await tx.request.findUniqueOrThrow({ where: { id: requestId } });
+    const context = effectContext(tx, decided, agent);
+    await (input.approve ? definition.onApproved(context) : definition.onRejected(context));
+    await deliverMessage(tx, {
+      from: decided.target,
+      to: decided.sender,
+      agentId: decided.sender === "lead" ? null : decided.agentId,
+      type: definition.responseType,
+      content: feedback ?? "",
+      metadata: { requestId: decided.id, approve: input.approve, status: decided.status },
+    });
+    await appendEvent(tx, "request.decided", `request:${decided.id}`, {
+      requestId: decided.id,
+      type: decided.type,
+      agent: agent.name,
+      status: decided.status,
+      respondedBy: decided.respondedBy,
+      feedback,
+    });
+    return toRequestView(decided);
+  });
+}
+
+/** Cancels every pending request of an agent (its incarnation ended or was replaced). */
+export async function cancelPendingRequests(
+  db: Db,
+  agentId: string,
+  reason: string,
+  exceptRequestId?: string,
+): Promise<number> {
+  const pending = await db.request.findMany({
+    where: { agentId, status: "pending", ...(exceptRequestId ? { id: { not: exceptRequestId } } : {}) },
+  });
+  let cancelled = 0;
+  for (const request of pending) {
+    if (await compareAndSetStatus(db, request.id, { status: "cancelled", feedback: reason, respondedBy: "system" })) {
+      cancelled += 1;
+      await appendEvent(db, "request.cancelled", `request:${request.id}`, {
+        requestId: request.id,
+        type: request.type,
+        reason,
+      });
+    }
+  }
+  return cancelled;
+}
+
+const EXPIRY_BATCH = 50;
+
+/**
+ * Expires due requests and applies each type's timeout policy. Safe to run on every node at once:
+ * each expiry is a compare-and-set under the agent's row lock, so it happens exactly once.
+ */
+export async function expireDueRequests(db: PrismaClient, now = new Date()): Promise<RequestView[]> {
+  const due = await db.request.findMany({
+    where: { status: "pending", expiresAt: { lte: now } },
+    orderBy: { expiresAt: "asc" },
+    take: EXPIRY_BATCH,
+    select: { id: true, agentId: true },
+  });
+  const expired: RequestView[] = [];
+  for (const { id, agentId } of due) {
+    const view = await db.$transaction(async (tx) => {
+      const agent = await lockAgent(tx, agentId);
+      const request = await tx.request.findUniqueOrThrow({ where: { id } });
+      if (request.status !== "pending" || request.expiresAt > now) return null;
+      const definition = getProtocolType(request.type);
+      const direction = directionOf(request);
+      const policy = definition.timeoutPolicy(direction);
+      const feedback = `timed out: ${policy.replace("_", " ")}`;
+      if (!(await compareAndSetStatus(tx, id, { status: "expired", feedback, respondedBy: "system" }))) {
+        return null;
+      }
+      const stored = await tx.request.findUniqueOrThrow({ where: { id } });
+      await definition.onExpired(effectContext(tx, stored, agent));
+      await deliverMessage(tx, {
+        from: stored.target,
+        to: stored.sender,
+        agentId: stored.sender === "lead" ? null : stored.agentId,
+        type: definition.responseType,
+        content: feedback,
+        metadata: { requestId: id, approve: isApprovingPolicy(policy), status: "expired", policy },
+      });
+      await appendEvent(tx, "request.expired", `request:${id}`, {
+        requestId: id,
+        type: stored.type,
+        agent: agent.name,
+        policy,
+      });
+      return toRequestView(stored);
+    });
+    if (view) expired.push(view);
+  }
+  return expired;
+}

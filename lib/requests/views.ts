@@ -1,0 +1,51 @@
+import type { Request } from "../generated/prisma/client";
+import { describeTimeoutPolicy, type Direction } from "../protocol/definition";
+import { findProtocolType } from "../protocol/registry";
+
+export type RequestView = {
+  id: string;
+  type: string;
+  status: string;
+  sender: string;
+  target: string;
+  /** The agent the request concerns (the sender, or the target of a Lead's request). */
+  agent: string;
+  payload: Record<string, unknown>;
+  feedback: string | null;
+  respondedBy: string | null;
+  respondedAt: string | null;
+  createdAt: string;
+  expiresAt: string;
+  incarnation: number;
+  workVersion: number | null;
+  taskId: string | null;
+  /** What happens at `expiresAt` if nobody answers, e.g. "auto-rejects". */
+  timeoutPolicy: string | null;
+};
+
+export function directionOf(request: Pick<Request, "target">): Direction {
+  return request.target === "lead" ? "agent_to_lead" : "lead_to_agent";
+}
+
+export function toRequestView(request: Request): RequestView {
+  const direction = directionOf(request);
+  const definition = findProtocolType(request.type);
+  return {
+    id: request.id,
+    type: request.type,
+    status: request.status,
+    sender: request.sender,
+    target: request.target,
+    agent: direction === "agent_to_lead" ? request.sender : request.target,
+    payload: request.payload as Record<string, unknown>,
+    feedback: request.feedback,
+    respondedBy: request.respondedBy,
+    respondedAt: request.respondedAt?.toISOString() ?? null,
+    createdAt: request.createdAt.toISOString(),
+    expiresAt: request.expiresAt.toISOString(),
+    incarnation: request.incarnation,
+    workVersion: request.workVersion,
+    taskId: request.taskId,
+    timeoutPolicy: definition ? describeTimeoutPolicy(definition.timeoutPolicy(direction)) : null,
+  };
+}
