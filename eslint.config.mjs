@@ -2,18 +2,17 @@ import nextCoreWebVitals from "eslint-config-next/core-web-vitals";
 import nextTypescript from "eslint-config-next/typescript";
 import { defineConfig, globalIgnores } from "eslint/config";
 
-/** Builds a no-restricted-imports rule whose message says where the code belongs. */
-function layerRule(forbidden) {
-  return [
-    "error",
-    {
-      patterns: forbidden.map(({ layers, message }) => ({
-        regex: `^(@/|(\\.\\./)+|\\./)(${layers.join("|")})(/|$)`,
-        message,
-      })),
-    },
-  ];
-}
+const LAYER_MESSAGES = {
+  libToUi:
+    "lib/ is the domain and infrastructure layer and must not depend on UI or routes. Move shared logic into lib/<domain>/ and import it from app/ or components/ instead.",
+  libToAgents:
+    "lib/ must not import agents/: agents are clients of the HTTP API. Put code both need (e.g. zod schemas) in lib/ and import it from agents/.",
+  componentsToApp:
+    "components/ must not import app/ or agents/: routes compose components, not the other way round. Move the code to components/ (UI) or lib/ (logic).",
+  agentsToServer: "agents/ talk to the server over HTTP (/api/v1); they never import routes or UI.",
+  agentsToDatabase:
+    "agents/ hold no database credentials: call the HTTP API (agents/api-client) instead of lib/db or lib/auth.",
+};
 
 export default defineConfig([
   ...nextCoreWebVitals,
@@ -37,34 +36,50 @@ export default defineConfig([
       eqeqeq: ["error", "always"],
     },
   },
-  // The layers: app → components → lib. agents reach the server only over HTTP.
+  // The layers: app → components → lib. agents reach the server only over HTTP. Paths are resolved
+  // (relative and "@/" alike), so lib/agents/ is never mistaken for the top-level agents/.
+  {
+    rules: {
+      "import/no-restricted-paths": [
+        "error",
+        {
+          zones: [
+            { target: "./lib", from: ["./app", "./components"], message: LAYER_MESSAGES.libToUi },
+            { target: "./lib", from: "./agents", message: LAYER_MESSAGES.libToAgents },
+            { target: "./components", from: ["./app", "./agents"], message: LAYER_MESSAGES.componentsToApp },
+            { target: "./agents", from: ["./app", "./components"], message: LAYER_MESSAGES.agentsToServer },
+            {
+              target: "./agents",
+              from: ["./lib/db.ts", "./lib/generated", "./lib/auth", "./lib/migrations.ts"],
+              message: LAYER_MESSAGES.agentsToDatabase,
+            },
+          ],
+        },
+      ],
+    },
+  },
+  // The same rule for "@/" imports by name, which also catches a path that does not resolve yet.
   {
     files: ["lib/**/*.{ts,tsx}"],
     rules: {
-      "no-restricted-imports": layerRule([
+      "no-restricted-imports": [
+        "error",
         {
-          layers: ["app", "components"],
-          message:
-            "lib/ is the domain and infrastructure layer and must not depend on UI or routes. Move shared logic into lib/<domain>/ and import it from app/ or components/ instead.",
+          patterns: [
+            { regex: "^@/(app|components)(/|$)", message: LAYER_MESSAGES.libToUi },
+            { regex: "^@/agents(/|$)", message: LAYER_MESSAGES.libToAgents },
+          ],
         },
-        {
-          layers: ["agents"],
-          message:
-            "lib/ must not import agents/: agents are clients of the HTTP API. Put code both need (e.g. zod schemas) in lib/ and import it from agents/.",
-        },
-      ]),
+      ],
     },
   },
   {
     files: ["components/**/*.{ts,tsx}"],
     rules: {
-      "no-restricted-imports": layerRule([
-        {
-          layers: ["app", "agents"],
-          message:
-            "components/ must not import app/ or agents/: routes compose components, not the other way round. Move the code to components/ (UI) or lib/ (logic).",
-        },
-      ]),
+      "no-restricted-imports": [
+        "error",
+        { patterns: [{ regex: "^@/(app|agents)(/|$)", message: LAYER_MESSAGES.componentsToApp }] },
+      ],
     },
   },
   {
@@ -73,24 +88,9 @@ export default defineConfig([
       "no-restricted-imports": [
         "error",
         {
-          patterns: [
-            {
-              regex: "^(@/|(\\.\\./)+)(app|components)(/|$)",
-              message:
-                "agents/ talk to the server over HTTP (/api/v1); they never import routes or UI.",
-            },
-            {
-              regex: "^(@/|(\\.\\./)+)lib/(db|generated|auth|migrations)(/|\\.|$)",
-              message:
-                "agents/ hold no database credentials: call the HTTP API (agents/api-client) instead of lib/db or lib/auth.",
-            },
-          ],
           paths: [
             { name: "pg", message: "agents/ never connect to PostgreSQL; use the HTTP API." },
-            {
-              name: "@prisma/client",
-              message: "agents/ never connect to PostgreSQL; use the HTTP API.",
-            },
+            { name: "@prisma/client", message: "agents/ never connect to PostgreSQL; use the HTTP API." },
           ],
         },
       ],

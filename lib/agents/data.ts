@@ -1,6 +1,8 @@
 import type { Db } from "../db";
 import { AppError } from "../errors";
 import type { Agent } from "../generated/prisma/client";
+import { listPendingRequestsOfAgent } from "../requests/data";
+import type { RequestView } from "../requests/views";
 import { agentStatusSchema, gateStateSchema, type AgentStatus, type GateState } from "./schema";
 
 export type AgentView = {
@@ -53,4 +55,11 @@ export async function lockAgent(db: Db, agentId: string): Promise<Agent> {
 
 export async function listAgents(db: Db): Promise<Agent[]> {
   return db.agent.findMany({ orderBy: { name: "asc" } });
+}
+
+export type AgentDetail = AgentView & { pendingRequests: RequestView[] };
+
+export async function getAgentDetail(db: Db, name: string): Promise<AgentDetail> {
+  const agent = await findAgentByName(db, name);
+  return { ...toAgentView(agent), pendingRequests: await listPendingRequestsOfAgent(db, agent.id) };
 }

@@ -31,7 +31,13 @@ export const agentStatusSchema = z.enum([
 ]);
 export type AgentStatus = z.infer<typeof agentStatusSchema>;
 
-export const gateStateSchema = z.enum(["not_required", "required", "pending", "approved", "rejected"]);
+export const gateStateSchema = z.enum([
+  "not_required",
+  "required",
+  "pending",
+  "approved",
+  "rejected",
+]);
 export type GateState = z.infer<typeof gateStateSchema>;
 
 /** An incarnation that has ended: it can receive nothing and answer nothing. */

@@ -11,7 +11,10 @@ export async function setAgentState(
   agent: Agent,
   patch: { status?: AgentStatus; gate?: GateState; workVersion?: number; taskId?: string | null },
 ): Promise<Agent> {
-  const updated = await db.agent.update({ where: { id: agent.id }, data: { ...patch, updatedAt: new Date() } });
+  const updated = await db.agent.update({
+    where: { id: agent.id },
+    data: { ...patch, updatedAt: new Date() },
+  });
   await appendEvent(db, "agent.updated", `agent:${agent.name}`, {
     agent: agent.name,
     incarnation: updated.incarnation,
@@ -30,7 +33,11 @@ export async function setAgentState(
 export async function endIncarnation(
   db: Db,
   agent: Agent,
-  options: { isForced: boolean; reason: string; status?: Extract<AgentStatus, "shutdown" | "crashed"> },
+  options: {
+    isForced: boolean;
+    reason: string;
+    status?: Extract<AgentStatus, "shutdown" | "crashed">;
+  },
 ): Promise<Agent> {
   const updated = await db.agent.update({
     where: { id: agent.id },

@@ -3,7 +3,13 @@ import { agentNameSchema } from "../agents/schema";
 import { PROTOCOL_RESPONSE_TYPES, PROTOCOL_TYPES } from "../protocol/registry";
 
 /** The closed list of message types: plain ones, plus each protocol type and its response. */
-export const MESSAGE_TYPES = ["message", "broadcast", "plan_request", ...PROTOCOL_TYPES, ...PROTOCOL_RESPONSE_TYPES];
+export const MESSAGE_TYPES = [
+  "message",
+  "broadcast",
+  "plan_request",
+  ...PROTOCOL_TYPES,
+  ...PROTOCOL_RESPONSE_TYPES,
+];
 
 export const MAX_MESSAGE_LENGTH = 16_000;
 
@@ -22,4 +28,6 @@ export const inboxQuerySchema = z.strictObject({
 });
 export type InboxQuery = z.infer<typeof inboxQuerySchema>;
 
-export const ackSchema = z.strictObject({ upTo: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER) });
+export const ackSchema = z.strictObject({
+  upTo: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER),
+});

@@ -1,13 +1,17 @@
 import type { GateState } from "../agents/schema";
 
 /** Tools that change the world. Everything else (reads, messaging, submit_plan) always runs. */
-export const MUTATING_TOOLS: ReadonlySet<string> = new Set(["bash", "write_file", "edit_file", "complete_task"]);
+export const MUTATING_TOOLS: ReadonlySet<string> = new Set([
+  "bash",
+  "write_file",
+  "edit_file",
+  "complete_task",
+]);
 
 const OPEN_GATES: ReadonlySet<string> = new Set<GateState>(["not_required", "approved"]);
 
 export type GateVerdict =
-  | { allowed: true }
-  | { allowed: false; code: "PLAN_GATE_BLOCKED"; reason: string };
+  { allowed: true } | { allowed: false; code: "PLAN_GATE_BLOCKED"; reason: string };
 
 /**
  * The plan gate. Takes the gate as a plain string on purpose: a value we do not recognise (a

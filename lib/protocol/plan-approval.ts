@@ -31,6 +31,7 @@ export const planApproval: ProtocolTypeDefinition = {
   onApproved: ({ setAgentState }) => setAgentState({ gate: "approved", status: "working" }),
   onRejected: ({ setAgentState }) => setAgentState({ gate: "rejected", status: "working" }),
   onExpired: async (context) => {
-    if (isForCurrentWork(context)) await context.setAgentState({ gate: "rejected", status: "working" });
+    if (isForCurrentWork(context))
+      await context.setAgentState({ gate: "rejected", status: "working" });
   },
 };

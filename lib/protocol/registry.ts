@@ -19,7 +19,10 @@ export function findProtocolType(type: string): ProtocolTypeDefinition | undefin
 export function getProtocolType(type: string): ProtocolTypeDefinition {
   const definition = byType.get(type);
   if (!definition) {
-    throw new AppError("UNKNOWN_TYPE", `unknown request type '${type}' (known: ${PROTOCOL_TYPES.join(", ")})`);
+    throw new AppError(
+      "UNKNOWN_TYPE",
+      `unknown request type '${type}' (known: ${PROTOCOL_TYPES.join(", ")})`,
+    );
   }
   return definition;
 }

@@ -28,7 +28,8 @@ export const shutdown: ProtocolTypeDefinition = {
   onApproved: ({ setAgentState }) => setAgentState({ status: "stopping" }),
   onRejected: ({ setAgentState }) => setAgentState({ status: "working" }),
   onExpired: async ({ direction, setAgentState, endIncarnation }) => {
-    if (direction === "lead_to_agent") await endIncarnation("shutdown request timed out: forced stop");
+    if (direction === "lead_to_agent")
+      await endIncarnation("shutdown request timed out: forced stop");
     else await setAgentState({ status: "stopping" });
   },
 };

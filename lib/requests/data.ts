@@ -1,4 +1,9 @@
+import type { Actor } from "../auth/actor";
 import type { Db } from "../db";
+import { AppError } from "../errors";
+import type { Prisma } from "../generated/prisma/client";
+import type { ListRequestsQuery } from "./schema";
+import { toRequestView, type RequestView } from "./views";
 
 export type PendingRequestSummary = {
   id: string;
@@ -17,4 +22,66 @@ export async function listPendingRequests(db: Db): Promise<PendingRequestSummary
     select: { id: true, type: true, sender: true, target: true, createdAt: true, expiresAt: true },
     take: 200,
   });
+}
+
+export type RequestPage = { items: RequestView[]; nextCursor: string | null };
+
+type Cursor = { createdAt: Date; id: string };
+
+function encodeCursor(cursor: Cursor): string {
+  return Buffer.from(`${cursor.createdAt.toISOString()}|${cursor.id}`).toString("base64url");
+}
+
+function decodeCursor(raw: string): Cursor {
+  const [at, id] = Buffer.from(raw, "base64url").toString("utf8").split("|");
+  const createdAt = new Date(at ?? "");
+  if (!id || !/^req_[0-9a-f]{32}$/.test(id) || Number.isNaN(createdAt.getTime())) {
+    throw new AppError("INVALID_INPUT", "cursor: not a cursor this API returned");
+  }
+  return { createdAt, id };
+}
+
+/** Newest first, keyset-paginated on (createdAt, id) so pages stay stable while requests arrive. */
+export async function listRequests(db: Db, query: ListRequestsQuery): Promise<RequestPage> {
+  const where: Prisma.RequestWhereInput = {
+    ...(query.status ? { status: query.status } : {}),
+    ...(query.type ? { type: query.type } : {}),
+    ...(query.agent ? { agent: { name: query.agent } } : {}),
+  };
+  if (query.cursor) {
+    const cursor = decodeCursor(query.cursor);
+    where.OR = [
+      { createdAt: { lt: cursor.createdAt } },
+      { createdAt: cursor.createdAt, id: { lt: cursor.id } },
+    ];
+  }
+  const rows = await db.request.findMany({
+    where,
+    orderBy: [{ createdAt: "desc" }, { id: "desc" }],
+    take: query.limit + 1,
+  });
+  const page = rows.slice(0, query.limit);
+  const last = page.at(-1);
+  return {
+    items: page.map(toRequestView),
+    nextCursor: rows.length > query.limit && last ? encodeCursor(last) : null,
+  };
+}
+
+/** One request, for a human or for the agent it concerns. */
+export async function getRequestForActor(db: Db, actor: Actor, id: string): Promise<RequestView> {
+  const request = await db.request.findUnique({ where: { id } });
+  if (!request) throw new AppError("REQUEST_NOT_FOUND", `no request ${id}`);
+  if (actor.kind === "agent" && request.agentId !== actor.agentId) {
+    throw new AppError("FORBIDDEN", "agents can read only their own requests");
+  }
+  return toRequestView(request);
+}
+
+export async function listPendingRequestsOfAgent(db: Db, agentId: string): Promise<RequestView[]> {
+  const rows = await db.request.findMany({
+    where: { agentId, status: "pending" },
+    orderBy: { createdAt: "asc" },
+  });
+  return rows.map(toRequestView);
 }

@@ -36,7 +36,10 @@ function effectContext(db: Db, request: Request, agent: Agent): EffectContext {
   };
 }
 
-function parsePayload(definition: ProtocolTypeDefinition, payload: unknown): Prisma.InputJsonObject {
+function parsePayload(
+  definition: ProtocolTypeDefinition,
+  payload: unknown,
+): Prisma.InputJsonObject {
   const parsed = definition.payloadSchema.safeParse(payload);
   if (!parsed.success) {
     const error = invalidInput(parsed.error);
@@ -49,7 +52,11 @@ function parsePayload(definition: ProtocolTypeDefinition, payload: unknown): Pri
 async function compareAndSetStatus(
   db: Db,
   requestId: string,
-  data: { status: Exclude<Request["status"], "pending">; feedback?: string | null; respondedBy: string },
+  data: {
+    status: Exclude<Request["status"], "pending">;
+    feedback?: string | null;
+    respondedBy: string;
+  },
 ): Promise<boolean> {
   const { count } = await db.request.updateMany({
     where: { id: requestId, status: "pending" },
@@ -58,7 +65,7 @@ async function compareAndSetStatus(
   return count === 1;
 }
 
-type NewRequest = {
+export type NewRequest = {
   definition: ProtocolTypeDefinition;
   direction: Direction;
   agentId: string;
@@ -69,7 +76,10 @@ type NewRequest = {
   senderIncarnation?: number;
 };
 
-async function createRequestInTransaction(tx: Db, input: NewRequest): Promise<CreatedRequest> {
+export async function createRequestInTransaction(
+  tx: Db,
+  input: NewRequest,
+): Promise<CreatedRequest> {
   const { definition, direction } = input;
   const agent = await lockAgent(tx, input.agentId);
   if (input.senderIncarnation !== undefined && input.senderIncarnation !== agent.incarnation) {
@@ -80,11 +90,16 @@ async function createRequestInTransaction(tx: Db, input: NewRequest): Promise<Cr
   }
   if (input.idempotencyKey) {
     const existing = await tx.request.findUnique({
-      where: { agentId_idempotencyKey: { agentId: agent.id, idempotencyKey: input.idempotencyKey } },
+      where: {
+        agentId_idempotencyKey: { agentId: agent.id, idempotencyKey: input.idempotencyKey },
+      },
     });
     if (existing) {
       if (existing.type !== definition.type) {
-        throw new AppError("IDEMPOTENCY_KEY_REUSED", "this idempotency key was used for another request type");
+        throw new AppError(
+          "IDEMPOTENCY_KEY_REUSED",
+          "this idempotency key was used for another request type",
+        );
       }
       return { request: toRequestView(existing), isCreated: false };
     }
@@ -198,7 +213,10 @@ function assertResponderIsTarget(request: Request, responder: Responder): void {
     throw new AppError("NOT_TARGET", `request ${request.id} is for the Lead to answer`);
   }
   if (responder.kind === "agent" && responder.name === request.target) return;
-  throw new AppError("NOT_TARGET", `request ${request.id} is for agent '${request.target}' to answer`);
+  throw new AppError(
+    "NOT_TARGET",
+    `request ${request.id} is for agent '${request.target}' to answer`,
+  );
 }
 
 function responderLabel(responder: Responder): string {
@@ -235,14 +253,18 @@ export async function decideRequest(
     assertResponderIsTarget(found, responder);
     const feedback = input.feedback?.trim() || null;
     if (!input.approve && !feedback) {
-      throw new AppError("FEEDBACK_REQUIRED", "say why when you reject, so the other side can act on it");
+      throw new AppError(
+        "FEEDBACK_REQUIRED",
+        "say why when you reject, so the other side can act on it",
+      );
     }
 
     const agent = await lockAgent(tx, found.agentId);
     // Re-read under the lock: the request may have been decided while we waited for it.
     const request = await tx.request.findUniqueOrThrow({ where: { id: requestId } });
     const stale = { details: { request: toRequestView(request) } };
-    const isResponderStale = responder.kind === "agent" && responder.incarnation !== agent.incarnation;
+    const isResponderStale =
+      responder.kind === "agent" && responder.incarnation !== agent.incarnation;
     if (request.incarnation !== agent.incarnation || isResponderStale) {
       throw new AppError(
         "STALE_INCARNATION",
@@ -267,7 +289,8 @@ export async function decideRequest(
       feedback,
       respondedBy: responderLabel(responder),
     });
-    if (!isDecided) throw alreadyDecided(await tx.request.findUniqueOrThrow({ where: { id: requestId } }));
+    if (!isDecided)
+      throw alreadyDecided(await tx.request.findUniqueOrThrow({ where: { id: requestId } }));
 
     const decided = await tx.request.findUniqueOrThrow({ where: { id: requestId } });
     const context = effectContext(tx, decided, agent);
@@ -300,11 +323,21 @@ export async function cancelPendingRequests(
   exceptRequestId?: string,
 ): Promise<number> {
   const pending = await db.request.findMany({
-    where: { agentId, status: "pending", ...(exceptRequestId ? { id: { not: exceptRequestId } } : {}) },
+    where: {
+      agentId,
+      status: "pending",
+      ...(exceptRequestId ? { id: { not: exceptRequestId } } : {}),
+    },
   });
   let cancelled = 0;
   for (const request of pending) {
-    if (await compareAndSetStatus(db, request.id, { status: "cancelled", feedback: reason, respondedBy: "system" })) {
+    if (
+      await compareAndSetStatus(db, request.id, {
+        status: "cancelled",
+        feedback: reason,
+        respondedBy: "system",
+      })
+    ) {
       cancelled += 1;
       await appendEvent(db, "request.cancelled", `request:${request.id}`, {
         requestId: request.id,
@@ -322,7 +355,10 @@ const EXPIRY_BATCH = 50;
  * Expires due requests and applies each type's timeout policy. Safe to run on every node at once:
  * each expiry is a compare-and-set under the agent's row lock, so it happens exactly once.
  */
-export async function expireDueRequests(db: PrismaClient, now = new Date()): Promise<RequestView[]> {
+export async function expireDueRequests(
+  db: PrismaClient,
+  now = new Date(),
+): Promise<RequestView[]> {
   const due = await db.request.findMany({
     where: { status: "pending", expiresAt: { lte: now } },
     orderBy: { expiresAt: "asc" },
@@ -339,7 +375,9 @@ export async function expireDueRequests(db: PrismaClient, now = new Date()): Pro
       const direction = directionOf(request);
       const policy = definition.timeoutPolicy(direction);
       const feedback = `timed out: ${policy.replace("_", " ")}`;
-      if (!(await compareAndSetStatus(tx, id, { status: "expired", feedback, respondedBy: "system" }))) {
+      if (
+        !(await compareAndSetStatus(tx, id, { status: "expired", feedback, respondedBy: "system" }))
+      ) {
         return null;
       }
       const stored = await tx.request.findUniqueOrThrow({ where: { id } });

@@ -1,7 +1,14 @@
 import { z } from "zod";
 import { agentNameSchema } from "../agents/schema";
 
-export const REQUEST_STATUSES = ["pending", "approved", "rejected", "expired", "superseded", "cancelled"] as const;
+export const REQUEST_STATUSES = [
+  "pending",
+  "approved",
+  "rejected",
+  "expired",
+  "superseded",
+  "cancelled",
+] as const;
 export type RequestStatus = (typeof REQUEST_STATUSES)[number];
 
 const typeNameSchema = z.string().regex(/^[a-z][a-z0-9_]{0,63}$/, "types are snake_case names");

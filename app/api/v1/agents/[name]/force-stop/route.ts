@@ -1,0 +1,8 @@
+import { forceStop } from "@/lib/agents/mutations";
+import { agentParamsSchema } from "@/lib/agents/schema";
+import { getDb } from "@/lib/db";
+import { defineRoute } from "@/lib/http/route";
+
+export const POST = defineRoute({ access: "lead", params: agentParamsSchema }, ({ params }) =>
+  forceStop(getDb(), params.name),
+);

@@ -1,0 +1,9 @@
+import { requirePlan } from "@/lib/agents/mutations";
+import { agentParamsSchema, reasonSchema } from "@/lib/agents/schema";
+import { getDb } from "@/lib/db";
+import { defineRoute } from "@/lib/http/route";
+
+export const POST = defineRoute(
+  { access: "lead", params: agentParamsSchema, body: reasonSchema },
+  ({ params, body }) => requirePlan(getDb(), params.name, body.reason),
+);

@@ -1,0 +1,15 @@
+import { listAgents, toAgentView } from "@/lib/agents/data";
+import { registerAgent } from "@/lib/agents/mutations";
+import { registerAgentSchema } from "@/lib/agents/schema";
+import { getDb } from "@/lib/db";
+import { defineRoute } from "@/lib/http/route";
+
+export const POST = defineRoute(
+  { access: "lead", body: registerAgentSchema, status: 201 },
+  ({ body }) => registerAgent(getDb(), body),
+);
+
+export const GET = defineRoute({ access: "human" }, async () => {
+  const agents = await listAgents(getDb());
+  return { items: agents.map(toAgentView), nextCursor: null };
+});

@@ -1,0 +1,12 @@
+import { getDb } from "@/lib/db";
+import { listEventsAfter } from "@/lib/events/data";
+import { listEventsQuerySchema } from "@/lib/events/schema";
+import { defineRoute } from "@/lib/http/route";
+
+export const GET = defineRoute(
+  { access: "human", query: listEventsQuerySchema },
+  async ({ query }) => {
+    const items = await listEventsAfter(getDb(), query.after, query.limit);
+    return { items, nextCursor: items.length === query.limit ? String(items.at(-1)?.id) : null };
+  },
+);

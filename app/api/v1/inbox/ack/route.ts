@@ -1,0 +1,8 @@
+import { getDb } from "@/lib/db";
+import { defineRoute } from "@/lib/http/route";
+import { ackInbox } from "@/lib/messages/mutations";
+import { ackSchema } from "@/lib/messages/schema";
+
+export const POST = defineRoute({ access: "agent", body: ackSchema }, ({ actor, body }) =>
+  ackInbox(getDb(), actor.agentId, body.upTo),
+);

@@ -1,0 +1,10 @@
+import { getDb } from "@/lib/db";
+import { defineRoute } from "@/lib/http/route";
+import { readInbox } from "@/lib/messages/data";
+import { inboxQuerySchema } from "@/lib/messages/schema";
+import { getEventHub } from "@/lib/realtime/event-hub";
+
+export const GET = defineRoute(
+  { access: "agent", query: inboxQuerySchema },
+  ({ actor, query, request }) => readInbox(getDb(), getEventHub(), actor, query, request.signal),
+);

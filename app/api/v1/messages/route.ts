@@ -1,0 +1,12 @@
+import { getDb } from "@/lib/db";
+import { defineRoute } from "@/lib/http/route";
+import { sendMessage } from "@/lib/messages/mutations";
+import { sendMessageSchema } from "@/lib/messages/schema";
+
+export const POST = defineRoute(
+  { access: "lead_or_agent", body: sendMessageSchema, status: 201 },
+  async ({ actor, body }) => {
+    const { items } = await sendMessage(getDb(), actor, body);
+    return body.to === "*" ? { items, nextCursor: null } : items[0];
+  },
+);

@@ -1,0 +1,9 @@
+import { getDb } from "@/lib/db";
+import { defineRoute } from "@/lib/http/route";
+import { decideRequest } from "@/lib/requests/mutations";
+import { requestParamsSchema, respondSchema } from "@/lib/requests/schema";
+
+export const POST = defineRoute(
+  { access: "lead_or_agent", params: requestParamsSchema, body: respondSchema },
+  ({ actor, params, body }) => decideRequest(getDb(), actor, params.id, body),
+);

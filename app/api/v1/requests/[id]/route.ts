@@ -1,0 +1,9 @@
+import { getDb } from "@/lib/db";
+import { defineRoute } from "@/lib/http/route";
+import { getRequestForActor } from "@/lib/requests/data";
+import { requestParamsSchema } from "@/lib/requests/schema";
+
+export const GET = defineRoute(
+  { access: "human_or_agent", params: requestParamsSchema },
+  ({ actor, params }) => getRequestForActor(getDb(), actor, params.id),
+);

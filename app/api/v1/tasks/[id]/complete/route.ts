@@ -1,0 +1,9 @@
+import { getDb } from "@/lib/db";
+import { defineRoute } from "@/lib/http/route";
+import { completeTask } from "@/lib/tasks/mutations";
+import { taskParamsSchema } from "@/lib/tasks/schema";
+
+export const POST = defineRoute(
+  { access: "agent", params: taskParamsSchema },
+  ({ actor, params }) => completeTask(getDb(), actor, params.id),
+);

@@ -1,0 +1,18 @@
+import { getDb } from "@/lib/db";
+import { defineRoute } from "@/lib/http/route";
+import { listTasks } from "@/lib/tasks/data";
+import { createTask } from "@/lib/tasks/mutations";
+import { createTaskSchema, listTasksQuerySchema } from "@/lib/tasks/schema";
+
+export const POST = defineRoute(
+  { access: "lead", body: createTaskSchema, status: 201 },
+  ({ body }) => createTask(getDb(), body),
+);
+
+export const GET = defineRoute(
+  { access: "human_or_agent", query: listTasksQuerySchema },
+  async ({ query }) => ({
+    items: await listTasks(getDb(), query.status),
+    nextCursor: null,
+  }),
+);

@@ -1,0 +1,225 @@
+import type { PrismaClient, Agent } from "../generated/prisma/client";
+import { hashToken } from "../auth/actor";
+import type { Db } from "../db";
+import { AppError } from "../errors";
+import { appendEvent } from "../events/mutations";
+import { deliverMessage } from "../messages/deliver";
+import { newAgentToken } from "../protocol/tokens";
+import { cancelPendingRequests } from "../requests/mutations";
+import { findAgentByName, lockAgent, toAgentView, type AgentView } from "./data";
+import {
+  isAgentActive,
+  type GateState,
+  type HeartbeatInput,
+  type RegisterAgentInput,
+} from "./schema";
+import { endIncarnation, setAgentState } from "./state";
+
+/** The gate an agent's (new) work starts with. */
+export function initialGate(requirePlan: boolean): GateState {
+  return requirePlan ? "required" : "not_required";
+}
+
+export type RegisteredAgent = { agent: AgentView; token: string };
+
+/**
+ * Registers a new agent, or respawns an ended one under the same name as a new incarnation: the
+ * old incarnation's pending requests are cancelled and its token stops working, so nothing fenced
+ * to the old `alice` can act on the new one.
+ */
+export async function registerAgent(
+  db: PrismaClient,
+  input: RegisterAgentInput,
+): Promise<RegisteredAgent> {
+  const token = newAgentToken();
+  const tokenHash = hashToken(token);
+  const requirePlan = input.requirePlan ?? false;
+  return db.$transaction(async (tx) => {
+    const existing = await tx.agent.findUnique({ where: { name: input.name } });
+    let agent: Agent;
+    if (existing) {
+      const locked = await lockAgent(tx, existing.id);
+      if (isAgentActive(locked.status) && locked.status !== "offline") {
+        throw new AppError(
+          "AGENT_EXISTS",
+          `agent '${input.name}' is ${locked.status}; stop it before respawning`,
+        );
+      }
+      const reason = `incarnation ${locked.incarnation} was replaced`;
+      await cancelPendingRequests(tx, locked.id, reason);
+      agent = await tx.agent.update({
+        where: { id: locked.id },
+        data: {
+          role: input.role,
+          prompt: input.prompt ?? null,
+          status: "starting",
+          gate: initialGate(requirePlan),
+          requirePlan,
+          incarnation: locked.incarnation + 1,
+          workVersion: locked.workVersion + 1,
+          taskId: null,
+          tokenHash,
+          worker: input.worker ?? undefined,
+          isForcedStop: false,
+          lastHeartbeatAt: null,
+          updatedAt: new Date(),
+        },
+      });
+      await appendEvent(tx, "agent.respawned", `agent:${agent.name}`, {
+        agent: agent.name,
+        incarnation: agent.incarnation,
+        previousIncarnation: locked.incarnation,
+      });
+    } else {
+      agent = await tx.agent.create({
+        data: {
+          name: input.name,
+          role: input.role,
+          prompt: input.prompt ?? null,
+          gate: initialGate(requirePlan),
+          requirePlan,
+          tokenHash,
+          worker: input.worker ?? undefined,
+        },
+      });
+      await appendEvent(tx, "agent.registered", `agent:${agent.name}`, {
+        agent: agent.name,
+        incarnation: agent.incarnation,
+        role: agent.role,
+      });
+    }
+    if (input.taskId) agent = await assignTask(tx, agent, input.taskId);
+    return { agent: toAgentView(agent), token };
+  });
+}
+
+async function assignTask(db: Db, agent: Agent, taskId: string): Promise<Agent> {
+  const { count } = await db.task.updateMany({
+    where: { id: taskId, status: "open" },
+    data: { status: "claimed", assigneeId: agent.id, updatedAt: new Date() },
+  });
+  if (count !== 1)
+    throw new AppError("TASK_NOT_AVAILABLE", `task ${taskId} does not exist or is not open`);
+  await appendEvent(db, "task.updated", `task:${taskId}`, {
+    taskId,
+    status: "claimed",
+    agent: agent.name,
+  });
+  return setAgentState(db, agent, { taskId });
+}
+
+function assertActive(agent: Agent): void {
+  if (!isAgentActive(agent.status)) {
+    throw new AppError("AGENT_NOT_ACTIVE", `agent '${agent.name}' is ${agent.status}`);
+  }
+}
+
+/**
+ * The Lead requires a plan: the gate closes now, before the agent has even read the message. A plan
+ * already under review stays under review.
+ */
+export async function requirePlan(
+  db: PrismaClient,
+  name: string,
+  reason: string | undefined,
+): Promise<AgentView> {
+  return db.$transaction(async (tx) => {
+    const agent = await lockAgent(tx, (await findAgentByName(tx, name)).id);
+    assertActive(agent);
+    await tx.agent.update({ where: { id: agent.id }, data: { requirePlan: true } });
+    const gate: GateState = agent.gate === "pending" ? "pending" : "required";
+    const updated = await setAgentState(tx, { ...agent, requirePlan: true }, { gate });
+    await deliverMessage(tx, {
+      from: "lead",
+      to: agent.name,
+      agentId: agent.id,
+      type: "plan_request",
+      content:
+        reason ??
+        "The Lead requires a plan: submit one and wait for approval before changing anything.",
+      metadata: { incarnation: agent.incarnation },
+    });
+    return toAgentView(updated);
+  });
+}
+
+export async function recordHeartbeat(
+  db: PrismaClient,
+  agentId: string,
+  incarnation: number,
+  input: HeartbeatInput,
+): Promise<AgentView> {
+  return db.$transaction(async (tx) => {
+    const agent = await lockAgent(tx, agentId);
+    if (agent.incarnation !== incarnation) {
+      throw new AppError(
+        "STALE_INCARNATION",
+        "this token belongs to an incarnation that has ended",
+      );
+    }
+    assertActive(agent);
+    if (input.taskId !== undefined && input.taskId !== agent.taskId) {
+      throw new AppError(
+        "TASK_NOT_AVAILABLE",
+        "the reported task is not the agent's current task: claim or release it through /api/v1/tasks",
+      );
+    }
+    const now = new Date();
+    if (agent.status === input.status) {
+      const updated = await tx.agent.update({
+        where: { id: agent.id },
+        data: { lastHeartbeatAt: now },
+      });
+      return toAgentView(updated);
+    }
+    await tx.agent.update({ where: { id: agent.id }, data: { lastHeartbeatAt: now } });
+    return toAgentView(
+      await setAgentState(tx, { ...agent, lastHeartbeatAt: now }, { status: input.status }),
+    );
+  });
+}
+
+/** Ends the incarnation at once. Idempotent: stopping a stopped agent returns it unchanged. */
+export async function forceStop(
+  db: PrismaClient,
+  name: string,
+  reason = "force-stopped by the Lead",
+): Promise<AgentView> {
+  return db.$transaction(async (tx) => {
+    const agent = await lockAgent(tx, (await findAgentByName(tx, name)).id);
+    if (!isAgentActive(agent.status)) return toAgentView(agent);
+    await cancelPendingRequests(tx, agent.id, reason);
+    return toAgentView(await endIncarnation(tx, agent, { isForced: true, reason }));
+  });
+}
+
+export const HEARTBEAT_TIMEOUT_MS = 30_000;
+
+/** Agents whose heartbeats stopped become `offline`; their pending requests show as orphaned. */
+export async function markSilentAgentsOffline(
+  db: PrismaClient,
+  now = new Date(),
+): Promise<string[]> {
+  const cutoff = new Date(now.getTime() - HEARTBEAT_TIMEOUT_MS);
+  const silent = await db.agent.findMany({
+    where: {
+      status: { in: ["starting", "working", "idle", "waiting_approval", "stopping"] },
+      OR: [
+        { lastHeartbeatAt: { lt: cutoff } },
+        { lastHeartbeatAt: null, updatedAt: { lt: cutoff } },
+      ],
+    },
+    select: { id: true },
+  });
+  const marked: string[] = [];
+  for (const { id } of silent) {
+    await db.$transaction(async (tx) => {
+      const agent = await lockAgent(tx, id);
+      const lastSign = agent.lastHeartbeatAt ?? agent.updatedAt;
+      if (!isAgentActive(agent.status) || agent.status === "offline" || lastSign >= cutoff) return;
+      await setAgentState(tx, agent, { status: "offline" });
+      marked.push(agent.name);
+    });
+  }
+  return marked;
+}

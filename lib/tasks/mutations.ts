@@ -1,0 +1,149 @@
+import type { AgentActor } from "../auth/actor";
+import { lockAgent } from "../agents/data";
+import { initialGate } from "../agents/mutations";
+import { setAgentState } from "../agents/state";
+import type { Db } from "../db";
+import { AppError } from "../errors";
+import { appendEvent } from "../events/mutations";
+import type { Agent, PrismaClient } from "../generated/prisma/client";
+import { decideGate } from "../protocol/gate";
+import { recordToolCall } from "../tool-calls/mutations";
+import type { CreateTaskInput } from "./schema";
+import { toTaskView, type TaskView } from "./views";
+
+const withAssignee = { assignee: { select: { name: true } } } as const;
+
+export async function createTask(db: PrismaClient, input: CreateTaskInput): Promise<TaskView> {
+  return db.$transaction(async (tx) => {
+    const task = await tx.task.create({
+      data: { title: input.title, description: input.description ?? null },
+      include: withAssignee,
+    });
+    await appendEvent(tx, "task.created", `task:${task.id}`, {
+      taskId: task.id,
+      title: task.title,
+    });
+    return toTaskView(task);
+  });
+}
+
+/**
+ * The agent's work changes: the work version moves on, so any plan made for the earlier work (pending
+ * or approved) no longer counts, and the gate starts over.
+ */
+async function switchWork(db: Db, agent: Agent, taskId: string | null): Promise<Agent> {
+  return setAgentState(db, agent, {
+    taskId,
+    workVersion: agent.workVersion + 1,
+    gate: initialGate(agent.requirePlan),
+  });
+}
+
+async function lockTask(db: Db, taskId: string) {
+  await db.$queryRaw`SELECT 1 FROM tasks WHERE id = ${taskId}::uuid FOR UPDATE`;
+  const task = await db.task.findUnique({ where: { id: taskId } });
+  if (!task) throw new AppError("TASK_NOT_FOUND", `no task ${taskId}`);
+  return task;
+}
+
+async function setTask(
+  db: Db,
+  taskId: string,
+  data: { status: "open" | "claimed" | "done"; assigneeId: string | null; completedAt?: Date },
+  agentName: string,
+) {
+  const task = await db.task.update({
+    where: { id: taskId },
+    data: { ...data, updatedAt: new Date() },
+    include: withAssignee,
+  });
+  await appendEvent(db, "task.updated", `task:${taskId}`, {
+    taskId,
+    status: task.status,
+    agent: agentName,
+  });
+  return toTaskView(task);
+}
+
+export async function claimTask(
+  db: PrismaClient,
+  actor: AgentActor,
+  taskId: string,
+): Promise<TaskView> {
+  return db.$transaction(async (tx) => {
+    const agent = await lockAgent(tx, actor.agentId);
+    const task = await lockTask(tx, taskId);
+    if (task.status === "claimed" && task.assigneeId === agent.id) {
+      return toTaskView({ ...task, assignee: { name: agent.name } });
+    }
+    if (task.status !== "open")
+      throw new AppError("TASK_NOT_AVAILABLE", `task ${taskId} is ${task.status}`);
+    // One task at a time: claiming another gives the current one back.
+    if (agent.taskId) {
+      await setTask(tx, agent.taskId, { status: "open", assigneeId: null }, agent.name);
+    }
+    const claimed = await setTask(
+      tx,
+      taskId,
+      { status: "claimed", assigneeId: agent.id },
+      agent.name,
+    );
+    await switchWork(tx, agent, taskId);
+    return claimed;
+  });
+}
+
+function assertHolds(
+  agent: Agent,
+  task: { id: string; status: string; assigneeId: string | null },
+): void {
+  if (task.status !== "claimed" || task.assigneeId !== agent.id) {
+    throw new AppError("TASK_NOT_AVAILABLE", `task ${task.id} is not claimed by '${agent.name}'`);
+  }
+}
+
+export async function releaseTask(
+  db: PrismaClient,
+  actor: AgentActor,
+  taskId: string,
+): Promise<TaskView> {
+  return db.$transaction(async (tx) => {
+    const agent = await lockAgent(tx, actor.agentId);
+    const task = await lockTask(tx, taskId);
+    assertHolds(agent, task);
+    const released = await setTask(tx, taskId, { status: "open", assigneeId: null }, agent.name);
+    await switchWork(tx, agent, null);
+    return released;
+  });
+}
+
+/** Completing a task changes the world, so it passes the plan gate like any mutating tool. */
+export async function completeTask(
+  db: PrismaClient,
+  actor: AgentActor,
+  taskId: string,
+): Promise<TaskView> {
+  const verdict = await recordToolCall(db, actor, { tool: "complete_task", args: { taskId } });
+  if (!verdict.allowed) {
+    throw new AppError(
+      "PLAN_GATE_BLOCKED",
+      verdict.reason ?? "complete_task is blocked by the plan gate",
+    );
+  }
+  return db.$transaction(async (tx) => {
+    const agent = await lockAgent(tx, actor.agentId);
+    // The gate may have closed since the attempt was recorded (a require-plan in between).
+    const recheck = decideGate(agent.gate, "complete_task");
+    if (!recheck.allowed) throw new AppError("PLAN_GATE_BLOCKED", recheck.reason);
+    const task = await lockTask(tx, taskId);
+    assertHolds(agent, task);
+    const done = await setTask(
+      tx,
+      taskId,
+      { status: "done", assigneeId: agent.id, completedAt: new Date() },
+      agent.name,
+    );
+    await switchWork(tx, agent, null);
+    return done;
+  });
+}

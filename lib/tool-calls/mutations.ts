@@ -1,0 +1,125 @@
+import type { AgentActor } from "../auth/actor";
+import { lockAgent } from "../agents/data";
+import { isAgentActive } from "../agents/schema";
+import type { Db } from "../db";
+import { AppError } from "../errors";
+import { appendEvent } from "../events/mutations";
+import type { Agent, Prisma, PrismaClient } from "../generated/prisma/client";
+import { decideGate } from "../protocol/gate";
+import { getProtocolType } from "../protocol/registry";
+import { hashToolCall } from "../protocol/tool-approval";
+import { assessToolRisk } from "../protocol/tool-risk";
+import { createRequestInTransaction } from "../requests/mutations";
+import type { ToolCallInput, ToolVerdict } from "./schema";
+
+/**
+ * A risky call runs only on the Lead's approval of that exact call (bound by hash), once. The gate
+ * itself raises the request, so an agent cannot skip asking.
+ */
+async function decideRiskyCall(
+  tx: Db,
+  agent: Agent,
+  input: ToolCallInput,
+  risk: string,
+): Promise<ToolVerdict> {
+  const callHash = hashToolCall(input.tool, input.args);
+  const earlier = await tx.request.findMany({
+    where: {
+      agentId: agent.id,
+      incarnation: agent.incarnation,
+      type: "tool_approval",
+      payload: { path: ["callHash"], equals: callHash },
+    },
+    orderBy: { createdAt: "desc" },
+  });
+  for (const request of earlier) {
+    if (request.status === "approved") {
+      const used = await tx.toolCall.findFirst({
+        where: { requestId: request.id, isAllowed: true },
+      });
+      if (!used) return { allowed: true, requestId: request.id };
+    }
+  }
+  const latest = earlier[0];
+  if (latest?.status === "pending") {
+    return {
+      allowed: false,
+      code: "TOOL_APPROVAL_PENDING",
+      reason: `waiting for the Lead to approve: ${risk}`,
+      requestId: latest.id,
+    };
+  }
+  if (latest && (latest.status === "rejected" || latest.status === "expired")) {
+    return {
+      allowed: false,
+      code: "TOOL_APPROVAL_DENIED",
+      reason: `the Lead did not approve this exact call (${latest.feedback ?? latest.status}); change it or ask again with a reason`,
+      requestId: latest.id,
+    };
+  }
+  const { request } = await createRequestInTransaction(tx, {
+    definition: getProtocolType("tool_approval"),
+    direction: "agent_to_lead",
+    agentId: agent.id,
+    payload: {
+      tool: input.tool,
+      args: input.args as Prisma.InputJsonObject,
+      reason: risk,
+      callHash,
+    },
+  });
+  return {
+    allowed: false,
+    code: "TOOL_APPROVAL_REQUIRED",
+    reason: `needs the Lead's approval: ${risk}`,
+    requestId: request.id,
+  };
+}
+
+/** The server's gate verdict for one tool call. Every attempt is recorded, allowed or not. */
+export async function recordToolCall(
+  db: PrismaClient,
+  actor: AgentActor,
+  input: ToolCallInput,
+): Promise<ToolVerdict> {
+  return db.$transaction(async (tx) => {
+    const agent = await lockAgent(tx, actor.agentId);
+    if (agent.incarnation !== actor.incarnation) {
+      throw new AppError(
+        "STALE_INCARNATION",
+        "this token belongs to an incarnation that has ended",
+      );
+    }
+    if (!isAgentActive(agent.status))
+      throw new AppError("AGENT_NOT_ACTIVE", `agent '${agent.name}' is ${agent.status}`);
+    const gateVerdict = decideGate(agent.gate, input.tool);
+    const risk = gateVerdict.allowed ? assessToolRisk(input.tool, input.args) : null;
+    const verdict: ToolVerdict = risk ? await decideRiskyCall(tx, agent, input, risk) : gateVerdict;
+    await tx.toolCall.create({
+      data: {
+        agentId: agent.id,
+        incarnation: agent.incarnation,
+        tool: input.tool,
+        args: input.args as Prisma.InputJsonObject,
+        gate: agent.gate,
+        isAllowed: verdict.allowed,
+        code: verdict.code ?? null,
+        reason: verdict.reason ?? null,
+        requestId: verdict.requestId ?? null,
+      },
+    });
+    await appendEvent(
+      tx,
+      verdict.allowed ? "tool.allowed" : "tool.blocked",
+      `agent:${agent.name}`,
+      {
+        agent: agent.name,
+        tool: input.tool,
+        gate: agent.gate,
+        ...(verdict.code ? { code: verdict.code } : {}),
+        ...(verdict.requestId ? { requestId: verdict.requestId } : {}),
+      },
+    );
+    return verdict;
+  });
+}

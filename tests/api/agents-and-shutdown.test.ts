@@ -1,0 +1,189 @@
+import { afterAll, describe, expect, it } from "vitest";
+import { markSilentAgentsOffline, HEARTBEAT_TIMEOUT_MS } from "../../lib/agents/mutations";
+import { getDb } from "../../lib/db";
+import { api, lead, registerAgent, uniqueName } from "./fixtures";
+
+afterAll(() => getDb().$disconnect());
+
+type Message = { type: string; content: string; metadata: Record<string, unknown> };
+
+describe("agents", () => {
+  it("registration returns the token once and stores only its hash", async () => {
+    const { headers } = await lead();
+    const name = uniqueName("Reg");
+    const response = await api.registerAgent(headers, { name, role: "builder", requirePlan: true });
+    expect(response.status).toBe(201);
+    const token = String(response.json.token);
+    expect(response.json.agent).toMatchObject({
+      name: name.toLowerCase(),
+      status: "starting",
+      gate: "required",
+      incarnation: 1,
+      workVersion: 0,
+    });
+    const stored = await getDb().agent.findUniqueOrThrow({ where: { name: name.toLowerCase() } });
+    expect(stored.tokenHash).not.toContain(token);
+    expect((await api.getAgent(headers, name.toLowerCase())).json).not.toHaveProperty("token");
+  });
+
+  it.each([["LEAD"], ["agent"], ["../etc/passwd"], ["a b"], ["ä"], [""], ["x".repeat(41)]])(
+    "refuses the name %j",
+    async (name) => {
+      const response = await api.registerAgent((await lead()).headers, { name, role: "x" });
+      expect(response.status).toBe(400);
+      expect(response.json.error?.code).toBe("INVALID_INPUT");
+    },
+  );
+
+  it("refuses a case-insensitive duplicate of an active agent", async () => {
+    const agent = await registerAgent();
+    const response = await api.registerAgent((await lead()).headers, {
+      name: agent.name.toUpperCase(),
+      role: "x",
+    });
+    expect(response.status).toBe(409);
+    expect(response.json.error?.code).toBe("AGENT_EXISTS");
+  });
+
+  it("heartbeat sets status; missed heartbeats make the agent offline", async () => {
+    const agent = await registerAgent();
+    expect((await api.heartbeat(agent.headers, { status: "working" })).json).toMatchObject({
+      status: "working",
+    });
+    const refused = await api.heartbeat(agent.headers, { status: "shutdown" });
+    expect(refused.status).toBe(400);
+    const marked = await markSilentAgentsOffline(
+      getDb(),
+      new Date(Date.now() + HEARTBEAT_TIMEOUT_MS + 1_000),
+    );
+    expect(marked).toContain(agent.name);
+    expect((await api.me(agent.headers)).json).toMatchObject({ status: "offline" });
+    expect((await api.heartbeat(agent.headers, { status: "idle" })).json).toMatchObject({
+      status: "idle",
+    });
+  });
+
+  it("force-stop ends the incarnation at once and cancels its requests", async () => {
+    const agent = await registerAgent();
+    const plan = await api.submitRequest(agent.headers, {
+      type: "plan_approval",
+      payload: { plan: "x" },
+    });
+    const { headers } = await lead();
+    const stopped = await api.forceStop(headers, agent.name);
+    expect(stopped.json).toMatchObject({ status: "shutdown", isForcedStop: true });
+    expect((await api.getRequest(headers, String(plan.json.id))).json).toMatchObject({
+      status: "cancelled",
+    });
+    expect((await api.heartbeat(agent.headers, { status: "working" })).status).toBe(401);
+    expect(
+      (await api.sendMessage(headers, { to: agent.name, content: "hello?" })).json.error?.code,
+    ).toBe("AGENT_NOT_ACTIVE");
+  });
+});
+
+describe("shutdown", () => {
+  it("Lead → agent: returns the existing pending request instead of a second one; approve → stopping", async () => {
+    const agent = await registerAgent();
+    const { headers } = await lead();
+    const first = await api.requestShutdown(headers, agent.name, { reason: "end of day" });
+    expect(first.status).toBe(201);
+    expect(first.json).toMatchObject({
+      type: "shutdown",
+      sender: "lead",
+      target: agent.name,
+      timeoutPolicy: "force-stops",
+    });
+    const second = await api.requestShutdown(headers, agent.name, { reason: "again" });
+    expect(second.status).toBe(200);
+    expect(second.json.id).toBe(first.json.id);
+
+    const inbox = (await api.inbox(agent.headers)).json.messages as Message[];
+    expect(inbox.filter((message) => message.type === "shutdown")).toHaveLength(1);
+    expect(inbox.at(-1)).toMatchObject({
+      type: "shutdown",
+      content: "end of day",
+      metadata: { requestId: first.json.id },
+    });
+
+    const approved = await api.respond(agent.headers, String(first.json.id), {
+      type: "shutdown_response",
+      approve: true,
+    });
+    expect(approved.json).toMatchObject({ status: "approved", respondedBy: agent.name });
+    expect((await api.me(agent.headers)).json).toMatchObject({ status: "stopping" });
+  });
+
+  it("Lead → agent: reject with a reason keeps it working and returns the reason to the Lead", async () => {
+    const agent = await registerAgent();
+    await api.heartbeat(agent.headers, { status: "working" });
+    const { headers } = await lead();
+    const request = await api.requestShutdown(headers, agent.name);
+    const rejected = await api.respond(agent.headers, String(request.json.id), {
+      type: "shutdown_response",
+      approve: false,
+      feedback: "mid-write: 2 of 3 files done",
+    });
+    expect(rejected.json).toMatchObject({
+      status: "rejected",
+      feedback: "mid-write: 2 of 3 files done",
+    });
+    expect((await api.me(agent.headers)).json).toMatchObject({ status: "working" });
+    const toLead = await getDb().message.findFirstOrThrow({
+      where: {
+        recipient: "lead",
+        type: "shutdown_response",
+        metadata: { path: ["requestId"], equals: String(request.json.id) },
+      },
+    });
+    expect(toLead).toMatchObject({ sender: agent.name, content: "mid-write: 2 of 3 files done" });
+  });
+
+  it("refused for an agent that is not active", async () => {
+    const agent = await registerAgent();
+    const { headers } = await lead();
+    await api.forceStop(headers, agent.name);
+    const response = await api.requestShutdown(headers, agent.name);
+    expect(response.status).toBe(409);
+    expect(response.json.error?.code).toBe("AGENT_NOT_ACTIVE");
+  });
+
+  it("Agent → Lead: waits in the Lead's inbox; reject with feedback keeps it; approve lets it stop", async () => {
+    const agent = await registerAgent();
+    const { headers } = await lead();
+    const asked = await api.submitRequest(agent.headers, {
+      type: "shutdown",
+      payload: { reason: "my work is done" },
+    });
+    expect(asked.json).toMatchObject({
+      sender: agent.name,
+      target: "lead",
+      status: "pending",
+      timeoutPolicy: "auto-approves",
+    });
+    const pending = await api.listRequests(headers, `?status=pending&agent=${agent.name}`);
+    expect((pending.json.items as { id: string }[]).map((item) => item.id)).toEqual([
+      asked.json.id,
+    ]);
+
+    await api.respond(headers, String(asked.json.id), {
+      type: "shutdown_response",
+      approve: false,
+      feedback: "one more task: docs",
+    });
+    expect((await api.me(agent.headers)).json).toMatchObject({ status: "working" });
+    const reply = ((await api.inbox(agent.headers)).json.messages as Message[]).at(-1);
+    expect(reply).toMatchObject({
+      type: "shutdown_response",
+      content: "one more task: docs",
+      metadata: { approve: false },
+    });
+
+    const again = await api.submitRequest(agent.headers, {
+      type: "shutdown",
+      payload: { reason: "docs done too" },
+    });
+    await api.respond(headers, String(again.json.id), { type: "shutdown_response", approve: true });
+    expect((await api.me(agent.headers)).json).toMatchObject({ status: "stopping" });
+  });
+});

@@ -1,0 +1,159 @@
+import { randomBytes } from "node:crypto";
+import * as agentsRoute from "../../app/api/v1/agents/route";
+import * as agentRoute from "../../app/api/v1/agents/[name]/route";
+import * as forceStopRoute from "../../app/api/v1/agents/[name]/force-stop/route";
+import * as planRequirementRoute from "../../app/api/v1/agents/[name]/plan-requirement/route";
+import * as shutdownRoute from "../../app/api/v1/agents/[name]/shutdown/route";
+import * as eventsRoute from "../../app/api/v1/events/route";
+import * as heartbeatRoute from "../../app/api/v1/heartbeat/route";
+import * as inboxAckRoute from "../../app/api/v1/inbox/ack/route";
+import * as inboxRoute from "../../app/api/v1/inbox/route";
+import * as meRoute from "../../app/api/v1/me/route";
+import * as messagesRoute from "../../app/api/v1/messages/route";
+import * as requestRoute from "../../app/api/v1/requests/[id]/route";
+import * as responsesRoute from "../../app/api/v1/requests/[id]/responses/route";
+import * as requestsRoute from "../../app/api/v1/requests/route";
+import * as claimRoute from "../../app/api/v1/tasks/[id]/claim/route";
+import * as completeRoute from "../../app/api/v1/tasks/[id]/complete/route";
+import * as releaseRoute from "../../app/api/v1/tasks/[id]/release/route";
+import * as tasksRoute from "../../app/api/v1/tasks/route";
+import * as toolCallsRoute from "../../app/api/v1/tool-calls/route";
+import * as usersRoute from "../../app/api/v1/users/route";
+import { callRoute, signedInHuman } from "../route-client";
+
+type Headers = Record<string, string>;
+type Json = Record<string, unknown> & {
+  error?: { code: string; message: string } & Record<string, unknown>;
+};
+export type ApiResponse = { status: number; json: Json };
+
+async function call(
+  handler: Parameters<typeof callRoute>[0],
+  options: Parameters<typeof callRoute>[1],
+): Promise<ApiResponse> {
+  const response = await callRoute(handler, options);
+  return { status: response.status, json: (response.json ?? {}) as Json };
+}
+
+/** The HTTP API v1, called in-process through the real route handlers. */
+export const api = {
+  registerAgent: (headers: Headers, body: unknown) =>
+    call(agentsRoute.POST, { path: "/api/v1/agents", body, headers }),
+  listAgents: (headers: Headers) => call(agentsRoute.GET, { path: "/api/v1/agents", headers }),
+  getAgent: (headers: Headers, name: string) =>
+    call(agentRoute.GET, { path: `/api/v1/agents/${name}`, headers, params: { name } }),
+  requirePlan: (headers: Headers, name: string, body: unknown = {}) =>
+    call(planRequirementRoute.POST, {
+      path: `/api/v1/agents/${name}/plan-requirement`,
+      body,
+      headers,
+      params: { name },
+    }),
+  requestShutdown: (headers: Headers, name: string, body: unknown = {}) =>
+    call(shutdownRoute.POST, {
+      path: `/api/v1/agents/${name}/shutdown`,
+      body,
+      headers,
+      params: { name },
+    }),
+  forceStop: (headers: Headers, name: string) =>
+    call(forceStopRoute.POST, {
+      method: "POST",
+      path: `/api/v1/agents/${name}/force-stop`,
+      headers,
+      params: { name },
+    }),
+  submitRequest: (headers: Headers, body: unknown) =>
+    call(requestsRoute.POST, { path: "/api/v1/requests", body, headers }),
+  listRequests: (headers: Headers, query = "") =>
+    call(requestsRoute.GET, { path: `/api/v1/requests${query}`, headers }),
+  getRequest: (headers: Headers, id: string) =>
+    call(requestRoute.GET, { path: `/api/v1/requests/${id}`, headers, params: { id } }),
+  respond: (headers: Headers, id: string, body: unknown) =>
+    call(responsesRoute.POST, {
+      path: `/api/v1/requests/${id}/responses`,
+      body,
+      headers,
+      params: { id },
+    }),
+  inbox: (headers: Headers, query = "") =>
+    call(inboxRoute.GET, { path: `/api/v1/inbox${query}`, headers }),
+  ack: (headers: Headers, upTo: number) =>
+    call(inboxAckRoute.POST, { path: "/api/v1/inbox/ack", body: { upTo }, headers }),
+  sendMessage: (headers: Headers, body: unknown) =>
+    call(messagesRoute.POST, { path: "/api/v1/messages", body, headers }),
+  toolCall: (headers: Headers, body: unknown) =>
+    call(toolCallsRoute.POST, { path: "/api/v1/tool-calls", body, headers }),
+  heartbeat: (headers: Headers, body: unknown) =>
+    call(heartbeatRoute.POST, { path: "/api/v1/heartbeat", body, headers }),
+  me: (headers: Headers) => call(meRoute.GET, { path: "/api/v1/me", headers }),
+  createTask: (headers: Headers, body: unknown) =>
+    call(tasksRoute.POST, { path: "/api/v1/tasks", body, headers }),
+  listTasks: (headers: Headers) => call(tasksRoute.GET, { path: "/api/v1/tasks", headers }),
+  claimTask: (headers: Headers, id: string) =>
+    call(claimRoute.POST, {
+      method: "POST",
+      path: `/api/v1/tasks/${id}/claim`,
+      headers,
+      params: { id },
+    }),
+  releaseTask: (headers: Headers, id: string) =>
+    call(releaseRoute.POST, {
+      method: "POST",
+      path: `/api/v1/tasks/${id}/release`,
+      headers,
+      params: { id },
+    }),
+  completeTask: (headers: Headers, id: string) =>
+    call(completeRoute.POST, {
+      method: "POST",
+      path: `/api/v1/tasks/${id}/complete`,
+      headers,
+      params: { id },
+    }),
+  createUser: (headers: Headers, body: unknown) =>
+    call(usersRoute.POST, { path: "/api/v1/users", body, headers }),
+  events: (headers: Headers, query = "") =>
+    call(eventsRoute.GET, { path: `/api/v1/events${query}`, headers }),
+};
+
+export type TestAgent = { name: string; token: string; headers: Headers };
+
+export function uniqueName(prefix: string): string {
+  return `${prefix}-${randomBytes(3).toString("hex")}`;
+}
+
+/** A signed-in Lead (cookie session); created once per test file. */
+let cachedLead: Awaited<ReturnType<typeof signedInHuman>> | null = null;
+export async function lead() {
+  cachedLead ??= await signedInHuman("lead");
+  return cachedLead;
+}
+
+export async function registerAgent(
+  options: { name?: string; requirePlan?: boolean; taskId?: string } = {},
+): Promise<TestAgent> {
+  const name = options.name ?? uniqueName("agent");
+  const response = await api.registerAgent((await lead()).headers, {
+    name,
+    role: "tester",
+    ...(options.requirePlan !== undefined ? { requirePlan: options.requirePlan } : {}),
+    ...(options.taskId ? { taskId: options.taskId } : {}),
+  });
+  if (response.status !== 201) throw new Error(`register failed: ${JSON.stringify(response.json)}`);
+  const token = String(response.json.token);
+  return { name, token, headers: { authorization: `Bearer ${token}` } };
+}
+
+export async function submitPlan(
+  agent: TestAgent,
+  plan = "1. write the file\n2. run the tests",
+): Promise<ApiResponse> {
+  return api.submitRequest(agent.headers, { type: "plan_approval", payload: { plan } });
+}
+
+export async function createTask(title = "a task"): Promise<string> {
+  const response = await api.createTask((await lead()).headers, { title });
+  if (response.status !== 201) throw new Error(`task failed: ${JSON.stringify(response.json)}`);
+  return String(response.json.id);
+}

@@ -1,0 +1,111 @@
+import { afterAll, describe, expect, it } from "vitest";
+import { getDb } from "../../lib/db";
+import { api, lead, registerAgent } from "./fixtures";
+
+afterAll(() => getDb().$disconnect());
+
+const GATES = ["not_required", "required", "pending", "approved", "rejected"] as const;
+const MUTATING = ["bash", "write_file", "edit_file", "complete_task"];
+const ALWAYS = ["read_file", "list_files", "send_message", "submit_plan"];
+
+describe("POST /api/v1/tool-calls", () => {
+  it("gate matrix: every gate value × every tool, verdict and recorded attempt", async () => {
+    const agent = await registerAgent();
+    const db = getDb();
+    for (const gate of GATES) {
+      await db.agent.update({ where: { name: agent.name }, data: { gate } });
+      for (const tool of [...MUTATING, ...ALWAYS]) {
+        const before = await db.toolCall.count({ where: { agent: { name: agent.name } } });
+        const args = tool === "bash" ? { command: "ls" } : { path: "notes.txt" };
+        const { status, json } = await api.toolCall(agent.headers, { tool, args });
+        const isAllowed =
+          !MUTATING.includes(tool) || gate === "not_required" || gate === "approved";
+        expect(status, `${gate} × ${tool}`).toBe(200);
+        expect(json.allowed, `${gate} × ${tool}`).toBe(isAllowed);
+        if (!isAllowed) expect(json.code).toBe("PLAN_GATE_BLOCKED");
+        const recorded = await db.toolCall.findMany({
+          where: { agent: { name: agent.name } },
+          orderBy: { id: "desc" },
+          take: 1,
+        });
+        expect(await db.toolCall.count({ where: { agent: { name: agent.name } } })).toBe(
+          before + 1,
+        );
+        expect(recorded[0]).toMatchObject({
+          tool,
+          gate,
+          isAllowed,
+          code: isAllowed ? null : "PLAN_GATE_BLOCKED",
+        });
+      }
+    }
+  });
+
+  it("a risky call needs the Lead's approval of that exact call, once, even with an approved plan", async () => {
+    const agent = await registerAgent();
+    const risky = { tool: "bash", args: { command: "git push origin main" } };
+    const first = await api.toolCall(agent.headers, risky);
+    expect(first.json).toMatchObject({ allowed: false, code: "TOOL_APPROVAL_REQUIRED" });
+    const requestId = String(first.json.requestId);
+    const again = await api.toolCall(agent.headers, risky);
+    expect(again.json).toMatchObject({ allowed: false, code: "TOOL_APPROVAL_PENDING", requestId });
+
+    const { headers } = await lead();
+    const request = await api.getRequest(headers, requestId);
+    expect(request.json).toMatchObject({
+      type: "tool_approval",
+      payload: { tool: "bash", args: risky.args },
+      timeoutPolicy: "auto-denies",
+    });
+    await api.respond(headers, requestId, { type: "tool_approval_response", approve: true });
+
+    const otherArgs = await api.toolCall(agent.headers, {
+      tool: "bash",
+      args: { command: "git push --force origin main" },
+    });
+    expect(otherArgs.json).toMatchObject({ allowed: false, code: "TOOL_APPROVAL_REQUIRED" });
+    expect(otherArgs.json.requestId).not.toBe(requestId);
+    // Asking for a different call superseded nothing already decided; the approved one still runs once.
+    expect((await api.toolCall(agent.headers, risky)).json).toEqual({ allowed: true, requestId });
+    expect((await api.toolCall(agent.headers, risky)).json).toMatchObject({
+      allowed: false,
+      code: "TOOL_APPROVAL_REQUIRED",
+    });
+  });
+
+  it("a denied risky call stays denied until the agent changes it", async () => {
+    const agent = await registerAgent();
+    const risky = { tool: "write_file", args: { path: "/etc/hosts", content: "x" } };
+    const first = await api.toolCall(agent.headers, risky);
+    await api.respond((await lead()).headers, String(first.json.requestId), {
+      type: "tool_approval_response",
+      approve: false,
+      feedback: "never touch /etc",
+    });
+    const retried = await api.toolCall(agent.headers, risky);
+    expect(retried.json).toMatchObject({
+      allowed: false,
+      code: "TOOL_APPROVAL_DENIED",
+      requestId: first.json.requestId,
+    });
+    expect(String(retried.json.reason)).toContain("never touch /etc");
+  });
+
+  it("complete_task through the task route is gated and recorded too", async () => {
+    const { headers } = await lead();
+    const task = await api.createTask(headers, { title: "gated completion" });
+    const agent = await registerAgent({ requirePlan: true });
+    await api.claimTask(agent.headers, String(task.json.id));
+    const blocked = await api.completeTask(agent.headers, String(task.json.id));
+    expect(blocked.status).toBe(403);
+    expect(blocked.json.error?.code).toBe("PLAN_GATE_BLOCKED");
+    const attempts = await getDb().toolCall.findMany({
+      where: { agent: { name: agent.name }, tool: "complete_task" },
+    });
+    expect(attempts).toHaveLength(1);
+    expect(attempts[0]?.isAllowed).toBe(false);
+    expect((await api.listTasks(headers)).json.items).toContainEqual(
+      expect.objectContaining({ id: task.json.id, status: "claimed" }),
+    );
+  });
+});

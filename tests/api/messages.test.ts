@@ -1,0 +1,119 @@
+import { afterAll, describe, expect, it } from "vitest";
+import { getDb } from "../../lib/db";
+import { api, lead, registerAgent } from "./fixtures";
+
+afterAll(() => getDb().$disconnect());
+
+type Message = { id: number; from: string; to: string; type: string; content: string };
+
+describe("messages and inbox", () => {
+  it("messages survive a read without ack; ack moves the cursor; nothing is deleted", async () => {
+    const agent = await registerAgent();
+    const { headers } = await lead();
+    for (const content of ["one", "two", "three"]) {
+      expect((await api.sendMessage(headers, { to: agent.name, content })).status).toBe(201);
+    }
+    const firstRead = (await api.inbox(agent.headers)).json;
+    expect((firstRead.messages as Message[]).map((message) => message.content)).toEqual([
+      "one",
+      "two",
+      "three",
+    ]);
+    // A crash before ack: the next read sees the same messages.
+    const reread = (await api.inbox(agent.headers)).json;
+    expect(reread.messages).toEqual(firstRead.messages);
+
+    const second = (firstRead.messages as Message[])[1];
+    if (!second) throw new Error("expected messages");
+    expect((await api.ack(agent.headers, second.id)).json).toEqual({ ackedUpTo: second.id });
+    expect(
+      ((await api.inbox(agent.headers)).json.messages as Message[]).map(
+        (message) => message.content,
+      ),
+    ).toEqual(["three"]);
+    // An explicit cursor still reads history, and acks never move backwards.
+    expect((await api.inbox(agent.headers, "?after=0")).json.messages as Message[]).toHaveLength(3);
+    expect((await api.ack(agent.headers, 0)).json).toEqual({ ackedUpTo: second.id });
+  });
+
+  it("an ack past the newest message stops at the newest message", async () => {
+    const agent = await registerAgent();
+    const sent = await api.sendMessage((await lead()).headers, {
+      to: agent.name,
+      content: "only one",
+    });
+    const ack = await api.ack(agent.headers, 9_000_000_000);
+    expect(ack.json).toEqual({ ackedUpTo: sent.json.id });
+    await api.sendMessage((await lead()).headers, { to: agent.name, content: "later" });
+    expect(
+      ((await api.inbox(agent.headers)).json.messages as Message[]).map(
+        (message) => message.content,
+      ),
+    ).toEqual(["later"]);
+  });
+
+  it("an agent reads only its own inbox and can message the Lead and peers", async () => {
+    const alice = await registerAgent();
+    const bob = await registerAgent();
+    const toBob = await api.sendMessage(alice.headers, { to: bob.name, content: "hi bob" });
+    expect(toBob.json).toMatchObject({ from: alice.name, to: bob.name, type: "message" });
+    expect((await api.inbox(alice.headers)).json.messages as Message[]).toHaveLength(0);
+    expect(
+      ((await api.inbox(bob.headers)).json.messages as Message[]).map((message) => message.content),
+    ).toEqual(["hi bob"]);
+    const toLead = await api.sendMessage(alice.headers, { to: "lead", content: "status: fine" });
+    expect(toLead.json).toMatchObject({ from: alice.name, to: "lead" });
+  });
+
+  it("broadcast reaches every active agent, from the Lead only", async () => {
+    const alice = await registerAgent();
+    const bob = await registerAgent();
+    const { headers } = await lead();
+    const sent = await api.sendMessage(headers, { to: "*", content: "standup in 5" });
+    expect(sent.status).toBe(201);
+    for (const agent of [alice, bob]) {
+      expect(((await api.inbox(agent.headers)).json.messages as Message[]).at(-1)).toMatchObject({
+        type: "broadcast",
+        content: "standup in 5",
+        from: "lead",
+      });
+    }
+    const fromAgent = await api.sendMessage(alice.headers, { to: "*", content: "hey all" });
+    expect(fromAgent.status).toBe(403);
+  });
+
+  it("unknown, inactive and unsafe recipients are refused before anything is stored", async () => {
+    const { headers } = await lead();
+    const before = await getDb().message.count();
+    const cases: [unknown, number, string][] = [
+      [{ to: "nobody-here", content: "x" }, 404, "AGENT_NOT_FOUND"],
+      [{ to: "../../etc", content: "x" }, 400, "INVALID_INPUT"],
+      [{ to: "bob\u0000", content: "x" }, 400, "INVALID_INPUT"],
+      [{ to: "bob", content: "" }, 400, "INVALID_INPUT"],
+      [{ to: "bob", content: "x".repeat(16_001) }, 400, "INVALID_INPUT"],
+      [{ to: "bob", content: "x", type: "shutdown" }, 400, "INVALID_INPUT"],
+    ];
+    for (const [body, status, code] of cases) {
+      const response = await api.sendMessage(headers, body);
+      expect(response.status, JSON.stringify(body)).toBe(status);
+      expect(response.json.error?.code).toBe(code);
+    }
+    expect(await getDb().message.count()).toBe(before);
+  });
+
+  it("bad cursors and waits are refused with typed errors", async () => {
+    const agent = await registerAgent();
+    for (const query of [
+      "?after=-1",
+      "?after=abc",
+      "?wait=31",
+      "?wait=-2",
+      "?limit=0",
+      "?bogus=1",
+    ]) {
+      const response = await api.inbox(agent.headers, query);
+      expect(response.status, query).toBe(400);
+      expect(response.json.error?.code).toBe("INVALID_INPUT");
+    }
+  });
+});
