@@ -2,8 +2,15 @@ import { createServer } from "node:http";
 import next from "next";
 import { Server } from "socket.io";
 import { getDb } from "./lib/db";
-import { env } from "./lib/env";
-import { attachConsoleNamespace, type ConsoleServer } from "./lib/realtime/console-namespace";
+import { env, requireDatabaseUrl } from "./lib/env";
+import {
+  attachConsoleNamespace,
+  broadcastHubEvents,
+  type ConsoleServer,
+} from "./lib/realtime/console-namespace";
+import { startEventBridge } from "./lib/realtime/event-bridge";
+import { getEventHub } from "./lib/realtime/event-hub";
+import { startSweeper } from "./lib/requests/sweeper";
 import { ensureFirstLead } from "./lib/users/mutations";
 
 // One HTTP server: Next.js (pages and /api/v1 route handlers) and socket.io share the port.
@@ -18,6 +25,10 @@ async function main(): Promise<void> {
     email: env.HANDSHAKE_ADMIN_EMAIL,
     password: env.HANDSHAKE_ADMIN_PASSWORD,
   });
+  // The same hub the route handlers' long-polls wait on (decision 003).
+  const hub = getEventHub();
+  const bridge = await startEventBridge({ databaseUrl: requireDatabaseUrl(), db, hub });
+  const sweeper = startSweeper(db);
 
   const httpServer = createServer((req, res) => {
     void handle(req, res);
@@ -25,6 +36,7 @@ async function main(): Promise<void> {
   // Next installs its own upgrade listener (dev HMR); socket.io must leave other upgrades alone.
   const io: ConsoleServer = new Server(httpServer, { destroyUpgrade: false, serveClient: false });
   attachConsoleNamespace(io, db);
+  broadcastHubEvents(io, hub);
 
   await new Promise<void>((resolve) => httpServer.listen(env.PORT, env.HOST, resolve));
   const address = httpServer.address();
@@ -44,10 +56,14 @@ async function main(): Promise<void> {
     isStopping = true;
     console.log(`${signal}: stopping`);
     // A bare close() waits for keep-alive sockets forever; end them so the process can exit.
+    sweeper.stop();
     void io.close();
     httpServer.closeAllConnections();
     httpServer.close(() => {
-      void db.$disconnect().finally(() => process.exit(0));
+      void bridge
+        .stop()
+        .then(() => db.$disconnect())
+        .finally(() => process.exit(0));
     });
   };
   process.on("SIGINT", stop);

@@ -7,7 +7,11 @@ const eslint = new ESLint({ cwd: path.resolve(import.meta.dirname, "..") });
 async function layerMessages(filePath: string, code: string): Promise<string[]> {
   const [result] = await eslint.lintText(code, { filePath });
   return (result?.messages ?? [])
-    .filter((message) => message.ruleId === "import/no-restricted-paths" || message.ruleId === "no-restricted-imports")
+    .filter(
+      (message) =>
+        message.ruleId === "import/no-restricted-paths" ||
+        message.ruleId === "no-restricted-imports",
+    )
     .map((message) => message.message);
 }
 
@@ -47,7 +51,10 @@ describe("import layering", () => {
 
   it("tells lib/agents (a domain) apart from the top-level agents/", async () => {
     expect(
-      await layerMessages("lib/tasks/example.ts", 'import { lockAgent } from "../agents/data";\nexport { lockAgent };\n'),
+      await layerMessages(
+        "lib/tasks/example.ts",
+        'import { lockAgent } from "../agents/data";\nexport { lockAgent };\n',
+      ),
     ).toEqual([]);
   });
 

@@ -12,6 +12,7 @@ import {
   type GateState,
   type HeartbeatInput,
   type RegisterAgentInput,
+  type WorkerExitInput,
 } from "./schema";
 import { endIncarnation, setAgentState } from "./state";
 
@@ -222,4 +223,53 @@ export async function markSilentAgentsOffline(
     });
   }
   return marked;
+}
+
+/**
+ * Hands a fresh token for the current incarnation to whoever runs its worker (the supervisor),
+ * invalidating any earlier one, so exactly one process can act as this agent.
+ */
+export async function issueWorkerToken(db: PrismaClient, name: string): Promise<RegisteredAgent> {
+  const token = newAgentToken();
+  return db.$transaction(async (tx) => {
+    const agent = await lockAgent(tx, (await findAgentByName(tx, name)).id);
+    assertActive(agent);
+    const updated = await tx.agent.update({
+      where: { id: agent.id },
+      data: { tokenHash: hashToken(token) },
+    });
+    return { agent: toAgentView(updated), token };
+  });
+}
+
+/**
+ * The supervisor reports that a worker process ended. After an approved shutdown a clean exit is
+ * `shutdown`; any other exit is `crashed`. Pending requests stay pending (shown as orphaned) until a
+ * respawn cancels them, so the Lead can still see what the agent was waiting for.
+ */
+export async function recordWorkerExit(
+  db: PrismaClient,
+  name: string,
+  input: WorkerExitInput,
+): Promise<AgentView> {
+  return db.$transaction(async (tx) => {
+    const agent = await lockAgent(tx, (await findAgentByName(tx, name)).id);
+    if (agent.incarnation !== input.incarnation) {
+      throw new AppError(
+        "STALE_INCARNATION",
+        `incarnation ${input.incarnation} of '${name}' has already been replaced`,
+      );
+    }
+    if (!isAgentActive(agent.status)) return toAgentView(agent);
+    const isCleanStop = agent.status === "stopping" && input.exitCode === 0;
+    const how = input.signal ? `killed by ${input.signal}` : `exited with code ${input.exitCode}`;
+    return toAgentView(
+      await endIncarnation(tx, agent, {
+        isForced: false,
+        status: isCleanStop ? "shutdown" : "crashed",
+        reason:
+          input.reason ?? (isCleanStop ? "stopped after an approved shutdown" : `worker ${how}`),
+      }),
+    );
+  });
 }

@@ -81,3 +81,14 @@ export const heartbeatSchema = z.strictObject({
   taskId: z.uuid().nullable().optional(),
 });
 export type HeartbeatInput = z.infer<typeof heartbeatSchema>;
+
+export const workerExitSchema = z.strictObject({
+  incarnation: z.number().int().min(1),
+  exitCode: z.number().int().min(-1).max(255).nullable(),
+  signal: z
+    .string()
+    .regex(/^SIG[A-Z0-9]{1,10}$/)
+    .nullable(),
+  reason: z.string().trim().max(500).optional(),
+});
+export type WorkerExitInput = z.infer<typeof workerExitSchema>;

@@ -1,6 +1,7 @@
 import type { Db } from "../db";
 import { appendEvent } from "../events/mutations";
 import type { Prisma } from "../generated/prisma/client";
+import { MESSAGE_TYPES } from "./schema";
 
 export type Delivery = {
   from: string;
@@ -15,6 +16,10 @@ export type Delivery = {
 
 /** Stores one message and its event in the caller's transaction. Validation happens before. */
 export async function deliverMessage(db: Db, delivery: Delivery): Promise<number> {
+  if (!MESSAGE_TYPES.includes(delivery.type)) {
+    // Message types are a closed list; an unknown one is a bug in the caller, never user input.
+    throw new Error(`unknown message type '${delivery.type}'`);
+  }
   const message = await db.message.create({
     data: {
       sender: delivery.from,

@@ -38,7 +38,11 @@ export class EventHub {
    * Resolves with the first published event that matches, or null after `timeoutMs` or when the
    * signal aborts. Callers re-check the database afterwards: an event is a hint, not the data.
    */
-  waitFor(matches: (event: ConsoleEvent) => boolean, timeoutMs: number, signal?: AbortSignal): Promise<ConsoleEvent | null> {
+  waitFor(
+    matches: (event: ConsoleEvent) => boolean,
+    timeoutMs: number,
+    signal?: AbortSignal,
+  ): Promise<ConsoleEvent | null> {
     return new Promise((resolve) => {
       if (signal?.aborted) return resolve(null);
       const finish = (event: ConsoleEvent | null) => {

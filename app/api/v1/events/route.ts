@@ -6,7 +6,7 @@ import { defineRoute } from "@/lib/http/route";
 export const GET = defineRoute(
   { access: "human", query: listEventsQuerySchema },
   async ({ query }) => {
-    const items = await listEventsAfter(getDb(), query.after, query.limit);
+    const items = await listEventsAfter(getDb(), query.after, query.limit, query.order);
     return { items, nextCursor: items.length === query.limit ? String(items.at(-1)?.id) : null };
   },
 );

@@ -1,0 +1,245 @@
+import pg from "pg";
+import type { Db } from "../db";
+import { findNewestEventId, listEventsAfter, MAX_EVENTS_PAGE } from "../events/data";
+import type { ConsoleEvent } from "./contract";
+import type { EventHub } from "./event-hub";
+
+/** The channel the events insert trigger notifies (prisma/migrations/001_initial.sql). */
+const CHANNEL = "handshake_events";
+/** Names the listener's backend in pg_stat_activity, so operators and tests can find it. */
+export const LISTENER_APPLICATION_NAME = "handshake-listener";
+
+const MAX_RECONNECT_DELAY_MS = 2_000;
+const CONNECT_TIMEOUT_MS = 5_000;
+/** Bounds every query on the listener, LISTEN included: a slower answer means a dead connection. */
+const HEALTH_CHECK_TIMEOUT_MS = 3_000;
+/**
+ * How long a missing id may hold back the ids committed after it. bigserial ids are taken at
+ * insert time but become visible at commit, so a lower id can commit after a higher one; waiting
+ * lets it be published in order. Ids of rolled-back transactions never appear, so after this wait
+ * the gap is taken as permanent. Known limitation: an event whose transaction stays open longer
+ * than this after a later event committed is never published by the bridge (consoles still get it
+ * from a resume that starts below it).
+ */
+const GAP_WAIT_MS = 1_000;
+
+export type EventBridgeOptions = {
+  databaseUrl: string;
+  db: Db;
+  hub: EventHub;
+  /** Backstop catch-up for notifications lost while the listener was down. */
+  pollIntervalMs?: number;
+  healthCheckIntervalMs?: number;
+  /** First reconnect delay; doubles per failed attempt up to 2 s. */
+  reconnectDelayMs?: number;
+};
+
+export type EventBridge = {
+  stop(): Promise<void>;
+  /** The newest id published to the hub (or skipped as a permanent gap). */
+  readonly lastId: number;
+  isListening(): boolean;
+};
+
+/**
+ * Feeds the hub with committed events, in id order, each once. NOTIFY only says "something was
+ * committed"; the events themselves are always read from the table after the cursor, so a lost or
+ * duplicated notification costs nothing but latency.
+ */
+export async function startEventBridge(options: EventBridgeOptions): Promise<EventBridge> {
+  const { databaseUrl, db, hub } = options;
+  const pollIntervalMs = options.pollIntervalMs ?? 2_000;
+  const healthCheckIntervalMs = options.healthCheckIntervalMs ?? 5_000;
+  const reconnectDelayMs = options.reconnectDelayMs ?? 100;
+
+  // History is not replayed into the hub: consoles catch up with `resume`. That includes an event
+  // below this id whose transaction is still open now; it is never published live.
+  let cursor = await findNewestEventId(db);
+  let listener: pg.Client | undefined;
+  let isStopped = false;
+
+  // One catch-up at a time; requests arriving meanwhile collapse into a single rerun.
+  let catchUpRun: Promise<void> | undefined;
+  let isCatchUpRequested = false;
+  let isCatchUpFailing = false;
+  // Each read that revealed a newer id, oldest first: a missing id below `upTo` has been missing
+  // since at least `seenAt`. Entries at or below the cursor are dropped.
+  const sightings: { upTo: number; seenAt: number }[] = [];
+  let gapTimer: NodeJS.Timeout | undefined;
+
+  let reconnectTimer: NodeJS.Timeout | undefined;
+  let reconnectRun: Promise<void> | undefined;
+  let failedReconnects = 0;
+  let isCheckingHealth = false;
+
+  async function catchUp(): Promise<void> {
+    for (;;) {
+      const events = await listEventsAfter(db, cursor);
+      const newest = events.at(-1);
+      if (isStopped || !newest) return;
+      const now = Date.now();
+      if (newest.id > (sightings.at(-1)?.upTo ?? 0)) {
+        sightings.push({ upTo: newest.id, seenAt: now });
+      }
+
+      const ready: ConsoleEvent[] = [];
+      let isHeldByGap = false;
+      for (const event of events) {
+        const expectedId = (ready.at(-1)?.id ?? cursor) + 1;
+        if (event.id !== expectedId) {
+          const missingSince = sightings.find((sighting) => sighting.upTo > expectedId)?.seenAt;
+          const waitedMs = now - (missingSince ?? now);
+          if (waitedMs < GAP_WAIT_MS) {
+            isHeldByGap = true;
+            scheduleGapRecheck(GAP_WAIT_MS - waitedMs);
+            break;
+          }
+        }
+        ready.push(event);
+      }
+
+      cursor = ready.at(-1)?.id ?? cursor;
+      while ((sightings[0]?.upTo ?? Infinity) <= cursor) sightings.shift();
+      hub.publish(ready);
+      if (isHeldByGap || events.length < MAX_EVENTS_PAGE) return;
+    }
+  }
+
+  function scheduleGapRecheck(delayMs: number): void {
+    if (gapTimer) return;
+    gapTimer = setTimeout(() => {
+      gapTimer = undefined;
+      requestCatchUp();
+    }, delayMs);
+  }
+
+  function requestCatchUp(): void {
+    if (isStopped) return;
+    if (catchUpRun) {
+      isCatchUpRequested = true;
+      return;
+    }
+    catchUpRun = runCatchUps().finally(() => {
+      catchUpRun = undefined;
+    });
+  }
+
+  async function runCatchUps(): Promise<void> {
+    do {
+      isCatchUpRequested = false;
+      try {
+        await catchUp();
+        isCatchUpFailing = false;
+      } catch (error) {
+        // The next poll retries; one line per outage, not one per poll.
+        if (!isCatchUpFailing) console.error("[events] reading new events failed", error);
+        isCatchUpFailing = true;
+        return;
+      }
+    } while (isCatchUpRequested && !isStopped);
+  }
+
+  async function connectListener(): Promise<void> {
+    const candidate = new pg.Client({
+      connectionString: databaseUrl,
+      application_name: LISTENER_APPLICATION_NAME,
+      connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+      query_timeout: HEALTH_CHECK_TIMEOUT_MS,
+      keepAlive: true,
+    });
+    // Registered before connecting: an unhandled "error" event would crash the process.
+    candidate.on("error", (error) => dropListener(candidate, error.message));
+    candidate.on("end", () => dropListener(candidate, "connection ended"));
+    candidate.on("notification", requestCatchUp);
+    try {
+      await candidate.connect();
+      await candidate.query(`LISTEN ${CHANNEL}`);
+    } catch (error) {
+      await candidate.end().catch(() => undefined);
+      throw error;
+    }
+    if (isStopped) {
+      await candidate.end();
+      return;
+    }
+    listener = candidate;
+    // Whatever committed while nobody was listening is only in the table.
+    requestCatchUp();
+  }
+
+  function dropListener(target: pg.Client, reason: string): void {
+    if (target !== listener) return;
+    listener = undefined;
+    console.warn(`[events] lost the LISTEN connection (${reason}); reconnecting`);
+    target.end().catch(() => undefined);
+    scheduleReconnect();
+  }
+
+  function scheduleReconnect(): void {
+    if (isStopped) return;
+    const delayMs = Math.min(reconnectDelayMs * 2 ** failedReconnects, MAX_RECONNECT_DELAY_MS);
+    reconnectTimer = setTimeout(() => {
+      reconnectTimer = undefined;
+      reconnectRun = reconnect().finally(() => {
+        reconnectRun = undefined;
+      });
+    }, delayMs);
+  }
+
+  async function reconnect(): Promise<void> {
+    try {
+      await connectListener();
+    } catch {
+      failedReconnects += 1;
+      scheduleReconnect();
+      return;
+    }
+    if (isStopped) return;
+    console.log(`[events] LISTEN connection restored after ${failedReconnects + 1} attempt(s)`);
+    failedReconnects = 0;
+  }
+
+  // A connection can die without an error event (half-open TCP, a proxy dropping it); only a round
+  // trip proves the notifications can still arrive.
+  async function checkHealth(): Promise<void> {
+    const target = listener;
+    if (!target || isCheckingHealth) return;
+    isCheckingHealth = true;
+    try {
+      await target.query("SELECT 1");
+    } catch (error) {
+      dropListener(target, `health check failed: ${(error as Error).message}`);
+    } finally {
+      isCheckingHealth = false;
+    }
+  }
+
+  const pollTimer = setInterval(requestCatchUp, pollIntervalMs);
+  const healthTimer = setInterval(() => void checkHealth(), healthCheckIntervalMs);
+  try {
+    await connectListener();
+  } catch (error) {
+    console.warn(`[events] could not LISTEN (${(error as Error).message}); retrying`);
+    scheduleReconnect();
+  }
+
+  return {
+    get lastId() {
+      return cursor;
+    },
+    isListening: () => listener !== undefined,
+    async stop() {
+      if (isStopped) return;
+      isStopped = true;
+      clearInterval(pollTimer);
+      clearInterval(healthTimer);
+      clearTimeout(reconnectTimer);
+      clearTimeout(gapTimer);
+      await reconnectRun;
+      await catchUpRun;
+      const target = listener;
+      listener = undefined;
+      await target?.end();
+    },
+  };
+}
