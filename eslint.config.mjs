@@ -46,8 +46,16 @@ export default defineConfig([
           zones: [
             { target: "./lib", from: ["./app", "./components"], message: LAYER_MESSAGES.libToUi },
             { target: "./lib", from: "./agents", message: LAYER_MESSAGES.libToAgents },
-            { target: "./components", from: ["./app", "./agents"], message: LAYER_MESSAGES.componentsToApp },
-            { target: "./agents", from: ["./app", "./components"], message: LAYER_MESSAGES.agentsToServer },
+            {
+              target: "./components",
+              from: ["./app", "./agents"],
+              message: LAYER_MESSAGES.componentsToApp,
+            },
+            {
+              target: "./agents",
+              from: ["./app", "./components"],
+              message: LAYER_MESSAGES.agentsToServer,
+            },
             {
               target: "./agents",
               from: ["./lib/db.ts", "./lib/generated", "./lib/auth", "./lib/migrations.ts"],
@@ -90,7 +98,10 @@ export default defineConfig([
         {
           paths: [
             { name: "pg", message: "agents/ never connect to PostgreSQL; use the HTTP API." },
-            { name: "@prisma/client", message: "agents/ never connect to PostgreSQL; use the HTTP API." },
+            {
+              name: "@prisma/client",
+              message: "agents/ never connect to PostgreSQL; use the HTTP API.",
+            },
           ],
         },
       ],

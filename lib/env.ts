@@ -22,6 +22,24 @@ const envSchema = z.object({
   HANDSHAKE_DATA_DIR: z.string().min(1).default(".data"),
   HANDSHAKE_EMBEDDED_PG_PORT: z.coerce.number().int().min(1024).max(65535).default(54329),
   CHROMIUM_PATH: z.string().min(1).default("/usr/bin/chromium"),
+  /** Worker and supervisor: the server they call, like any external agent. */
+  HANDSHAKE_URL: z.url().optional(),
+  /** Worker: its own agent token (passed by the supervisor; never to the tools it runs). */
+  HANDSHAKE_AGENT_TOKEN: z.string().min(16).optional(),
+  /** Worker: the folder its file tools and bash are confined to. */
+  HANDSHAKE_WORKSPACE: z.string().min(1).optional(),
+  /** Worker: where it persists its state on a graceful shutdown (outside the workspace). */
+  HANDSHAKE_STATE_FILE: z.string().min(1).optional(),
+  HANDSHAKE_MODEL: z.enum(["scripted", "anthropic"]).default("scripted"),
+  HANDSHAKE_SCRIPT: z.string().min(1).optional(),
+  HANDSHAKE_HEARTBEAT_MS: z.coerce.number().int().min(100).max(60_000).default(5_000),
+  /** Supervisor: a Lead API token (`npm start` issues one). */
+  HANDSHAKE_SUPERVISOR_TOKEN: z.string().min(16).optional(),
+  /** Start the three scripted demo agents with `npm start`. */
+  HANDSHAKE_DEMO: z.stringbool().default(true),
+  ANTHROPIC_API_KEY: z.string().min(1).optional(),
+  ANTHROPIC_BASE_URL: z.url().optional(),
+  ANTHROPIC_MODEL: z.string().min(1).default("claude-sonnet-4-5"),
   CI: z.stringbool().default(false),
 });
 
@@ -57,4 +75,17 @@ export function requireDatabaseUrl(): string {
  */
 export function childProcessEnv(overrides: Record<string, string>): NodeJS.ProcessEnv {
   return { ...process.env, ...overrides };
+}
+
+/**
+ * The environment for a process on the agents' side (the supervisor): built from nothing, so no
+ * database URL or secret of ours can leak into it or into the workers it starts.
+ */
+export function agentSideProcessEnv(variables: Record<string, string>): NodeJS.ProcessEnv {
+  return {
+    PATH: process.env.PATH ?? "/usr/local/bin:/usr/bin:/bin",
+    NODE_ENV: "production",
+    ...(process.env.HOME ? { HOME: process.env.HOME } : {}),
+    ...variables,
+  };
 }

@@ -8,6 +8,7 @@ import { agentStatusSchema, gateStateSchema, type AgentStatus, type GateState } 
 export type AgentView = {
   name: string;
   role: string;
+  prompt: string | null;
   status: AgentStatus;
   gate: GateState;
   workVersion: number;
@@ -24,6 +25,7 @@ export function toAgentView(agent: Agent): AgentView {
   return {
     name: agent.name,
     role: agent.role,
+    prompt: agent.prompt,
     status: agentStatusSchema.parse(agent.status),
     gate: gateStateSchema.parse(agent.gate),
     workVersion: agent.workVersion,

@@ -9,7 +9,11 @@ let bridge: EventBridge;
 
 beforeAll(async () => {
   // As in server.ts: NOTIFY → bridge → hub → the waiting route handler.
-  bridge = await startEventBridge({ databaseUrl: requireDatabaseUrl(), db: getDb(), hub: getEventHub() });
+  bridge = await startEventBridge({
+    databaseUrl: requireDatabaseUrl(),
+    db: getDb(),
+    hub: getEventHub(),
+  });
 });
 
 afterAll(async () => {
@@ -24,7 +28,10 @@ describe("inbox long-poll", () => {
     for (let round = 0; round < 5; round++) {
       const poll = api.inbox(agent.headers, "?wait=10");
       await new Promise((resolve) => setTimeout(resolve, 150));
-      const sent = await api.sendMessage((await lead()).headers, { to: agent.name, content: `ping ${round}` });
+      const sent = await api.sendMessage((await lead()).headers, {
+        to: agent.name,
+        content: `ping ${round}`,
+      });
       const committedAt = performance.now();
       const result = await poll;
       latencies.push(performance.now() - committedAt);
@@ -33,7 +40,9 @@ describe("inbox long-poll", () => {
       await api.ack(agent.headers, Number(sent.json.id));
     }
     const sorted = [...latencies].sort((a, b) => a - b);
-    console.log(`long-poll wake-up after commit, ms: ${sorted.map((ms) => ms.toFixed(1)).join(", ")}`);
+    console.log(
+      `long-poll wake-up after commit, ms: ${sorted.map((ms) => ms.toFixed(1)).join(", ")}`,
+    );
     // The goal is 100 ms; the bound is loose because CI machines are shared and noisy.
     expect(sorted[Math.floor(sorted.length / 2)]).toBeLessThan(500);
   });

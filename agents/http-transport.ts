@@ -1,0 +1,71 @@
+/** A refusal from the API, with its typed code (see lib/errors.ts). */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly body: Record<string, unknown>,
+  ) {
+    super(message);
+    this.name = "ApiError";
+  }
+}
+
+const RETRYABLE_NETWORK_CODES = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "EPIPE",
+  "UND_ERR_SOCKET",
+  "ETIMEDOUT",
+]);
+
+function isRetryable(error: unknown): boolean {
+  const cause = (error as { cause?: { code?: string } } | null)?.cause;
+  return error instanceof TypeError && RETRYABLE_NETWORK_CODES.has(cause?.code ?? "");
+}
+
+/**
+ * JSON over HTTP with a bearer token, exactly as an external client in any language would call
+ * Handshake. Network failures (a server restarting) are retried with backoff; refusals are not,
+ * they are answers.
+ */
+export class HttpTransport {
+  constructor(
+    private readonly baseUrl: string,
+    private readonly token: string,
+    private readonly maxRetries = 20,
+  ) {}
+
+  async call<T>(method: string, path: string, body?: unknown, signal?: AbortSignal): Promise<T> {
+    for (let attempt = 0; ; attempt++) {
+      let response: Response;
+      try {
+        response = await fetch(`${this.baseUrl}/api/v1${path}`, {
+          method,
+          headers: {
+            authorization: `Bearer ${this.token}`,
+            ...(body === undefined ? {} : { "content-type": "application/json" }),
+          },
+          body: body === undefined ? undefined : JSON.stringify(body),
+          signal: signal ?? null,
+        });
+      } catch (error) {
+        if (!isRetryable(error) || attempt >= this.maxRetries || signal?.aborted) throw error;
+        await new Promise((resolve) => setTimeout(resolve, Math.min(200 * 2 ** attempt, 2_000)));
+        continue;
+      }
+      const text = await response.text();
+      const json = (text ? JSON.parse(text) : {}) as Record<string, unknown>;
+      if (!response.ok) {
+        const error = (json.error ?? {}) as { code?: string; message?: string };
+        throw new ApiError(
+          response.status,
+          error.code ?? "UNKNOWN",
+          error.message ?? response.statusText,
+          json,
+        );
+      }
+      return json as T;
+    }
+  }
+}

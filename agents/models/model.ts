@@ -1,0 +1,50 @@
+import type { MessageView } from "../../lib/messages/views";
+
+/** A tool the model may call; `inputSchema` is JSON Schema (what LLM tool-use APIs expect). */
+export type ToolSpec = { name: string; description: string; inputSchema: Record<string, unknown> };
+
+export type ToolCall = { id: string; name: string; args: Record<string, unknown> };
+
+export type ToolResult = {
+  toolCallId: string;
+  name: string;
+  content: string;
+  isError: boolean;
+  /** Machine-readable outcome for blocked calls, e.g. PLAN_GATE_BLOCKED. */
+  code?: string;
+};
+
+/**
+ * The conversation as the worker keeps it. `user` entries are what the agent is told (its prompt,
+ * a block of inbox messages, protocol outcomes); `messages` carries the same inbox messages in
+ * structured form for models that reason over them (the scripted model does).
+ */
+export type TranscriptEntry =
+  | { role: "user"; content: string; messages?: MessageView[]; notices?: ProtocolNotice[] }
+  | { role: "assistant"; text?: string; toolCalls: ToolCall[] }
+  | { role: "tool"; results: ToolResult[] };
+
+/** Protocol outcomes the worker has verified with the server, in structured form. */
+export type ProtocolNotice =
+  | { kind: "plan_decided"; requestId: string; isApproved: boolean; feedback: string | null }
+  | { kind: "plan_required"; reason: string }
+  | {
+      kind: "tool_approval_decided";
+      requestId: string;
+      isApproved: boolean;
+      feedback: string | null;
+    }
+  | { kind: "shutdown_decided"; requestId: string; isApproved: boolean; feedback: string | null };
+
+/** One assistant step. No tool calls means the agent has nothing to do until new messages arrive. */
+export type ModelStep = { text?: string; toolCalls: ToolCall[] };
+
+export type ModelInput = {
+  system: string;
+  transcript: readonly TranscriptEntry[];
+  tools: readonly ToolSpec[];
+};
+
+export interface Model {
+  next(input: ModelInput): Promise<ModelStep>;
+}

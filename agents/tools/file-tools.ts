@@ -1,0 +1,168 @@
+import { constants } from "node:fs";
+import { mkdir, open, readdir, readFile, stat, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { z } from "zod";
+import { defineTool } from "./tool-definition";
+import { batchSchema } from "./work-state";
+import { resolveWorkspacePath } from "./workspace-path";
+
+export const MAX_WRITE_BYTES = 1024 * 1024;
+// A read lands in the model's context; past this it costs more than it can help.
+export const MAX_READ_BYTES = 256 * 1024;
+export const MAX_LIST_ENTRIES = 500;
+
+const pathSchema = z.string().min(1).max(4_096);
+
+/** Node's fs messages name absolute host paths; the model only knows its workspace-relative one. */
+function explainFsError(error: unknown, requested: string): Error {
+  const messages: Record<string, string> = {
+    ENOENT: `${requested} does not exist`,
+    EISDIR: `${requested} is a directory`,
+    ENOTDIR: `${requested}: a component of the path is not a directory`,
+    EACCES: `${requested}: permission denied`,
+  };
+  const message = messages[(error as NodeJS.ErrnoException).code ?? ""];
+  return message ? new Error(message) : (error as Error);
+}
+
+async function withFsErrors<T>(requested: string, action: () => Promise<T>): Promise<T> {
+  try {
+    return await action();
+  } catch (error) {
+    throw explainFsError(error, requested);
+  }
+}
+
+/**
+ * Reads at most `limit` bytes, so a huge file costs no more memory than a big one. Opened
+ * non-blocking because opening a FIFO for reading would otherwise wait forever for a writer.
+ */
+async function readHead(
+  file: string,
+  requested: string,
+  limit: number,
+): Promise<{ head: Buffer; size: number }> {
+  const handle = await open(file, constants.O_RDONLY | constants.O_NONBLOCK);
+  try {
+    const info = await handle.stat();
+    if (info.isDirectory()) throw new Error(`${requested} is a directory`);
+    if (!info.isFile()) throw new Error(`${requested} is not a regular file`);
+    const size = info.size;
+    const buffer = Buffer.alloc(Math.min(size, limit));
+    const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
+    return { head: buffer.subarray(0, bytesRead), size };
+  } finally {
+    await handle.close();
+  }
+}
+
+export const readFileTool = defineTool({
+  name: "read_file",
+  description: `Read a UTF-8 text file in your workspace (first ${MAX_READ_BYTES / 1024} KiB).`,
+  argsSchema: z.strictObject({ path: pathSchema.describe("path relative to the workspace") }),
+  run: async (args, context) => {
+    const file = await resolveWorkspacePath(context.workspace, args.path);
+    const { head, size } = await withFsErrors(args.path, () =>
+      readHead(file, args.path, MAX_READ_BYTES),
+    );
+    const text = head.toString("utf8");
+    return size > head.length ? `${text}\n[truncated: the file is ${size} bytes]` : text;
+  },
+});
+
+export const listFilesTool = defineTool({
+  name: "list_files",
+  description: `List one directory of your workspace (not recursive); directories end in "/".`,
+  argsSchema: z.strictObject({
+    path: pathSchema.optional().describe("directory relative to the workspace; default: the root"),
+  }),
+  run: async (args, context) => {
+    const requested = args.path ?? ".";
+    const directory = await resolveWorkspacePath(context.workspace, requested);
+    const entries = await withFsErrors(requested, () =>
+      readdir(directory, { withFileTypes: true }),
+    );
+    if (entries.length === 0) return "(empty directory)";
+    const names = entries
+      .map((entry) => (entry.isDirectory() ? `${entry.name}/` : entry.name))
+      .sort();
+    const shown = names.slice(0, MAX_LIST_ENTRIES);
+    const hidden = names.length - shown.length;
+    return hidden > 0
+      ? `${shown.join("\n")}\n[truncated: ${hidden} more entries]`
+      : shown.join("\n");
+  },
+});
+
+export const writeFileTool = defineTool({
+  name: "write_file",
+  description:
+    "Create or overwrite a file in your workspace, creating parent directories. When several " +
+    "files must change together, give each the same batch id with its index and the total.",
+  argsSchema: z.strictObject({
+    path: pathSchema.describe("path relative to the workspace"),
+    content: z
+      .string()
+      .max(MAX_WRITE_BYTES)
+      .refine((content) => Buffer.byteLength(content, "utf8") <= MAX_WRITE_BYTES, {
+        message: "content is larger than 1 MB",
+      }),
+    batch: batchSchema.optional(),
+  }),
+  run: async (args, context) => {
+    // Before touching the disk, so a contradictory batch leaves neither file nor record behind.
+    if (args.batch) context.state.assertBatchFits(args.batch);
+    const file = await resolveWorkspacePath(context.workspace, args.path);
+    await withFsErrors(args.path, async () => {
+      await mkdir(path.dirname(file), { recursive: true });
+      await writeFile(file, args.content, "utf8");
+    });
+    const bytes = Buffer.byteLength(args.content, "utf8");
+    if (!args.batch) return `wrote ${bytes} bytes to ${args.path}`;
+    context.state.recordBatchWrite(args.batch);
+    const { id, index, total } = args.batch;
+    return `wrote ${bytes} bytes to ${args.path} (batch '${id}': file ${index} of ${total})`;
+  },
+});
+
+/** Every start offset of `needle`, overlapping ones included: "aa" occurs twice in "aaa". */
+function findOccurrences(haystack: string, needle: string): number[] {
+  const offsets: number[] = [];
+  for (let at = haystack.indexOf(needle); at !== -1; at = haystack.indexOf(needle, at + 1))
+    offsets.push(at);
+  return offsets;
+}
+
+export const editFileTool = defineTool({
+  name: "edit_file",
+  description:
+    "Replace one exact piece of text in a file of your workspace. oldText must occur exactly " +
+    "once; include surrounding lines to make it unique.",
+  argsSchema: z.strictObject({
+    path: pathSchema.describe("path relative to the workspace"),
+    oldText: z.string().min(1).max(MAX_WRITE_BYTES),
+    newText: z.string().max(MAX_WRITE_BYTES),
+  }),
+  run: async (args, context) => {
+    const file = await resolveWorkspacePath(context.workspace, args.path);
+    const content = await withFsErrors(args.path, async () => {
+      if (!(await stat(file)).isFile()) throw new Error(`${args.path} is not a regular file`);
+      return readFile(file, "utf8");
+    });
+    const occurrences = findOccurrences(content, args.oldText);
+    const [offset, ...others] = occurrences;
+    if (offset === undefined || others.length > 0)
+      throw new Error(
+        `oldText occurs ${occurrences.length} times in ${args.path}; it must occur exactly once`,
+      );
+    // Slicing, not String.replace: newText is literal, "$&" and friends must not expand.
+    const edited =
+      content.slice(0, offset) + args.newText + content.slice(offset + args.oldText.length);
+    if (Buffer.byteLength(edited, "utf8") > MAX_WRITE_BYTES)
+      throw new Error(`the edited ${args.path} would be larger than 1 MB`);
+    await withFsErrors(args.path, () => writeFile(file, edited, "utf8"));
+    return `edited ${args.path}`;
+  },
+});
+
+export const FILE_TOOLS = [readFileTool, listFilesTool, writeFileTool, editFileTool];

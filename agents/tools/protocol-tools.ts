@@ -1,0 +1,113 @@
+import { z } from "zod";
+import { defineTool } from "./tool-definition";
+
+// The server validates all of these again; the limits here only spare the model a round trip.
+const idSchema = z.string().min(1).max(100);
+
+export const sendMessageTool = defineTool({
+  name: "send_message",
+  description: "Send a message to the Lead ('lead'), another agent (by name) or everyone ('*').",
+  argsSchema: z.strictObject({
+    to: z.string().min(1).max(40).describe("'lead', an agent name, or '*' for everyone"),
+    content: z.string().min(1).max(16_000),
+  }),
+  run: async (args, context) => {
+    const message = await context.client.sendMessage(args.to, args.content);
+    return `message ${message.id} sent to ${message.to}`;
+  },
+});
+
+export const submitPlanTool = defineTool({
+  name: "submit_plan",
+  description:
+    "Submit your plan for the Lead's approval. Tools that change files or run commands stay " +
+    "blocked until the Lead approves it.",
+  argsSchema: z.strictObject({
+    plan: z.string().min(1).max(50_000).describe("what you will do, step by step"),
+    summary: z.string().max(200).optional().describe("one line for the Lead's queue"),
+  }),
+  run: async (args, context) => {
+    const request = await context.client.submitRequest({
+      type: "plan_approval",
+      payload: { ...args },
+    });
+    context.onSubmitPlan(request);
+    return (
+      `plan submitted as request ${request.id} (${request.status}). ` +
+      "Wait for the Lead's decision before changing anything; it arrives as a message."
+    );
+  },
+});
+
+export const requestShutdownTool = defineTool({
+  name: "request_shutdown",
+  description: "Ask the Lead to let you stop, e.g. because your work is done.",
+  argsSchema: z.strictObject({ reason: z.string().min(1).max(2_000) }),
+  run: async (args, context) => {
+    const request = await context.client.submitRequest({
+      type: "shutdown",
+      payload: { reason: args.reason },
+    });
+    return `shutdown requested as request ${request.id} (${request.status}); wait for the answer`;
+  },
+});
+
+export const shutdownResponseTool = defineTool({
+  name: "shutdown_response",
+  description:
+    "Answer the Lead's shutdown request. Reject with feedback when stopping now would leave work " +
+    "half done.",
+  argsSchema: z.strictObject({
+    requestId: idSchema,
+    approve: z.boolean(),
+    feedback: z.string().max(10_000).optional(),
+  }),
+  run: async (args, context) => {
+    const request = await context.client.respond(args.requestId, {
+      type: "shutdown_response",
+      approve: args.approve,
+      feedback: args.feedback,
+    });
+    return `shutdown request ${request.id} is now ${request.status}`;
+  },
+});
+
+export const claimTaskTool = defineTool({
+  name: "claim_task",
+  description: "Claim an open task so that it becomes your current work.",
+  argsSchema: z.strictObject({ taskId: idSchema }),
+  run: async (args, context) => {
+    const task = await context.client.claimTask(args.taskId);
+    return `claimed task ${task.id} "${task.title}" (${task.status})`;
+  },
+});
+
+export const completeTaskTool = defineTool({
+  name: "complete_task",
+  description: "Mark your task as done.",
+  argsSchema: z.strictObject({ taskId: idSchema }),
+  run: async (args, context) => {
+    const task = await context.client.completeTask(args.taskId);
+    return `task ${task.id} "${task.title}" is ${task.status}`;
+  },
+});
+
+export const idleTool = defineTool({
+  name: "idle",
+  description: "Stop and wait until a new message arrives.",
+  argsSchema: z.strictObject({}),
+  run: async (_args, context) => {
+    context.onIdle();
+    return "waiting for messages";
+  },
+});
+
+export const PROTOCOL_TOOLS = [
+  sendMessageTool,
+  submitPlanTool,
+  requestShutdownTool,
+  shutdownResponseTool,
+  claimTaskTool,
+  completeTaskTool,
+  idleTool,
+];

@@ -1,0 +1,163 @@
+import { mkdir, mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import type { RequestView } from "../../lib/requests/views";
+import type { TaskView } from "../../lib/tasks/views";
+import type { ToolVerdict } from "../../lib/tool-calls/schema";
+import type { HandshakeClient } from "../api-client";
+import type { ToolCall } from "../models/model";
+import { dispatchToolCall } from "./dispatch";
+import type { ToolContext } from "./tool-definition";
+import { WorkState } from "./work-state";
+
+export type RecordedCall = { method: string; args: unknown[] };
+
+export function makeRequestView(overrides: Partial<RequestView> = {}): RequestView {
+  return {
+    id: "req-1",
+    type: "plan_approval",
+    status: "pending",
+    sender: "alice",
+    target: "lead",
+    agent: "alice",
+    payload: {},
+    feedback: null,
+    respondedBy: null,
+    respondedAt: null,
+    createdAt: "2025-01-01T00:00:00.000Z",
+    expiresAt: "2025-01-01T00:15:00.000Z",
+    incarnation: 1,
+    workVersion: 1,
+    taskId: null,
+    timeoutPolicy: "auto-rejects",
+    ...overrides,
+  };
+}
+
+function makeTaskView(id: string, status: string): TaskView {
+  const completedAt = status === "done" ? "2025-01-01T01:00:00.000Z" : null;
+  return {
+    id,
+    title: "Migrate the schema",
+    description: null,
+    status,
+    assignee: "alice",
+    createdAt: "2025-01-01T00:00:00.000Z",
+    completedAt,
+  };
+}
+
+/**
+ * A stand-in for HandshakeClient with only the methods the tools use. It records every call, so
+ * tests can assert the server was asked; `verdict` is what checkToolCall answers (or throws).
+ */
+export class FakeClient {
+  readonly calls: RecordedCall[] = [];
+  verdict: ToolVerdict | Error = { allowed: true };
+  /** When set, every protocol method throws it instead of answering. */
+  failure: Error | null = null;
+
+  private record(method: string, ...args: unknown[]): void {
+    this.calls.push({ method, args });
+    if (this.failure && method !== "checkToolCall") throw this.failure;
+  }
+
+  callsTo(method: string): RecordedCall[] {
+    return this.calls.filter((call) => call.method === method);
+  }
+
+  async checkToolCall(tool: string, args: Record<string, unknown>): Promise<ToolVerdict> {
+    this.record("checkToolCall", tool, args);
+    if (this.verdict instanceof Error) throw this.verdict;
+    return this.verdict;
+  }
+
+  async sendMessage(to: string, content: string) {
+    this.record("sendMessage", to, content);
+    return {
+      id: 7,
+      from: "alice",
+      to,
+      type: "message",
+      content,
+      metadata: {},
+      createdAt: "2025-01-01T00:00:00.000Z",
+    };
+  }
+
+  async submitRequest(body: { type: string; payload: Record<string, unknown> }) {
+    this.record("submitRequest", body);
+    return makeRequestView({ id: `req-${body.type}`, type: body.type, payload: body.payload });
+  }
+
+  async respond(id: string, body: { type: string; approve: boolean; feedback?: string }) {
+    this.record("respond", id, body);
+    return makeRequestView({
+      id,
+      type: "shutdown",
+      sender: "lead",
+      target: "alice",
+      status: body.approve ? "approved" : "rejected",
+    });
+  }
+
+  async claimTask(id: string) {
+    this.record("claimTask", id);
+    return makeTaskView(id, "claimed");
+  }
+
+  async completeTask(id: string) {
+    this.record("completeTask", id);
+    return makeTaskView(id, "done");
+  }
+}
+
+export type Harness = {
+  workspace: string;
+  /** A sibling folder outside the workspace, for escape attempts to aim at. */
+  outside: string;
+  client: FakeClient;
+  context: ToolContext;
+  gate: { value: string };
+  submittedPlans: RequestView[];
+  idleCount: { value: number };
+  call(name: string, args: Record<string, unknown>): ReturnType<typeof dispatchToolCall>;
+  cleanup(): Promise<void>;
+};
+
+/** A temp workspace beside an outside folder, a fake client, and an open ("approved") gate. */
+export async function createHarness(): Promise<Harness> {
+  const root = await mkdtemp(path.join(tmpdir(), "handshake-tools-"));
+  const workspace = path.join(root, "workspace");
+  const outside = path.join(root, "outside");
+  await Promise.all([mkdir(workspace), mkdir(outside)]);
+  const client = new FakeClient();
+  const gate = { value: "approved" };
+  const submittedPlans: RequestView[] = [];
+  const idleCount = { value: 0 };
+  const context: ToolContext = {
+    workspace,
+    client: client as unknown as HandshakeClient,
+    getGate: () => gate.value,
+    state: new WorkState(),
+    onSubmitPlan: (request) => submittedPlans.push(request),
+    onIdle: () => {
+      idleCount.value += 1;
+    },
+  };
+  let sequence = 0;
+  return {
+    workspace,
+    outside,
+    client,
+    context,
+    gate,
+    submittedPlans,
+    idleCount,
+    call: (name, args) => {
+      const toolCall: ToolCall = { id: `call-${++sequence}`, name, args };
+      return dispatchToolCall(toolCall, context);
+    },
+    cleanup: () => rm(root, { recursive: true, force: true }),
+  };
+}

@@ -1,0 +1,45 @@
+import { z } from "zod";
+import type { HandshakeClient } from "../api-client";
+import type { ToolSpec } from "../models/model";
+import type { RequestView } from "../../lib/requests/views";
+import type { WorkState } from "./work-state";
+
+/** What a tool may touch: its own workspace, the API as this agent, and the worker's state. */
+export type ToolContext = {
+  /** Absolute path of the agent's workspace folder. */
+  workspace: string;
+  client: HandshakeClient;
+  /** The plan gate as the worker last saw it; a raw string, so unknown values fail closed. */
+  getGate(): string;
+  state: WorkState;
+  onSubmitPlan(request: RequestView): void;
+  onIdle(): void;
+};
+
+export type ToolDefinition<Args = unknown> = {
+  spec: ToolSpec;
+  argsSchema: z.ZodType<Args>;
+  run(args: Args, context: ToolContext): Promise<string>;
+};
+
+/**
+ * Builds a tool whose model-facing JSON Schema is generated from the same zod schema that
+ * validates its arguments, so the two cannot drift apart.
+ */
+export function defineTool<Args extends Record<string, unknown>>(definition: {
+  name: string;
+  description: string;
+  argsSchema: z.ZodType<Args>;
+  run(args: Args, context: ToolContext): Promise<string>;
+}): ToolDefinition<Args> {
+  // "input" mode: fields with defaults are optional for the caller. `$schema` is dropped because
+  // model APIs want the bare object schema.
+  const { $schema: _dialect, ...inputSchema } = z.toJSONSchema(definition.argsSchema, {
+    io: "input",
+  });
+  return {
+    spec: { name: definition.name, description: definition.description, inputSchema },
+    argsSchema: definition.argsSchema,
+    run: definition.run,
+  };
+}

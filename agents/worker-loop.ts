@@ -1,0 +1,311 @@
+import { writeFile } from "node:fs/promises";
+import type { MessageView } from "../lib/messages/views";
+import { ApiError, type HandshakeClient } from "./api-client";
+import type { Model, ProtocolNotice, ToolResult, TranscriptEntry } from "./models/model";
+import { dispatchToolCall, TOOL_SPECS, type ToolContext } from "./tools/dispatch";
+import { WorkState } from "./tools/work-state";
+
+export type WorkerOptions = {
+  client: HandshakeClient;
+  model: Model;
+  workspace: string;
+  stateFile?: string | undefined;
+  heartbeatMs: number;
+  /** Longest single inbox long-poll while idle (the API caps it at 30 s). */
+  idleWaitSeconds?: number;
+};
+
+export type WorkerExit = {
+  reason: "shutdown_approved" | "stop_approved" | "incarnation_ended";
+  code: number;
+};
+
+/** Protocol message types the worker itself routes before the model sees anything. */
+const PROTOCOL_TYPES = new Set([
+  "shutdown",
+  "plan_request",
+  "plan_approval_response",
+  "tool_approval_response",
+  "shutdown_response",
+]);
+
+const MAX_TRANSCRIPT_ENTRIES = 200;
+
+/**
+ * The agent loop: inbox → protocol routing → model → gated tools → ack. Protocol messages change
+ * protocol state, so they are handled first and only after the server confirms the decision; plain
+ * messages reach the model as one block in arrival order. Messages are acknowledged only once the
+ * step that consumed them has run, so a crash in between loses nothing.
+ */
+export class Worker {
+  private readonly state = new WorkState();
+  private readonly transcript: TranscriptEntry[] = [];
+  private gate = "required";
+  private name = "";
+  private incarnation = 0;
+  private cursor = 0;
+  private isIdle = false;
+  private exit: WorkerExit | null = null;
+  private heartbeatTimer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly options: WorkerOptions) {}
+
+  async run(): Promise<WorkerExit> {
+    const me = await this.options.client.me();
+    this.name = me.name;
+    this.incarnation = me.incarnation;
+    this.gate = me.gate;
+    this.transcript.push({
+      role: "user",
+      content: [
+        `You are ${me.name}, a ${me.role} on a team supervised by a human Lead.`,
+        me.prompt ?? "Wait for instructions from the Lead.",
+        me.requirePlan
+          ? "Before changing anything, submit a plan with submit_plan and wait for approval."
+          : "",
+      ]
+        .filter(Boolean)
+        .join("\n\n"),
+    });
+    this.startHeartbeats();
+    try {
+      while (!this.exit) await this.turn();
+      return this.exit;
+    } catch (error) {
+      // A revoked token means the incarnation ended (forced stop or respawn): leave quietly.
+      if (error instanceof ApiError && error.status === 401) {
+        return { reason: "incarnation_ended", code: 0 };
+      }
+      throw error;
+    } finally {
+      clearInterval(this.heartbeatTimer);
+    }
+  }
+
+  private currentStatus(): "working" | "idle" | "waiting_approval" | "stopping" {
+    if (this.exit) return "stopping";
+    if (this.gate === "pending") return "waiting_approval";
+    return this.isIdle ? "idle" : "working";
+  }
+
+  private startHeartbeats(): void {
+    const beat = () => {
+      this.options.client.heartbeat(this.currentStatus()).catch(() => undefined);
+    };
+    beat();
+    this.heartbeatTimer = setInterval(beat, this.options.heartbeatMs);
+    this.heartbeatTimer.unref();
+  }
+
+  private async turn(): Promise<void> {
+    const inbox = await this.options.client.readInbox({
+      after: this.cursor,
+      waitSeconds: this.isIdle ? (this.options.idleWaitSeconds ?? 25) : 0,
+    });
+    const notices: ProtocolNotice[] = [];
+    const plain: MessageView[] = [];
+    let processedUpTo = this.cursor;
+    for (const message of inbox.messages) {
+      if (PROTOCOL_TYPES.has(message.type)) {
+        const notice = await this.route(message);
+        if (notice) notices.push(notice);
+      } else {
+        plain.push(message);
+      }
+      processedUpTo = message.id;
+      // Whatever arrived behind an approved shutdown stays unacknowledged for the next incarnation.
+      if (this.exit) break;
+    }
+    this.cursor = processedUpTo;
+    if (this.exit) {
+      await this.finish(processedUpTo);
+      return;
+    }
+    if (notices.length > 0 || plain.length > 0) {
+      this.isIdle = false;
+      this.remember({
+        role: "user",
+        content: describeInbox(plain, notices),
+        messages: plain,
+        notices,
+      });
+    }
+    if (this.isIdle) {
+      if (processedUpTo > 0) await this.options.client.ack(processedUpTo);
+      return;
+    }
+    await this.step();
+    if (processedUpTo > 0) await this.options.client.ack(processedUpTo);
+  }
+
+  /** One model step, its tool calls run to completion through the gated dispatcher. */
+  private async step(): Promise<void> {
+    const step = await this.options.model.next({
+      system: "You are an agent in Handshake. Mutating tools are gated by the Lead's approval.",
+      transcript: this.transcript,
+      tools: TOOL_SPECS,
+    });
+    this.remember({
+      role: "assistant",
+      ...(step.text ? { text: step.text } : {}),
+      toolCalls: step.toolCalls,
+    });
+    if (step.toolCalls.length === 0) {
+      this.isIdle = true;
+      return;
+    }
+    const results: ToolResult[] = [];
+    for (const call of step.toolCalls) {
+      const result = await dispatchToolCall(call, this.toolContext());
+      results.push(result);
+      if (result.code === "PLAN_GATE_BLOCKED") this.gate = (await this.options.client.me()).gate;
+    }
+    this.remember({ role: "tool", results });
+  }
+
+  private toolContext(): ToolContext {
+    return {
+      workspace: this.options.workspace,
+      client: this.options.client,
+      getGate: () => this.gate,
+      state: this.state,
+      onSubmitPlan: () => {
+        this.gate = "pending";
+      },
+      onIdle: () => {
+        this.isIdle = true;
+      },
+    };
+  }
+
+  /** Applies one protocol message, after confirming it with the server. */
+  private async route(message: MessageView): Promise<ProtocolNotice | null> {
+    const requestId =
+      typeof message.metadata.requestId === "string" ? message.metadata.requestId : null;
+    if (message.type === "plan_request") {
+      this.gate = (await this.options.client.me()).gate;
+      return { kind: "plan_required", reason: message.content };
+    }
+    if (!requestId) return null;
+    const request = await this.options.client.getRequest(requestId).catch(() => null);
+    // Never act on a message alone: the server's record is the decision.
+    if (!request || request.incarnation !== this.incarnation) return null;
+
+    switch (message.type) {
+      case "shutdown":
+        return this.answerShutdown(requestId, request.status);
+      case "plan_approval_response": {
+        if (request.status === "pending") return null;
+        this.gate = (await this.options.client.me()).gate;
+        return {
+          kind: "plan_decided",
+          requestId,
+          isApproved: request.status === "approved",
+          feedback: request.feedback,
+        };
+      }
+      case "tool_approval_response":
+        if (request.status === "pending") return null;
+        return {
+          kind: "tool_approval_decided",
+          requestId,
+          isApproved: request.status === "approved",
+          feedback: request.feedback,
+        };
+      case "shutdown_response": {
+        if (request.status === "pending") return null;
+        const isApproved =
+          request.status === "approved" ||
+          (request.status === "expired" && message.metadata.approve === true);
+        if (isApproved) this.exit = { reason: "stop_approved", code: 0 };
+        return { kind: "shutdown_decided", requestId, isApproved, feedback: request.feedback };
+      }
+      default:
+        return null;
+    }
+  }
+
+  /**
+   * The Lead asks us to stop. This runs between steps, so the tool call in progress has finished.
+   * Half-done multi-file work is a reason to say no; otherwise we say yes and wind down.
+   */
+  private async answerShutdown(requestId: string, status: string): Promise<ProtocolNotice | null> {
+    if (status !== "pending") return null;
+    const unfinished = this.state.describeIncompleteBatch();
+    if (unfinished) {
+      await this.options.client.respond(requestId, {
+        type: "shutdown_response",
+        approve: false,
+        feedback: unfinished,
+      });
+      return {
+        kind: "shutdown_decided",
+        requestId,
+        isApproved: false,
+        feedback: `you declined the Lead's shutdown request: ${unfinished}`,
+      };
+    }
+    await this.options.client.respond(requestId, { type: "shutdown_response", approve: true });
+    this.exit = { reason: "shutdown_approved", code: 0 };
+    return null;
+  }
+
+  private async finish(processedUpTo: number): Promise<void> {
+    await this.options.client.heartbeat("stopping").catch(() => undefined);
+    if (this.options.stateFile) {
+      const snapshot = {
+        name: this.name,
+        incarnation: this.incarnation,
+        workState: this.state.toJSON(),
+        transcript: this.transcript,
+      };
+      await writeFile(this.options.stateFile, JSON.stringify(snapshot, null, 2));
+    }
+    if (processedUpTo > 0) await this.options.client.ack(processedUpTo);
+  }
+
+  private remember(entry: TranscriptEntry): void {
+    this.transcript.push(entry);
+    // Keep the prompt and the recent past; an unbounded transcript would grow for the agent's life.
+    if (this.transcript.length > MAX_TRANSCRIPT_ENTRIES)
+      this.transcript.splice(1, this.transcript.length - MAX_TRANSCRIPT_ENTRIES);
+  }
+}
+
+function describeInbox(plain: MessageView[], notices: ProtocolNotice[]): string {
+  const lines: string[] = [];
+  for (const notice of notices) {
+    switch (notice.kind) {
+      case "plan_decided":
+        lines.push(
+          `Your plan ${notice.requestId} was ${notice.isApproved ? "approved" : "rejected"}.${notice.feedback ? ` Feedback: ${notice.feedback}` : ""}${notice.isApproved ? "" : " Revise it and submit a new plan."}`,
+        );
+        break;
+      case "plan_required":
+        lines.push(`The Lead requires a plan before you change anything: ${notice.reason}`);
+        break;
+      case "tool_approval_decided":
+        lines.push(
+          `Your risky tool call (${notice.requestId}) was ${notice.isApproved ? "approved: run it again, exactly as before" : "denied"}.${notice.feedback ? ` Feedback: ${notice.feedback}` : ""}`,
+        );
+        break;
+      case "shutdown_decided":
+        lines.push(
+          notice.isApproved
+            ? "The Lead agreed that you stop."
+            : `Shutdown: ${notice.feedback ?? "not now"}`,
+        );
+        break;
+      default: {
+        const unreachable: never = notice;
+        return unreachable;
+      }
+    }
+  }
+  if (plain.length > 0) {
+    lines.push("New messages, oldest first:");
+    for (const message of plain)
+      lines.push(`- from ${message.from} (${message.type}): ${message.content}`);
+  }
+  return lines.join("\n");
+}
