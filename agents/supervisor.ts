@@ -49,7 +49,13 @@ export class Supervisor {
     for (const agent of await this.client.listAgents()) {
       const worker = parseWorker(agent);
       if (!worker || !isRunning(agent)) continue;
-      await this.recover(agent, worker);
+      if (agent.status === "starting" && agent.lastHeartbeatAt === null) {
+        // Registered but never run (e.g. spawned while no supervisor was up): just start it.
+        const { agent: current, token } = await this.client.issueWorkerToken(agent.name);
+        this.launch(current, worker, token);
+      } else {
+        await this.recover(agent, worker);
+      }
     }
     this.pollTimer = setInterval(() => void this.poll(), this.options.pollIntervalMs ?? 300);
   }

@@ -6,7 +6,6 @@ import { createDb } from "../lib/db";
 import { agentSideProcessEnv, childProcessEnv, env } from "../lib/env";
 import { applyMigrations } from "../lib/migrations";
 import { buildIfNeeded } from "./build-if-needed";
-import { startEmbeddedPostgres, type EmbeddedDatabase } from "./embedded-postgres";
 import { loadOrCreateLocalSecrets } from "./local-secrets";
 import { rotateApiToken } from "../lib/users/api-tokens";
 
@@ -15,15 +14,19 @@ import { rotateApiToken } from "../lib/users/api-tokens";
 const dataDir = path.resolve(env.HANDSHAKE_DATA_DIR);
 const secrets = await loadOrCreateLocalSecrets(dataDir);
 
-let embedded: EmbeddedDatabase | null = null;
+let databaseHost: ChildProcess | null = null;
 let databaseUrl = env.DATABASE_URL;
 if (!databaseUrl) {
-  embedded = await startEmbeddedPostgres({
-    dataDir,
-    port: env.HANDSHAKE_EMBEDDED_PG_PORT,
-    password: secrets.postgresPassword,
+  databaseHost = spawn(process.execPath, ["--import", "tsx", "scripts/embedded-postgres-host.ts"], {
+    stdio: ["ignore", "inherit", "inherit", "ipc"],
+    detached: true,
   });
-  databaseUrl = embedded.url;
+  databaseUrl = await new Promise<string>((resolve, reject) => {
+    databaseHost?.once("message", (message: { url: string }) => resolve(message.url));
+    databaseHost?.once("exit", (code) =>
+      reject(new Error(`embedded PostgreSQL failed to start (exit ${code})`)),
+    );
+  });
   console.log(
     `[postgres] embedded PostgreSQL on 127.0.0.1:${env.HANDSHAKE_EMBEDDED_PG_PORT} (data in ${dataDir})`,
   );
@@ -57,8 +60,12 @@ async function issueSupervisorToken(url: string): Promise<string> {
 }
 
 async function stopDatabase(): Promise<void> {
-  if (embedded) await embedded.stop();
-  embedded = null;
+  const host = databaseHost;
+  databaseHost = null;
+  if (!host || host.exitCode !== null) return;
+  const exited = new Promise((resolve) => host.once("exit", resolve));
+  host.kill("SIGTERM");
+  await exited;
 }
 
 try {

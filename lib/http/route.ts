@@ -115,13 +115,23 @@ function parseWith<T>(schema: z.ZodType<T, unknown> | undefined, input: unknown,
   return parsed.data;
 }
 
+const CONNECTION_LOST =
+  /ECONNREFUSED|ECONNRESET|57P01|57P03|terminating connection|Connection terminated|connection timeout|P1001/i;
+
+/** Connection-level failures (refused, reset, the server shutting down) mean "retry", not "bug". */
+function isDatabaseUnavailable(error: unknown): boolean {
+  const candidate = error as { code?: unknown; message?: unknown } | null;
+  return CONNECTION_LOST.test(
+    `${String(candidate?.code ?? "")} ${String(candidate?.message ?? "")}`,
+  );
+}
+
 function toAppError(error: unknown): AppError {
   if (isAppError(error)) return error;
-  const code = (error as { code?: unknown } | null)?.code;
-  // Connection-level failures (refused, reset, pool timeout) are the database being away, not a
-  // bug: callers should retry.
-  if (code === "ECONNREFUSED" || code === "ECONNRESET" || code === "57P01" || code === "P1001") {
-    return new AppError("DATABASE_UNAVAILABLE", "the database is unavailable; retry shortly");
+  if (isDatabaseUnavailable(error)) {
+    return new AppError("DATABASE_UNAVAILABLE", "the database is unavailable; retry shortly", {
+      headers: { "retry-after": "1" },
+    });
   }
   console.error("[api] unexpected error", error);
   return new AppError("INTERNAL", "internal error");
