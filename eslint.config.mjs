@@ -20,6 +20,7 @@ export default defineConfig([
   globalIgnores([
     "lib/generated/**",
     ".next/**",
+    ".next-*/**",
     ".data/**",
     "test-results/**",
     "playwright-report/**",

@@ -1,7 +1,9 @@
 import type { NextConfig } from "next";
+import { env } from "./lib/env";
 
 const nextConfig: NextConfig = {
   poweredByHeader: false,
+  distDir: env.HANDSHAKE_NEXT_DIST_DIR,
   reactStrictMode: true,
   // Loaded from node_modules at run time rather than bundled: native-ish drivers and the
   // generated Prisma runtime behave best unbundled, and server.ts shares them.

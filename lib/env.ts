@@ -22,6 +22,13 @@ const envSchema = z.object({
   HANDSHAKE_DATA_DIR: z.string().min(1).default(".data"),
   HANDSHAKE_EMBEDDED_PG_PORT: z.coerce.number().int().min(1024).max(65535).default(54329),
   CHROMIUM_PATH: z.string().min(1).default("/usr/bin/chromium"),
+  /** Where `next build` writes; a second checkout of the e2e suite can run beside the first. */
+  HANDSHAKE_NEXT_DIST_DIR: z
+    .string()
+    .regex(/^\.next(-[a-z0-9-]+)?$/)
+    .default(".next"),
+  /** Port of the e2e suite's server. */
+  E2E_PORT: z.coerce.number().int().min(1024).max(65535).default(3210),
   /** Worker and supervisor: the server they call, like any external agent. */
   HANDSHAKE_URL: z.url().optional(),
   /** Worker: its own agent token (passed by the supervisor; never to the tools it runs). */

@@ -2,12 +2,11 @@ import { spawn, type ChildProcess } from "node:child_process";
 import path from "node:path";
 import { registerDemoTeam } from "../agents/demo-team";
 import { LeadClient } from "../agents/lead-client";
-import { createDb } from "../lib/db";
-import { agentSideProcessEnv, childProcessEnv, env } from "../lib/env";
+import { childProcessEnv, env } from "../lib/env";
 import { applyMigrations } from "../lib/migrations";
 import { buildIfNeeded } from "./build-if-needed";
 import { loadOrCreateLocalSecrets } from "./local-secrets";
-import { rotateApiToken } from "../lib/users/api-tokens";
+import { issueSupervisorToken, spawnSupervisor, waitForHealth } from "./product-processes";
 
 // `npm start`: the whole product on one machine. Uses DATABASE_URL when given, else boots an
 // embedded PostgreSQL under HANDSHAKE_DATA_DIR; then migrates, builds if needed and serves.
@@ -30,33 +29,6 @@ if (!databaseUrl) {
   console.log(
     `[postgres] embedded PostgreSQL on 127.0.0.1:${env.HANDSHAKE_EMBEDDED_PG_PORT} (data in ${dataDir})`,
   );
-}
-
-async function waitForHealth(serverUrl: string, serverExit: Promise<number>): Promise<void> {
-  let hasExited = false;
-  void serverExit.then(() => (hasExited = true));
-  for (;;) {
-    if (hasExited) throw new Error("the server exited during start-up (see its output above)");
-    const isUp = await fetch(`${serverUrl}/api/v1/health`)
-      .then((response) => response.ok)
-      .catch(() => false);
-    if (isUp) return;
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-}
-
-/** The supervisor acts through the API with a Lead token, renewed (and the old one revoked) per start. */
-async function issueSupervisorToken(url: string): Promise<string> {
-  const db = createDb(url);
-  try {
-    const firstLead = await db.user.findFirstOrThrow({
-      where: { role: "lead" },
-      orderBy: { createdAt: "asc" },
-    });
-    return (await rotateApiToken(db, firstLead.id, "supervisor")).token;
-  } finally {
-    await db.$disconnect();
-  }
 }
 
 async function stopDatabase(): Promise<void> {
@@ -100,18 +72,7 @@ try {
   const serverUrl = `http://127.0.0.1:${env.PORT}`;
   await waitForHealth(serverUrl, serverExit);
   const supervisorToken = await issueSupervisorToken(databaseUrl);
-  const supervisor = spawn(process.execPath, ["--import", "tsx", "agents/run-supervisor.ts"], {
-    stdio: "inherit",
-    env: agentSideProcessEnv({
-      HANDSHAKE_URL: serverUrl,
-      HANDSHAKE_SUPERVISOR_TOKEN: supervisorToken,
-      HANDSHAKE_DATA_DIR: dataDir,
-      HANDSHAKE_HEARTBEAT_MS: String(env.HANDSHAKE_HEARTBEAT_MS),
-      ANTHROPIC_MODEL: env.ANTHROPIC_MODEL,
-      ...(env.ANTHROPIC_API_KEY ? { ANTHROPIC_API_KEY: env.ANTHROPIC_API_KEY } : {}),
-      ...(env.ANTHROPIC_BASE_URL ? { ANTHROPIC_BASE_URL: env.ANTHROPIC_BASE_URL } : {}),
-    }),
-  });
+  const supervisor = spawnSupervisor({ serverUrl, supervisorToken, dataDir });
   children.push(supervisor);
   if (env.HANDSHAKE_DEMO) {
     const registered = await registerDemoTeam(new LeadClient(serverUrl, supervisorToken));

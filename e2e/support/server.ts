@@ -1,14 +1,24 @@
-import { spawn } from "node:child_process";
+import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { childProcessEnv, env } from "../../lib/env";
 import { applyMigrations } from "../../lib/migrations";
+import {
+  issueSupervisorToken,
+  spawnSupervisor,
+  waitForHealth,
+} from "../../scripts/product-processes";
 import { createScratchDatabase, dropScratchDatabase } from "../../tests/test-database";
-import { E2E_LEAD, E2E_PORT } from "./accounts";
+import { E2E_BASE_URL, E2E_LEAD, E2E_PORT } from "./accounts";
 
-// Playwright's web server: the real production server on a fresh database, dropped afterwards.
+// Playwright's web server: the real production server and the supervisor (which runs real worker
+// processes) on a fresh database and data folder, both removed afterwards.
 const adminUrl = env.DATABASE_URL ?? env.TEST_ADMIN_DATABASE_URL;
 const databaseUrl = await createScratchDatabase(adminUrl, "handshake_e2e");
 await applyMigrations(databaseUrl, { isQuiet: true });
+const dataDir = await mkdtemp(path.join(tmpdir(), "handshake-e2e-"));
 
 const server = spawn(process.execPath, ["--import", "tsx", "server.ts"], {
   stdio: "inherit",
@@ -23,23 +33,38 @@ const server = spawn(process.execPath, ["--import", "tsx", "server.ts"], {
     HANDSHAKE_ADMIN_PASSWORD: E2E_LEAD.password,
   }),
 });
+const serverExit = new Promise<number>((resolve) =>
+  server.once("exit", (code) => resolve(code ?? 1)),
+);
+let supervisor: ChildProcess | null = null;
 
 let isStopping = false;
-async function stop(): Promise<void> {
+async function stop(exitCode: number): Promise<void> {
   if (isStopping) return;
   isStopping = true;
-  if (server.exitCode === null) {
-    server.kill("SIGTERM");
-    await new Promise((resolve) => server.once("exit", resolve));
+  for (const child of [supervisor, server]) {
+    if (child && child.exitCode === null && child.signalCode === null) {
+      const exited = new Promise((resolve) => child.once("exit", resolve));
+      child.kill("SIGTERM");
+      await exited;
+    }
   }
   await dropScratchDatabase(adminUrl, databaseUrl);
-  process.exit(0);
+  await rm(dataDir, { recursive: true, force: true });
+  process.exit(exitCode);
 }
-process.on("SIGTERM", () => void stop());
-process.on("SIGINT", () => void stop());
-server.on("exit", (code) => {
+process.on("SIGTERM", () => void stop(0));
+process.on("SIGINT", () => void stop(0));
+void serverExit.then((code) => {
   if (!isStopping) {
     console.error(`e2e server exited unexpectedly (${code})`);
-    void dropScratchDatabase(adminUrl, databaseUrl).finally(() => process.exit(1));
+    void stop(1);
   }
+});
+
+await waitForHealth(E2E_BASE_URL, serverExit);
+supervisor = spawnSupervisor({
+  serverUrl: E2E_BASE_URL,
+  supervisorToken: await issueSupervisorToken(databaseUrl),
+  dataDir,
 });

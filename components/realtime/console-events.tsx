@@ -1,0 +1,96 @@
+"use client";
+
+import { useQueryClient } from "@tanstack/react-query";
+import { createContext, useContext, useEffect, useRef, useState, type ReactNode } from "react";
+import { io, type Socket } from "socket.io-client";
+import {
+  CONSOLE_NAMESPACE,
+  type ClientToServerEvents,
+  type ConsoleEvent,
+  type ServerToClientEvents,
+} from "@/lib/realtime/contract";
+import { staleKeysFor } from "./query-keys";
+
+export type ConnectionState = "connecting" | "live" | "offline";
+type Listener = (event: ConsoleEvent) => void;
+
+type ConsoleEvents = {
+  state: ConnectionState;
+  subscribe: (listener: Listener) => () => void;
+};
+
+const ConsoleEventsContext = createContext<ConsoleEvents | null>(null);
+
+/**
+ * One socket per tab. Every (re)connect resumes from the last event id this tab has seen, so
+ * events that happened while it was offline are replayed, not lost; duplicates are dropped by id.
+ * Events mostly tell the query cache what to refetch.
+ */
+export function ConsoleEventsProvider({
+  initialEventId,
+  children,
+}: {
+  initialEventId: number;
+  children: ReactNode;
+}) {
+  const queryClient = useQueryClient();
+  const [state, setState] = useState<ConnectionState>("connecting");
+  const lastId = useRef(initialEventId);
+  const listeners = useRef(new Set<Listener>());
+  const [events] = useState<ConsoleEvents>(() => ({
+    state: "connecting",
+    subscribe: (listener) => {
+      listeners.current.add(listener);
+      return () => listeners.current.delete(listener);
+    },
+  }));
+
+  useEffect(() => {
+    const socket: Socket<ServerToClientEvents, ClientToServerEvents> = io(CONSOLE_NAMESPACE, {
+      transports: ["websocket"],
+      withCredentials: true,
+    });
+    socket.on("connect", () => {
+      setState("live");
+      socket.emit("resume", { after: lastId.current });
+    });
+    socket.on("disconnect", () => setState("offline"));
+    socket.on("connect_error", () => setState("offline"));
+    socket.on("event", (event) => {
+      if (event.id <= lastId.current) return;
+      lastId.current = event.id;
+      for (const key of staleKeysFor(event.kind))
+        void queryClient.invalidateQueries({ queryKey: key });
+      for (const listener of listeners.current) listener(event);
+    });
+    return () => {
+      socket.disconnect();
+    };
+  }, [queryClient]);
+
+  return (
+    <ConsoleEventsContext.Provider value={{ ...events, state }}>
+      {children}
+    </ConsoleEventsContext.Provider>
+  );
+}
+
+function useConsoleEvents(): ConsoleEvents {
+  const context = useContext(ConsoleEventsContext);
+  if (!context) throw new Error("console events are available inside the console layout only");
+  return context;
+}
+
+export function useConnectionState(): ConnectionState {
+  return useConsoleEvents().state;
+}
+
+/** Calls `listener` for every live event (after the cache has been told). */
+export function useConsoleEvent(listener: Listener): void {
+  const { subscribe } = useConsoleEvents();
+  const latest = useRef(listener);
+  useEffect(() => {
+    latest.current = listener;
+  });
+  useEffect(() => subscribe((event) => latest.current(event)), [subscribe]);
+}

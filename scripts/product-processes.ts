@@ -1,0 +1,51 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { createDb } from "../lib/db";
+import { agentSideProcessEnv, env } from "../lib/env";
+import { rotateApiToken } from "../lib/users/api-tokens";
+
+export async function waitForHealth(serverUrl: string, serverExit: Promise<number>): Promise<void> {
+  let hasExited = false;
+  void serverExit.then(() => (hasExited = true));
+  for (;;) {
+    if (hasExited) throw new Error("the server exited during start-up (see its output above)");
+    const isUp = await fetch(`${serverUrl}/api/v1/health`)
+      .then((response) => response.ok)
+      .catch(() => false);
+    if (isUp) return;
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
+
+/** The supervisor acts through the API with a Lead token, renewed (and the old one revoked) per start. */
+export async function issueSupervisorToken(url: string): Promise<string> {
+  const db = createDb(url);
+  try {
+    const firstLead = await db.user.findFirstOrThrow({
+      where: { role: "lead" },
+      orderBy: { createdAt: "asc" },
+    });
+    return (await rotateApiToken(db, firstLead.id, "supervisor")).token;
+  } finally {
+    await db.$disconnect();
+  }
+}
+
+/** The supervisor, on the agents' side of the line: the server URL and a Lead token, no database. */
+export function spawnSupervisor(options: {
+  serverUrl: string;
+  supervisorToken: string;
+  dataDir: string;
+}): ChildProcess {
+  return spawn(process.execPath, ["--import", "tsx", "agents/run-supervisor.ts"], {
+    stdio: "inherit",
+    env: agentSideProcessEnv({
+      HANDSHAKE_URL: options.serverUrl,
+      HANDSHAKE_SUPERVISOR_TOKEN: options.supervisorToken,
+      HANDSHAKE_DATA_DIR: options.dataDir,
+      HANDSHAKE_HEARTBEAT_MS: String(env.HANDSHAKE_HEARTBEAT_MS),
+      ANTHROPIC_MODEL: env.ANTHROPIC_MODEL,
+      ...(env.ANTHROPIC_API_KEY ? { ANTHROPIC_API_KEY: env.ANTHROPIC_API_KEY } : {}),
+      ...(env.ANTHROPIC_BASE_URL ? { ANTHROPIC_BASE_URL: env.ANTHROPIC_BASE_URL } : {}),
+    }),
+  });
+}
