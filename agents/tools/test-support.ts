@@ -30,6 +30,7 @@ export function makeRequestView(overrides: Partial<RequestView> = {}): RequestVi
     workVersion: 1,
     taskId: null,
     timeoutPolicy: "auto-rejects",
+    responseType: "plan_approval_response",
     ...overrides,
   };
 }

@@ -1,31 +1,184 @@
-import type { PendingRequestSummary } from "@/lib/requests/data";
+"use client";
 
-export function InboxView({ requests }: { requests: PendingRequestSummary[] }) {
+import { useEffect, useMemo, useRef, useState } from "react";
+import { useCanAct } from "@/components/session/session-context";
+import { useNow } from "@/components/ui/use-now";
+import { NotificationsToggle } from "./notifications-toggle";
+import { RequestDetail } from "./request-detail";
+import { RequestList } from "./request-list";
+import { ShortcutsDialog } from "./shortcuts-dialog";
+import { useInbox } from "./use-inbox";
+
+function isTypingTarget(target: EventTarget | null): boolean {
   return (
-    <section aria-labelledby="inbox-heading">
-      <h1 id="inbox-heading" className="text-2xl font-semibold tracking-tight">
-        Approval inbox
-      </h1>
-      {requests.length === 0 ? (
-        <div className="mt-6 rounded-xl border border-dashed border-slate-300 bg-white p-10 text-center">
+    target instanceof HTMLElement &&
+    (target.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(target.tagName))
+  );
+}
+
+export function InboxView() {
+  const inbox = useInbox();
+  const canAct = useCanAct();
+  const now = useNow();
+  const [filter, setFilter] = useState("");
+  const [selectedId, setSelectedId] = useState<string | null>(null);
+  const [isRejecting, setIsRejecting] = useState(false);
+  const [isHelpOpen, setIsHelpOpen] = useState(false);
+  const feedbackRef = useRef<HTMLTextAreaElement>(null);
+  const filterRef = useRef<HTMLInputElement>(null);
+
+  const visible = useMemo(() => {
+    const needle = filter.trim().toLowerCase();
+    if (!needle) return inbox.items;
+    return inbox.items.filter((request) =>
+      [request.agent, request.type, JSON.stringify(request.payload)].some((text) =>
+        text.toLowerCase().includes(needle),
+      ),
+    );
+  }, [inbox.items, filter]);
+  const selected = visible.find((request) => request.id === selectedId) ?? visible[0] ?? null;
+
+  useEffect(() => {
+    document.title =
+      inbox.pendingCount > 0 ? `(${inbox.pendingCount}) Inbox · Handshake` : "Inbox · Handshake";
+  }, [inbox.pendingCount]);
+
+  function move(step: number) {
+    if (visible.length === 0) return;
+    const index = selected ? visible.indexOf(selected) : -1;
+    const next = visible[Math.min(visible.length - 1, Math.max(0, index + step))];
+    if (next) {
+      setSelectedId(next.id);
+      setIsRejecting(false);
+    }
+  }
+
+  function decide(approve: boolean, feedback: string) {
+    if (!selected || selected.status !== "pending") return;
+    inbox.decide.mutate({ id: selected.id, approve, ...(feedback ? { feedback } : {}) });
+    setIsRejecting(false);
+  }
+
+  useEffect(() => {
+    function onKey(event: KeyboardEvent) {
+      if (event.ctrlKey || event.metaKey || event.altKey || isHelpOpen) return;
+      if (isTypingTarget(event.target)) return;
+      const actions: Record<string, () => void> = {
+        j: () => move(1),
+        k: () => move(-1),
+        "/": () => filterRef.current?.focus(),
+        "?": () => setIsHelpOpen(true),
+        a: () => canAct && decide(true, feedbackRef.current?.value.trim() ?? ""),
+        r: () => {
+          if (!canAct || selected?.status !== "pending") return;
+          setIsRejecting(true);
+          feedbackRef.current?.focus();
+        },
+      };
+      const action = actions[event.key];
+      if (action) {
+        event.preventDefault();
+        action();
+      }
+    }
+    window.addEventListener("keydown", onKey);
+    return () => window.removeEventListener("keydown", onKey);
+  });
+
+  const decideError =
+    inbox.decide.error &&
+    inbox.decide.variables?.id === selected?.id &&
+    !inbox.conflicts.has(selected?.id ?? "")
+      ? inbox.decide.error.message
+      : null;
+
+  return (
+    <section aria-labelledby="inbox-heading" className="space-y-4">
+      <div className="flex flex-wrap items-center gap-3">
+        <h1 id="inbox-heading" className="text-2xl font-semibold tracking-tight">
+          Approval inbox
+        </h1>
+        <span
+          className="rounded-full bg-indigo-100 px-2 py-0.5 text-sm font-medium text-indigo-800"
+          aria-label={`${inbox.pendingCount} pending`}
+        >
+          {inbox.pendingCount}
+        </span>
+        <div className="ml-auto flex flex-wrap items-center gap-2">
+          <label htmlFor="inbox-filter" className="sr-only">
+            Filter requests
+          </label>
+          <input
+            id="inbox-filter"
+            ref={filterRef}
+            type="search"
+            value={filter}
+            onChange={(event) => setFilter(event.target.value)}
+            onKeyDown={(event) => event.key === "Escape" && event.currentTarget.blur()}
+            placeholder="Filter (press /)"
+            className="w-48 rounded-md border-0 px-3 py-1.5 text-sm shadow-sm ring-1 ring-slate-300 ring-inset focus:ring-2 focus:ring-indigo-600"
+          />
+          <NotificationsToggle />
+          <button
+            type="button"
+            onClick={() => setIsHelpOpen(true)}
+            className="rounded-md px-2 py-1 text-sm text-slate-600 hover:bg-slate-100"
+            aria-label="Keyboard shortcuts"
+          >
+            ?
+          </button>
+        </div>
+      </div>
+
+      {inbox.loadError && (
+        <p role="alert" className="rounded-md bg-rose-50 px-3 py-2 text-sm text-rose-700">
+          Could not load requests: {inbox.loadError.message}
+        </p>
+      )}
+      {!inbox.isLoading && inbox.items.length === 0 ? (
+        <div className="rounded-xl border border-dashed border-slate-300 bg-white p-10 text-center">
           <p className="text-base font-medium">No requests are waiting for you.</p>
           <p className="mt-1 text-sm text-slate-600">
-            When an agent asks to approve a plan, run a risky tool or stop, it appears here.
+            When an agent asks to approve a plan, run a risky tool or stop, it appears here. Spawn a
+            teammate from the Team page to get started.
           </p>
         </div>
       ) : (
-        <ul className="mt-6 divide-y divide-slate-200 rounded-xl bg-white shadow-sm ring-1 ring-slate-200">
-          {requests.map((request) => (
-            <li key={request.id} className="flex items-center gap-4 px-4 py-3 text-sm">
-              <span className="font-medium">{request.sender}</span>
-              <span className="text-slate-600">{request.type}</span>
-              <time className="ml-auto text-slate-500" dateTime={request.createdAt.toISOString()}>
-                {request.createdAt.toLocaleTimeString()}
-              </time>
-            </li>
-          ))}
-        </ul>
+        <div className="grid gap-4 lg:grid-cols-[minmax(0,1fr)_minmax(0,2fr)]">
+          <div className="space-y-2">
+            <RequestList
+              items={visible}
+              selectedId={selected?.id ?? null}
+              now={now}
+              onSelect={(id) => setSelectedId(id)}
+            />
+            {inbox.items.some((request) => request.status !== "pending") && (
+              <button
+                type="button"
+                onClick={inbox.dismissResolved}
+                className="text-xs text-slate-600 underline"
+              >
+                Clear decided requests
+              </button>
+            )}
+          </div>
+          {selected && (
+            <RequestDetail
+              key={selected.id}
+              ref={feedbackRef}
+              request={selected}
+              now={now}
+              canAct={canAct}
+              isDeciding={inbox.decide.isPending}
+              isConflict={inbox.conflicts.has(selected.id)}
+              isRejecting={isRejecting}
+              decideError={decideError}
+              onDecide={decide}
+            />
+          )}
+        </div>
       )}
+      {isHelpOpen && <ShortcutsDialog onClose={() => setIsHelpOpen(false)} />}
     </section>
   );
 }

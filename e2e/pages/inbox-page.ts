@@ -1,7 +1,12 @@
-import { expect, type Page } from "@playwright/test";
+import { expect, type Locator, type Page } from "@playwright/test";
 
 export class InboxPage {
   constructor(private readonly page: Page) {}
+
+  async goto(): Promise<void> {
+    await this.page.goto("/");
+    await this.expectVisible();
+  }
 
   async expectVisible(): Promise<void> {
     await expect(this.page).toHaveURL(/\/$/);
@@ -10,6 +15,41 @@ export class InboxPage {
 
   async expectEmpty(): Promise<void> {
     await expect(this.page.getByText("No requests are waiting for you.")).toBeVisible();
+  }
+
+  async expectLive(): Promise<void> {
+    await expect(this.page.getByRole("status", { name: "Connection: Live" })).toBeVisible();
+  }
+
+  requestItem(agent: string, type = "Plan"): Locator {
+    return this.page
+      .getByRole("list", { name: "Pending requests" })
+      .getByRole("button", { name: `${type} from ${agent}` });
+  }
+
+  detail(): Locator {
+    return this.page.getByRole("article");
+  }
+
+  async select(agent: string, type = "Plan"): Promise<void> {
+    await this.requestItem(agent, type).click();
+    await expect(
+      this.detail().getByRole("heading", { name: `${type} from ${agent}` }),
+    ).toBeVisible();
+  }
+
+  async approve(feedback = ""): Promise<void> {
+    if (feedback) await this.detail().getByLabel("Feedback").fill(feedback);
+    await this.detail().getByRole("button", { name: "Approve" }).click();
+  }
+
+  async reject(feedback: string): Promise<void> {
+    await this.detail().getByLabel("Feedback").fill(feedback);
+    await this.detail().getByRole("button", { name: "Reject" }).click();
+  }
+
+  async expectDecided(pattern: RegExp): Promise<void> {
+    await expect(this.detail().getByRole("status")).toContainText(pattern);
   }
 
   async signOut(): Promise<void> {

@@ -5,25 +5,6 @@ import type { Prisma } from "../generated/prisma/client";
 import type { ListRequestsQuery } from "./schema";
 import { toRequestView, type RequestView } from "./views";
 
-export type PendingRequestSummary = {
-  id: string;
-  type: string;
-  sender: string;
-  target: string;
-  createdAt: Date;
-  expiresAt: Date;
-};
-
-/** Pending requests, the one blocking longest first. */
-export async function listPendingRequests(db: Db): Promise<PendingRequestSummary[]> {
-  return db.request.findMany({
-    where: { status: "pending" },
-    orderBy: [{ createdAt: "asc" }, { id: "asc" }],
-    select: { id: true, type: true, sender: true, target: true, createdAt: true, expiresAt: true },
-    take: 200,
-  });
-}
-
 export type RequestPage = { items: RequestView[]; nextCursor: string | null };
 
 type Cursor = { createdAt: Date; id: string };

@@ -21,6 +21,8 @@ export type RequestView = {
   taskId: string | null;
   /** What happens at `expiresAt` if nobody answers, e.g. "auto-rejects". */
   timeoutPolicy: string | null;
+  /** The `type` a response to this request must carry. */
+  responseType: string | null;
 };
 
 export function directionOf(request: Pick<Request, "target">): Direction {
@@ -47,5 +49,6 @@ export function toRequestView(request: Request): RequestView {
     workVersion: request.workVersion,
     taskId: request.taskId,
     timeoutPolicy: definition ? describeTimeoutPolicy(definition.timeoutPolicy(direction)) : null,
+    responseType: definition?.responseType ?? null,
   };
 }

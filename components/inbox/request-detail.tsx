@@ -1,0 +1,186 @@
+"use client";
+
+import { useQuery } from "@tanstack/react-query";
+import { forwardRef, useState, type KeyboardEvent } from "react";
+import { queryKeys } from "@/components/realtime/query-keys";
+import { Button } from "@/components/ui/button";
+import { Markdown } from "@/components/ui/markdown";
+import { formatAge, formatClock } from "@/components/ui/use-now";
+import type { AgentDetail } from "@/lib/agents/data";
+import { apiFetch } from "@/lib/http/api-fetch";
+import type { RequestView } from "@/lib/requests/views";
+import { typeLabel } from "./request-list";
+
+type Props = {
+  request: RequestView;
+  now: number;
+  canAct: boolean;
+  isDeciding: boolean;
+  isConflict: boolean;
+  isRejecting: boolean;
+  decideError: string | null;
+  onDecide: (approve: boolean, feedback: string) => void;
+};
+
+function DecisionBanner({ request, isConflict }: { request: RequestView; isConflict: boolean }) {
+  const when = request.respondedAt ? new Date(request.respondedAt).toLocaleTimeString() : "";
+  const who =
+    request.respondedBy && request.respondedBy !== "system" ? ` by ${request.respondedBy}` : "";
+  return (
+    <div role="status" className="rounded-lg bg-slate-100 px-4 py-3 text-sm text-slate-800">
+      {isConflict && <p className="font-medium text-rose-700">Someone else decided first.</p>}
+      <p>
+        <span className="font-semibold">{request.status}</span>
+        {who} at {when}
+        {request.feedback ? ` — “${request.feedback}”` : ""}
+      </p>
+    </div>
+  );
+}
+
+function AgentContext({ name }: { name: string }) {
+  const agent = useQuery({
+    queryKey: queryKeys.agent(name),
+    queryFn: () => apiFetch<AgentDetail>(`/agents/${encodeURIComponent(name)}`),
+  });
+  if (!agent.data) return null;
+  const { status, gate, taskId, workVersion, incarnation, lastHeartbeatAt } = agent.data;
+  return (
+    <dl className="grid grid-cols-2 gap-x-4 gap-y-1 text-xs text-slate-600 sm:grid-cols-3">
+      <div>
+        <dt className="inline font-medium">Status </dt>
+        <dd className="inline">{status}</dd>
+      </div>
+      <div>
+        <dt className="inline font-medium">Gate </dt>
+        <dd className="inline">{gate}</dd>
+      </div>
+      <div>
+        <dt className="inline font-medium">Task </dt>
+        <dd className="inline">{taskId ?? "none"}</dd>
+      </div>
+      <div>
+        <dt className="inline font-medium">Work version </dt>
+        <dd className="inline">{workVersion}</dd>
+      </div>
+      <div>
+        <dt className="inline font-medium">Incarnation </dt>
+        <dd className="inline">{incarnation}</dd>
+      </div>
+      <div>
+        <dt className="inline font-medium">Heartbeat </dt>
+        <dd className="inline">
+          {lastHeartbeatAt ? `${formatAge(Date.now() - Date.parse(lastHeartbeatAt))} ago` : "never"}
+        </dd>
+      </div>
+    </dl>
+  );
+}
+
+function RequestBody({ request }: { request: RequestView }) {
+  const payload = request.payload;
+  if (request.type === "plan_approval") return <Markdown source={String(payload.plan ?? "")} />;
+  if (request.type === "tool_approval") {
+    return (
+      <div className="space-y-2 text-sm">
+        <p>
+          Tool <code className="rounded bg-slate-100 px-1 font-mono">{String(payload.tool)}</code>
+          {payload.reason ? ` — ${String(payload.reason)}` : ""}
+        </p>
+        <pre
+          aria-label="Tool arguments"
+          className="overflow-x-auto rounded-md bg-slate-900 p-3 text-xs text-slate-100"
+        >
+          {JSON.stringify(payload.args, null, 2)}
+        </pre>
+      </div>
+    );
+  }
+  return <p className="text-sm">{String(payload.reason ?? "The agent asks to stop.")}</p>;
+}
+
+export const RequestDetail = forwardRef<HTMLTextAreaElement, Props>(function RequestDetail(
+  { request, now, canAct, isDeciding, isConflict, isRejecting, decideError, onDecide },
+  feedbackRef,
+) {
+  const [feedback, setFeedback] = useState("");
+  const [hint, setHint] = useState<string | null>(null);
+  const isPending = request.status === "pending";
+
+  function reject() {
+    if (!feedback.trim()) {
+      setHint("Feedback is required to reject: tell the agent what to change.");
+      return;
+    }
+    onDecide(false, feedback.trim());
+  }
+
+  function onFeedbackKey(event: KeyboardEvent<HTMLTextAreaElement>) {
+    // After `r`, Enter sends the rejection; Ctrl/⌘+Enter always does. Shift+Enter adds a line.
+    if (
+      event.key === "Enter" &&
+      !event.shiftKey &&
+      (isRejecting || event.ctrlKey || event.metaKey)
+    ) {
+      event.preventDefault();
+      reject();
+    }
+    if (event.key === "Escape") event.currentTarget.blur();
+  }
+
+  return (
+    <article
+      aria-label={`Request ${request.id}`}
+      className="space-y-4 rounded-xl bg-white p-5 shadow-sm ring-1 ring-slate-200"
+    >
+      <header className="space-y-1">
+        <h2 className="text-lg font-semibold">
+          {typeLabel(request.type)} from {request.agent}
+        </h2>
+        <p className="text-xs text-slate-500">
+          {request.id} · waiting {formatAge(now - Date.parse(request.createdAt))}
+          {isPending &&
+            ` · ${request.timeoutPolicy ?? "expires"} in ${formatClock(Date.parse(request.expiresAt) - now)}`}
+        </p>
+        <AgentContext name={request.agent} />
+      </header>
+      <RequestBody request={request} />
+      {!isPending && <DecisionBanner request={request} isConflict={isConflict} />}
+      {isPending && canAct && (
+        <div className="space-y-3 border-t border-slate-200 pt-4">
+          <div>
+            <label htmlFor="decision-feedback" className="block text-sm font-medium text-slate-700">
+              Feedback
+            </label>
+            <textarea
+              id="decision-feedback"
+              ref={feedbackRef}
+              rows={3}
+              value={feedback}
+              onChange={(event) => {
+                setFeedback(event.target.value);
+                setHint(null);
+              }}
+              onKeyDown={onFeedbackKey}
+              placeholder="Optional to approve, required to reject"
+              className="mt-1 block w-full rounded-md border-0 px-3 py-2 text-sm shadow-sm ring-1 ring-slate-300 ring-inset focus:ring-2 focus:ring-indigo-600"
+            />
+          </div>
+          {(hint ?? decideError) && (
+            <p role="alert" className="text-sm text-rose-700">
+              {hint ?? decideError}
+            </p>
+          )}
+          <div className="flex flex-wrap gap-2">
+            <Button onClick={() => onDecide(true, feedback.trim())} disabled={isDeciding}>
+              Approve
+            </Button>
+            <Button variant="danger" onClick={reject} disabled={isDeciding}>
+              Reject
+            </Button>
+          </div>
+        </div>
+      )}
+    </article>
+  );
+});

@@ -1,0 +1,69 @@
+"use client";
+
+import { formatAge, formatClock } from "@/components/ui/use-now";
+import type { RequestView } from "@/lib/requests/views";
+
+const TYPE_LABELS: Record<string, string> = {
+  plan_approval: "Plan",
+  tool_approval: "Risky tool call",
+  shutdown: "Asks to stop",
+};
+
+export function typeLabel(type: string): string {
+  return TYPE_LABELS[type] ?? type;
+}
+
+export function RequestList({
+  items,
+  selectedId,
+  now,
+  onSelect,
+}: {
+  items: RequestView[];
+  selectedId: string | null;
+  now: number;
+  onSelect: (id: string) => void;
+}) {
+  return (
+    <ul
+      aria-label="Pending requests"
+      className="divide-y divide-slate-200 overflow-hidden rounded-xl bg-white shadow-sm ring-1 ring-slate-200"
+    >
+      {items.map((request) => {
+        const isSelected = request.id === selectedId;
+        const isPending = request.status === "pending";
+        const remaining = Date.parse(request.expiresAt) - now;
+        return (
+          <li key={request.id}>
+            <button
+              type="button"
+              onClick={() => onSelect(request.id)}
+              aria-current={isSelected ? "true" : undefined}
+              aria-label={`${typeLabel(request.type)} from ${request.agent}`}
+              className={`flex w-full flex-col gap-1 px-4 py-3 text-left text-sm focus-visible:outline-2 focus-visible:-outline-offset-2 focus-visible:outline-indigo-600 ${isSelected ? "bg-indigo-50" : "hover:bg-slate-50"} ${isPending ? "" : "opacity-70"}`}
+            >
+              <span className="flex items-center gap-2">
+                <span className="font-semibold text-slate-900">{request.agent}</span>
+                <span className="rounded bg-slate-100 px-1.5 py-0.5 text-xs text-slate-700">
+                  {typeLabel(request.type)}
+                </span>
+                <span className="ml-auto text-xs text-slate-500">
+                  waiting {formatAge(now - Date.parse(request.createdAt))}
+                </span>
+              </span>
+              {isPending ? (
+                <span
+                  className={`text-xs ${remaining < 60_000 ? "text-rose-600" : "text-slate-500"}`}
+                >
+                  {request.timeoutPolicy ?? "expires"} in {formatClock(remaining)}
+                </span>
+              ) : (
+                <span className="text-xs font-medium text-slate-600">{request.status}</span>
+              )}
+            </button>
+          </li>
+        );
+      })}
+    </ul>
+  );
+}

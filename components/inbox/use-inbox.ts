@@ -1,0 +1,85 @@
+"use client";
+
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useCallback, useMemo, useState } from "react";
+import { useConsoleEvent } from "@/components/realtime/console-events";
+import { queryKeys } from "@/components/realtime/query-keys";
+import { apiFetch, ApiRequestError } from "@/lib/http/api-fetch";
+import type { RequestView } from "@/lib/requests/views";
+
+const RESOLVING_KINDS = new Set([
+  "request.decided",
+  "request.expired",
+  "request.cancelled",
+  "request.superseded",
+]);
+
+export type Decision = { id: string; approve: boolean; feedback?: string };
+
+/**
+ * The Lead's pending requests, oldest (longest-blocked) first, plus the ones that were on screen
+ * and got resolved elsewhere: those stay in place showing who decided, instead of vanishing.
+ */
+export function useInbox() {
+  const queryClient = useQueryClient();
+  const [resolved, setResolved] = useState<ReadonlyMap<string, RequestView>>(new Map());
+  const [conflicts, setConflicts] = useState<ReadonlySet<string>>(new Set());
+
+  const pending = useQuery({
+    queryKey: queryKeys.pendingRequests,
+    queryFn: () => apiFetch<{ items: RequestView[] }>("/requests?status=pending&limit=200"),
+    select: (page) => page.items.filter((request) => request.target === "lead"),
+  });
+
+  const remember = useCallback((request: RequestView) => {
+    setResolved((current) => new Map(current).set(request.id, request));
+  }, []);
+
+  useConsoleEvent((event) => {
+    const requestId = event.data.requestId;
+    if (!RESOLVING_KINDS.has(event.kind) || typeof requestId !== "string") return;
+    const isOnScreen = pending.data?.some((request) => request.id === requestId) ?? false;
+    if (!isOnScreen) return;
+    void apiFetch<RequestView>(`/requests/${requestId}`).then(remember, () => undefined);
+  });
+
+  const decide = useMutation({
+    mutationFn: async ({ id, approve, feedback }: Decision) => {
+      const request = pending.data?.find((item) => item.id === id) ?? resolved.get(id);
+      return apiFetch<RequestView>(`/requests/${id}/responses`, {
+        body: { type: request?.responseType ?? "", approve, ...(feedback ? { feedback } : {}) },
+      });
+    },
+    onSuccess: (request) => remember(request),
+    onError: (error, { id }) => {
+      // Someone else decided first: show their decision in place, never an error page.
+      if (error instanceof ApiRequestError && error.code === "ALREADY_DECIDED") {
+        remember(error.error.request as RequestView);
+        setConflicts((current) => new Set(current).add(id));
+      }
+    },
+    onSettled: () => queryClient.invalidateQueries({ queryKey: queryKeys.requests }),
+  });
+
+  const items = useMemo(() => {
+    const byId = new Map<string, RequestView>();
+    for (const request of pending.data ?? []) byId.set(request.id, request);
+    for (const [id, request] of resolved) byId.set(id, request);
+    return [...byId.values()].sort(
+      (a, b) => a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id),
+    );
+  }, [pending.data, resolved]);
+
+  const pendingCount = items.filter((request) => request.status === "pending").length;
+  const dismissResolved = useCallback(() => setResolved(new Map()), []);
+
+  return {
+    items,
+    pendingCount,
+    isLoading: pending.isLoading,
+    loadError: pending.error,
+    decide,
+    conflicts,
+    dismissResolved,
+  };
+}

@@ -1,0 +1,165 @@
+import { expect, test } from "@playwright/test";
+import { createHuman, humanApi, registerApiAgent, submitPlan } from "./support/api";
+import { signedInPage } from "./support/sign-in";
+
+test("a request from the agent API appears without reload, is approved with feedback, and opens the agent's gate", async ({
+  browser,
+}) => {
+  const { page, inbox } = await signedInPage(browser);
+  const lead = await humanApi();
+  const agent = await registerApiAgent(lead);
+
+  await submitPlan(agent.api, "## Plan\n1. Add **tests** for the parser\n2. Fix the bug");
+  await expect(inbox.requestItem(agent.name)).toBeVisible();
+  await inbox.select(agent.name);
+  await expect(inbox.detail().getByRole("strong")).toHaveText("tests");
+  await expect(inbox.detail()).toContainText(/auto-rejects in \d+:\d\d/);
+  await expect(page).toHaveTitle(/^\(\d+\) Inbox/);
+
+  await inbox.approve("looks good, keep it small");
+  await inbox.expectDecided(/approved by lead@e2e\.test .*looks good, keep it small/);
+  const me = await (await agent.api.get("/api/v1/me")).json();
+  expect(me).toMatchObject({ gate: "approved" });
+});
+
+test("rejecting requires feedback, and the feedback reaches the agent", async ({ browser }) => {
+  const { inbox } = await signedInPage(browser);
+  const agent = await registerApiAgent(await humanApi());
+  const requestId = await submitPlan(agent.api, "delete everything and start over");
+  await inbox.select(agent.name);
+
+  await inbox.detail().getByRole("button", { name: "Reject" }).click();
+  await expect(inbox.detail().getByRole("alert")).toHaveText(/Feedback is required to reject/);
+  await inbox.reject("too risky: keep the history");
+  await inbox.expectDecided(/rejected by lead@e2e\.test/);
+
+  const messages = (await (await agent.api.get("/api/v1/inbox")).json()).messages as {
+    type: string;
+    content: string;
+    metadata: { requestId: string };
+  }[];
+  expect(messages).toContainEqual(
+    expect.objectContaining({
+      type: "plan_approval_response",
+      content: "too risky: keep the history",
+      metadata: expect.objectContaining({ requestId }),
+    }),
+  );
+});
+
+test("two Leads: a decision updates the other's view in place, and a stale click is refused with the winner shown", async ({
+  browser,
+}) => {
+  const lead = await humanApi();
+  const second = await createHuman(lead, "lead");
+  const first = await signedInPage(browser);
+  const other = await signedInPage(browser, second);
+
+  const agent = await registerApiAgent(lead);
+  await submitPlan(agent.api, "plan for two leads");
+  await first.inbox.select(agent.name);
+  await other.inbox.select(agent.name);
+  await first.inbox.approve("first!");
+  await other.inbox.expectDecided(/approved by lead@e2e\.test/);
+  await expect(other.inbox.detail().getByRole("button", { name: "Approve" })).toHaveCount(0);
+
+  // A console whose live updates are cut off still shows the request as pending; its click must lose.
+  const racer = await registerApiAgent(lead);
+  await submitPlan(racer.api, "plan decided while the other console is not listening");
+  const stale = await signedInPage(browser, second, {
+    isLive: false,
+    prepare: (page) => page.routeWebSocket(/socket\.io/, (socket) => socket.close()),
+  });
+  await stale.inbox.select(racer.name);
+  await first.inbox.select(racer.name);
+  await first.inbox.approve("I was faster");
+  await first.inbox.expectDecided(/approved/);
+  await stale.inbox.approve();
+  await expect(stale.inbox.detail().getByRole("status")).toContainText(
+    "Someone else decided first.",
+  );
+  await stale.inbox.expectDecided(/approved by lead@e2e\.test .*I was faster/);
+});
+
+test("keyboard only: j and k move, a approves, r focuses feedback and Enter rejects", async ({
+  browser,
+}) => {
+  const { page, inbox } = await signedInPage(browser);
+  const lead = await humanApi();
+  const first = await registerApiAgent(lead);
+  const second = await registerApiAgent(lead);
+  await submitPlan(first.api, "first plan");
+  await submitPlan(second.api, "second plan");
+  await expect(inbox.requestItem(second.name)).toBeVisible();
+
+  await page.getByRole("list", { name: "Pending requests" }).getByRole("button").first().focus();
+  await page.keyboard.press("Escape");
+  await page.locator("body").focus();
+  // Walk to the first agent's request, then approve it.
+  for (let i = 0; i < 20; i++) {
+    const heading = await inbox.detail().getByRole("heading").first().textContent();
+    if (heading?.includes(first.name)) break;
+    await page.keyboard.press("j");
+  }
+  await expect(
+    inbox.detail().getByRole("heading", { name: `Plan from ${first.name}` }),
+  ).toBeVisible();
+  await page.keyboard.press("a");
+  await inbox.expectDecided(/approved by/);
+  expect((await (await first.api.get("/api/v1/me")).json()).gate).toBe("approved");
+
+  await page.keyboard.press("j");
+  await expect(
+    inbox.detail().getByRole("heading", { name: `Plan from ${second.name}` }),
+  ).toBeVisible();
+  await page.keyboard.press("r");
+  await expect(inbox.detail().getByLabel("Feedback")).toBeFocused();
+  await page.keyboard.type("split it in two");
+  await page.keyboard.press("Enter");
+  await inbox.expectDecided(/rejected by .*split it in two/);
+  expect((await (await second.api.get("/api/v1/me")).json()).gate).toBe("rejected");
+
+  await page.keyboard.press("?");
+  await expect(page.getByRole("dialog", { name: "Keyboard shortcuts" })).toBeVisible();
+  await page.keyboard.press("Escape");
+  await expect(page.getByRole("dialog")).toHaveCount(0);
+});
+
+test("after the socket drops, requests created meanwhile appear when it reconnects", async ({
+  browser,
+}) => {
+  const { page, inbox } = await signedInPage(browser);
+  const lead = await humanApi();
+  const agents = [await registerApiAgent(lead), await registerApiAgent(lead)];
+
+  await page.context().setOffline(true);
+  await expect(page.getByRole("status", { name: /Connection: Offline/ })).toBeVisible({
+    timeout: 30_000,
+  });
+  for (const agent of agents)
+    await submitPlan(agent.api, `plan while the console was offline (${agent.name})`);
+  await page.context().setOffline(false);
+
+  await inbox.expectLive();
+  for (const agent of agents) await expect(inbox.requestItem(agent.name)).toBeVisible();
+  await page.screenshot({ path: "test-results/screenshots/inbox.png" });
+});
+
+test("a viewer sees requests but no decision buttons, and the API refuses a forced decision", async ({
+  browser,
+}) => {
+  const lead = await humanApi();
+  const viewerCredentials = await createHuman(lead, "viewer");
+  const agent = await registerApiAgent(lead);
+  const requestId = await submitPlan(agent.api, "a plan the viewer can read");
+  const { inbox } = await signedInPage(browser, viewerCredentials);
+  await inbox.select(agent.name);
+  await expect(inbox.detail()).toContainText("a plan the viewer can read");
+  await expect(inbox.detail().getByRole("button", { name: /Approve|Reject/ })).toHaveCount(0);
+
+  const viewer = await humanApi(viewerCredentials);
+  const forced = await viewer.post(`/api/v1/requests/${requestId}/responses`, {
+    data: { type: "plan_approval_response", approve: true },
+  });
+  expect(forced.status()).toBe(403);
+});

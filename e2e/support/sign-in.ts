@@ -1,0 +1,22 @@
+import type { Browser, Page } from "@playwright/test";
+import { InboxPage } from "../pages/inbox-page";
+import { SignInPage } from "../pages/sign-in-page";
+import { E2E_LEAD } from "./accounts";
+
+/** A fresh browser context signed in through the real sign-in page, on the inbox. */
+export async function signedInPage(
+  browser: Browser,
+  credentials = E2E_LEAD,
+  options: { isLive?: boolean; prepare?: (page: Page) => Promise<void> } = {},
+): Promise<{ page: Page; inbox: InboxPage }> {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  await options.prepare?.(page);
+  const signIn = new SignInPage(page);
+  await signIn.goto();
+  await signIn.signIn(credentials.email, credentials.password);
+  const inbox = new InboxPage(page);
+  await inbox.expectVisible();
+  if (options.isLive ?? true) await inbox.expectLive();
+  return { page, inbox };
+}
