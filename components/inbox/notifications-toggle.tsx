@@ -1,15 +1,21 @@
 "use client";
 
-import { useEffect, useState } from "react";
+import { useState, useSyncExternalStore } from "react";
 import { useConsoleEvent } from "@/components/realtime/console-events";
 import { Button } from "@/components/ui/button";
 
+const subscribeToNothing = () => () => undefined;
+
 /** Opt-in desktop notifications for new requests, shown only while the tab is in the background. */
 export function NotificationsToggle() {
-  const [permission, setPermission] = useState<NotificationPermission | "unsupported">("default");
-  useEffect(() => {
-    setPermission(typeof Notification === "undefined" ? "unsupported" : Notification.permission);
-  }, []);
+  // The server has no Notification API; the browser's answer is read after hydration.
+  const browserPermission = useSyncExternalStore(
+    subscribeToNothing,
+    () => (typeof Notification === "undefined" ? "unsupported" : Notification.permission),
+    () => "unsupported" as const,
+  );
+  const [answered, setPermission] = useState<NotificationPermission | null>(null);
+  const permission = answered ?? browserPermission;
 
   useConsoleEvent((event) => {
     if (event.kind !== "request.created" || event.data.target !== "lead") return;

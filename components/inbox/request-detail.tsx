@@ -38,7 +38,7 @@ function DecisionBanner({ request, isConflict }: { request: RequestView; isConfl
   );
 }
 
-function AgentContext({ name }: { name: string }) {
+function AgentContext({ name, now }: { name: string; now: number }) {
   const agent = useQuery({
     queryKey: queryKeys.agent(name),
     queryFn: () => apiFetch<AgentDetail>(`/agents/${encodeURIComponent(name)}`),
@@ -70,7 +70,7 @@ function AgentContext({ name }: { name: string }) {
       <div>
         <dt className="inline font-medium">Heartbeat </dt>
         <dd className="inline">
-          {lastHeartbeatAt ? `${formatAge(Date.now() - Date.parse(lastHeartbeatAt))} ago` : "never"}
+          {lastHeartbeatAt ? `${formatAge(now - Date.parse(lastHeartbeatAt))} ago` : "never"}
         </dd>
       </div>
     </dl>
@@ -142,7 +142,7 @@ export const RequestDetail = forwardRef<HTMLTextAreaElement, Props>(function Req
           {isPending &&
             ` · ${request.timeoutPolicy ?? "expires"} in ${formatClock(Date.parse(request.expiresAt) - now)}`}
         </p>
-        <AgentContext name={request.agent} />
+        <AgentContext name={request.agent} now={now} />
       </header>
       <RequestBody request={request} />
       {!isPending && <DecisionBanner request={request} isConflict={isConflict} />}
