@@ -1,15 +1,7 @@
-/** A refusal from the API, with its typed code (see lib/errors.ts). */
-export class ApiError extends Error {
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    message: string,
-    readonly body: Record<string, unknown>,
-  ) {
-    super(message);
-    this.name = "ApiError";
-  }
-}
+import { ApiRequestError } from "../lib/http/api-fetch";
+
+/** A refusal from the API, with its typed code: the same error class the console uses. */
+export { ApiRequestError as ApiError };
 
 const RETRYABLE_NETWORK_CODES = new Set([
   "ECONNREFUSED",
@@ -57,12 +49,12 @@ export class HttpTransport {
       const text = await response.text();
       const json = (text ? JSON.parse(text) : {}) as Record<string, unknown>;
       if (!response.ok) {
-        const error = (json.error ?? {}) as { code?: string; message?: string };
-        throw new ApiError(
+        const error = (json.error ?? {}) as Record<string, unknown>;
+        throw new ApiRequestError(
           response.status,
-          error.code ?? "UNKNOWN",
-          error.message ?? response.statusText,
-          json,
+          String(error.code ?? "UNKNOWN"),
+          String(error.message ?? response.statusText),
+          error,
         );
       }
       return json as T;

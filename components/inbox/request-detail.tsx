@@ -45,34 +45,25 @@ function AgentContext({ name, now }: { name: string; now: number }) {
   });
   if (!agent.data) return null;
   const { status, gate, taskId, workVersion, incarnation, lastHeartbeatAt } = agent.data;
+  const facts: [string, string][] = [
+    ["Status", status],
+    ["Gate", gate],
+    ["Task", taskId ?? "none"],
+    ["Work version", String(workVersion)],
+    ["Incarnation", String(incarnation)],
+    [
+      "Heartbeat",
+      lastHeartbeatAt ? `${formatAge(now - Date.parse(lastHeartbeatAt))} ago` : "never",
+    ],
+  ];
   return (
     <dl className="grid grid-cols-2 gap-x-4 gap-y-1 text-xs text-slate-600 sm:grid-cols-3">
-      <div>
-        <dt className="inline font-medium">Status </dt>
-        <dd className="inline">{status}</dd>
-      </div>
-      <div>
-        <dt className="inline font-medium">Gate </dt>
-        <dd className="inline">{gate}</dd>
-      </div>
-      <div>
-        <dt className="inline font-medium">Task </dt>
-        <dd className="inline">{taskId ?? "none"}</dd>
-      </div>
-      <div>
-        <dt className="inline font-medium">Work version </dt>
-        <dd className="inline">{workVersion}</dd>
-      </div>
-      <div>
-        <dt className="inline font-medium">Incarnation </dt>
-        <dd className="inline">{incarnation}</dd>
-      </div>
-      <div>
-        <dt className="inline font-medium">Heartbeat </dt>
-        <dd className="inline">
-          {lastHeartbeatAt ? `${formatAge(now - Date.parse(lastHeartbeatAt))} ago` : "never"}
-        </dd>
-      </div>
+      {facts.map(([label, value]) => (
+        <div key={label}>
+          <dt className="inline font-medium">{label} </dt>
+          <dd className="inline">{value}</dd>
+        </div>
+      ))}
     </dl>
   );
 }

@@ -93,28 +93,43 @@ export async function claimTask(
   });
 }
 
-function assertHolds(
-  agent: Agent,
-  task: { id: string; status: string; assigneeId: string | null },
-): void {
-  if (task.status !== "claimed" || task.assigneeId !== agent.id) {
-    throw new AppError("TASK_NOT_AVAILABLE", `task ${task.id} is not claimed by '${agent.name}'`);
-  }
+/**
+ * Ends the agent's hold on a task it has claimed (released back to `open`, or `done`), and moves
+ * its work on. `beforeFinish` runs under the agent's lock, for checks that must hold at that moment.
+ */
+async function finishHeldTask(
+  db: PrismaClient,
+  actor: AgentActor,
+  taskId: string,
+  outcome: { status: "open" | "done"; beforeFinish?: (agent: Agent) => void },
+): Promise<TaskView> {
+  return db.$transaction(async (tx) => {
+    const agent = await lockAgent(tx, actor.agentId);
+    outcome.beforeFinish?.(agent);
+    const task = await lockTask(tx, taskId);
+    if (task.status !== "claimed" || task.assigneeId !== agent.id) {
+      throw new AppError("TASK_NOT_AVAILABLE", `task ${task.id} is not claimed by '${agent.name}'`);
+    }
+    const isDone = outcome.status === "done";
+    const finished = await setTask(
+      tx,
+      taskId,
+      isDone
+        ? { status: "done", assigneeId: agent.id, completedAt: new Date() }
+        : { status: "open", assigneeId: null },
+      agent.name,
+    );
+    await switchWork(tx, agent, null);
+    return finished;
+  });
 }
 
-export async function releaseTask(
+export function releaseTask(
   db: PrismaClient,
   actor: AgentActor,
   taskId: string,
 ): Promise<TaskView> {
-  return db.$transaction(async (tx) => {
-    const agent = await lockAgent(tx, actor.agentId);
-    const task = await lockTask(tx, taskId);
-    assertHolds(agent, task);
-    const released = await setTask(tx, taskId, { status: "open", assigneeId: null }, agent.name);
-    await switchWork(tx, agent, null);
-    return released;
-  });
+  return finishHeldTask(db, actor, taskId, { status: "open" });
 }
 
 /** Completing a task changes the world, so it passes the plan gate like any mutating tool. */
@@ -130,20 +145,12 @@ export async function completeTask(
       verdict.reason ?? "complete_task is blocked by the plan gate",
     );
   }
-  return db.$transaction(async (tx) => {
-    const agent = await lockAgent(tx, actor.agentId);
+  return finishHeldTask(db, actor, taskId, {
+    status: "done",
     // The gate may have closed since the attempt was recorded (a require-plan in between).
-    const recheck = decideGate(agent.gate, "complete_task");
-    if (!recheck.allowed) throw new AppError("PLAN_GATE_BLOCKED", recheck.reason);
-    const task = await lockTask(tx, taskId);
-    assertHolds(agent, task);
-    const done = await setTask(
-      tx,
-      taskId,
-      { status: "done", assigneeId: agent.id, completedAt: new Date() },
-      agent.name,
-    );
-    await switchWork(tx, agent, null);
-    return done;
+    beforeFinish: (agent) => {
+      const recheck = decideGate(agent.gate, "complete_task");
+      if (!recheck.allowed) throw new AppError("PLAN_GATE_BLOCKED", recheck.reason);
+    },
   });
 }

@@ -30,18 +30,24 @@ beforeAll(async () => {
   });
   sweeper = startSweeper(getDb(), { intervalMs: 200 });
   dataDir = await mkdtemp(path.join(tmpdir(), "handshake-workers-"));
+  supervisor = await startSupervisor("supervisor");
+}, 60_000);
+
+/** A supervisor with its own Lead API token, following the test server's event log. */
+async function startSupervisor(tokenName: string): Promise<Supervisor> {
   const { email } = await lead();
   const user = await getDb().user.findUniqueOrThrow({ where: { email } });
-  const { token } = await createApiToken(getDb(), user.id, "supervisor");
-  supervisor = new Supervisor({
+  const { token } = await createApiToken(getDb(), user.id, tokenName);
+  const started = new Supervisor({
     serverUrl: apiServer.url,
     leadToken: token,
     dataDir,
     heartbeatMs: 500,
     pollIntervalMs: 100,
   });
-  await supervisor.start();
-}, 60_000);
+  await started.start();
+  return started;
+}
 
 afterAll(async () => {
   await supervisor.stop();
@@ -253,17 +259,7 @@ describe("worker processes under the supervisor", () => {
     const name = await spawnScripted("write-after-approval", { requirePlan: true });
     const plan = await pendingRequest(name, "plan_approval");
     await supervisor.stop();
-    const { email } = await lead();
-    const user = await getDb().user.findUniqueOrThrow({ where: { email } });
-    const { token } = await createApiToken(getDb(), user.id, "supervisor-2");
-    supervisor = new Supervisor({
-      serverUrl: apiServer.url,
-      leadToken: token,
-      dataDir,
-      heartbeatMs: 500,
-      pollIntervalMs: 100,
-    });
-    await supervisor.start();
+    supervisor = await startSupervisor("supervisor-2");
 
     expect((await agentRow(name)).incarnation).toBe(2);
     expect((await getDb().request.findUniqueOrThrow({ where: { id: plan.id } })).status).toBe(

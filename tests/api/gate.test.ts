@@ -108,4 +108,29 @@ describe("POST /api/v1/tool-calls", () => {
       expect.objectContaining({ id: task.json.id, status: "claimed" }),
     );
   });
+
+  it("complete_task with the gate open finishes the task and moves the work on; release gives it back", async () => {
+    const { headers } = await lead();
+    const agent = await registerAgent();
+    const done = String((await api.createTask(headers, { title: "finish me" })).json.id);
+    const giveBack = String((await api.createTask(headers, { title: "give me back" })).json.id);
+    await api.claimTask(agent.headers, done);
+    const before = (await api.me(agent.headers)).json;
+    const completed = await api.completeTask(agent.headers, done);
+    expect(completed.json).toMatchObject({ id: done, status: "done", assignee: agent.name });
+    expect((await api.me(agent.headers)).json).toMatchObject({
+      taskId: null,
+      workVersion: Number(before.workVersion) + 1,
+    });
+    expect((await api.completeTask(agent.headers, done)).json.error?.code).toBe(
+      "TASK_NOT_AVAILABLE",
+    );
+
+    await api.claimTask(agent.headers, giveBack);
+    const released = await api.releaseTask(agent.headers, giveBack);
+    expect(released.json).toMatchObject({ id: giveBack, status: "open", assignee: null });
+    expect((await api.releaseTask(agent.headers, giveBack)).json.error?.code).toBe(
+      "TASK_NOT_AVAILABLE",
+    );
+  });
 });

@@ -1,28 +1,21 @@
-import { createServer, type Server as HttpServer } from "node:http";
-import type { AddressInfo } from "node:net";
-import { Server } from "socket.io";
+import { startConsoleServer } from "../support/console-server";
 import { io as connect, type Socket } from "socket.io-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { signedInHuman } from "../route-client";
 import { getDb } from "../../lib/db";
-import { attachConsoleNamespace, type ConsoleServer } from "../../lib/realtime/console-namespace";
+import type { ConsoleServer } from "../../lib/realtime/console-namespace";
 import type {
   ClientToServerEvents,
   ConsoleEvent,
   ServerToClientEvents,
 } from "../../lib/realtime/contract";
 
-let httpServer: HttpServer;
 let io: ConsoleServer;
 let baseUrl: string;
 const sockets: Socket[] = [];
 
 beforeAll(async () => {
-  httpServer = createServer();
-  io = new Server(httpServer);
-  attachConsoleNamespace(io, getDb());
-  await new Promise<void>((resolve) => httpServer.listen(0, "127.0.0.1", resolve));
-  baseUrl = `http://127.0.0.1:${(httpServer.address() as AddressInfo).port}`;
+  ({ io, baseUrl } = await startConsoleServer());
 });
 
 afterAll(async () => {

@@ -1,18 +1,12 @@
+import { startConsoleServer } from "../support/console-server";
 import { randomBytes } from "node:crypto";
-import { createServer, type Server as HttpServer } from "node:http";
-import type { AddressInfo } from "node:net";
-import { Server } from "socket.io";
 import { io as connect, type Socket } from "socket.io-client";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { signedInHuman } from "../route-client";
 import { getDb } from "../../lib/db";
 import { requireDatabaseUrl } from "../../lib/env";
 import { appendEvent } from "../../lib/events/mutations";
-import {
-  attachConsoleNamespace,
-  broadcastHubEvents,
-  type ConsoleServer,
-} from "../../lib/realtime/console-namespace";
+import { broadcastHubEvents, type ConsoleServer } from "../../lib/realtime/console-namespace";
 import type {
   ClientToServerEvents,
   ConsoleEvent,
@@ -32,17 +26,12 @@ const FAST = { pollIntervalMs: 200, healthCheckIntervalMs: 200, reconnectDelayMs
 
 const bridges: EventBridge[] = [];
 const sockets: ConsoleClient[] = [];
-let httpServer: HttpServer;
 let io: ConsoleServer;
 let baseUrl: string;
 let unsubscribeBroadcast: (() => void) | undefined;
 
 beforeAll(async () => {
-  httpServer = createServer();
-  io = new Server(httpServer);
-  attachConsoleNamespace(io, getDb());
-  await new Promise<void>((resolve) => httpServer.listen(0, "127.0.0.1", resolve));
-  baseUrl = `http://127.0.0.1:${(httpServer.address() as AddressInfo).port}`;
+  ({ io, baseUrl } = await startConsoleServer());
 });
 
 afterEach(async () => {
