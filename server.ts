@@ -1,6 +1,7 @@
 import { createServer } from "node:http";
 import next from "next";
 import { Server } from "socket.io";
+import { CLIENT_IP_HEADER } from "./lib/auth/sign-in-limit";
 import { getDb } from "./lib/db";
 import { env, requireDatabaseUrl } from "./lib/env";
 import {
@@ -31,6 +32,8 @@ async function main(): Promise<void> {
   const sweeper = startSweeper(db);
 
   const httpServer = createServer((req, res) => {
+    // The client's address for sign-in rate limiting comes from the socket, never from the client.
+    req.headers[CLIENT_IP_HEADER] = req.socket.remoteAddress ?? "unknown";
     void handle(req, res);
   });
   // Next installs its own upgrade listener (dev HMR); socket.io must leave other upgrades alone.

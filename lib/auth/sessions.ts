@@ -1,7 +1,14 @@
 import { APIError } from "better-auth/api";
+import type { Db } from "../db";
 import { AppError } from "../errors";
 import { getAuth } from "./auth";
 import type { LoginInput } from "./schema";
+import {
+  assertSignInAllowed,
+  clearSignInFailures,
+  clientIpOf,
+  recordSignInFailure,
+} from "./sign-in-limit";
 
 export type SignedIn = {
   user: { id: string; email: string; name: string; role: string };
@@ -9,7 +16,13 @@ export type SignedIn = {
   headers: Headers;
 };
 
-export async function signIn(input: LoginInput, requestHeaders: Headers): Promise<SignedIn> {
+export async function signIn(
+  db: Db,
+  input: LoginInput,
+  requestHeaders: Headers,
+): Promise<SignedIn> {
+  const clientIp = clientIpOf(requestHeaders);
+  await assertSignInAllowed(db, input.email, clientIp);
   try {
     const { headers, response } = await getAuth().api.signInEmail({
       body: { email: input.email, password: input.password },
@@ -17,12 +30,14 @@ export async function signIn(input: LoginInput, requestHeaders: Headers): Promis
       returnHeaders: true,
     });
     const user = response.user as typeof response.user & { role?: string };
+    await clearSignInFailures(db, input.email);
     return {
       user: { id: user.id, email: user.email, name: user.name, role: user.role ?? "viewer" },
       headers,
     };
   } catch (error) {
     if (error instanceof APIError && error.statusCode === 401) {
+      await recordSignInFailure(db, input.email, clientIp);
       throw new AppError("INVALID_CREDENTIALS", "email or password is incorrect");
     }
     throw error;
