@@ -105,8 +105,32 @@ function refuseCrossSite(request: Request, actor: Actor | null): void {
   }
 }
 
+/** PostgreSQL text and jsonb cannot hold U+0000; refuse it at the door rather than fail inside. */
+function findNulPath(value: unknown, path: string): string | null {
+  if (typeof value === "string") return value.includes("\u0000") ? path : null;
+  if (Array.isArray(value)) {
+    for (const [index, item] of value.entries()) {
+      const found = findNulPath(item, `${path}[${index}]`);
+      if (found) return found;
+    }
+  } else if (value !== null && typeof value === "object") {
+    for (const [key, item] of Object.entries(value)) {
+      const found = findNulPath(key, path) ?? findNulPath(item, path ? `${path}.${key}` : key);
+      if (found) return found;
+    }
+  }
+  return null;
+}
+
 function parseWith<T>(schema: z.ZodType<T, unknown> | undefined, input: unknown, what: string): T {
   if (!schema) return undefined as T;
+  const nulAt = findNulPath(input, "");
+  if (nulAt !== null) {
+    throw new AppError(
+      "INVALID_INPUT",
+      `${what}${nulAt ? `.${nulAt}` : ""}: NUL characters are not allowed`,
+    );
+  }
   const parsed = schema.safeParse(input);
   if (!parsed.success) {
     const error = invalidInput(parsed.error);

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { queryInteger } from "../http/query";
 import { agentNameSchema } from "../agents/schema";
 import { PROTOCOL_RESPONSE_TYPES, PROTOCOL_TYPES } from "../protocol/registry";
 
@@ -19,12 +20,12 @@ export const sendMessageSchema = z.strictObject({
 });
 export type SendMessageInput = z.infer<typeof sendMessageSchema>;
 
-const cursorSchema = z.coerce.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
+const cursorSchema = queryInteger({ min: 0, max: Number.MAX_SAFE_INTEGER });
 
 export const inboxQuerySchema = z.strictObject({
   after: cursorSchema.optional(),
-  wait: z.coerce.number().min(0).max(30).default(0),
-  limit: z.coerce.number().int().min(1).max(500).default(100),
+  wait: queryInteger({ min: 0, max: 30 }).default(0),
+  limit: queryInteger({ min: 1, max: 500 }).default(100),
 });
 export type InboxQuery = z.infer<typeof inboxQuerySchema>;
 

@@ -66,13 +66,38 @@ describe("/console namespace", () => {
     expect(lastId).toBeGreaterThanOrEqual(Number(missed.at(-1)?.id));
   });
 
-  it("answers a malformed resume with a typed error and stays connected", async () => {
+  it.each([
+    ["an SQL-looking cursor", { after: "'; DROP TABLE events; --" }],
+    ["a negative cursor", { after: -1 }],
+    ["a fractional cursor", { after: 1.5 }],
+    ["a cursor past 2^53", { after: 2 ** 60 }],
+    ["an extra field", { after: 0, all: true }],
+    ["a missing cursor", {}],
+    ["null", null],
+    ["a bare number", 5],
+    ["an array", [0]],
+    ["a huge string", "x".repeat(100_000)],
+  ])("answers a resume with %s by a typed error and stays connected", async (_what, payload) => {
     const lead = await signedInHuman("lead");
     const socket = openConsole(lead.headers);
     await new Promise<void>((resolve) => socket.on("connect", resolve));
     const error = new Promise<{ code: string }>((resolve) => socket.on("error", resolve));
-    socket.emit("resume", { after: "'; DROP TABLE events; --" } as never);
+    socket.emit("resume", payload as never);
     expect(await error).toMatchObject({ code: "INVALID_INPUT" });
+    expect(socket.connected).toBe(true);
+  });
+
+  it("ignores events a client is not allowed to send, and keeps serving it", async () => {
+    const lead = await signedInHuman("lead");
+    const socket = openConsole(lead.headers);
+    await new Promise<void>((resolve) => socket.on("connect", resolve));
+    (socket as unknown as { emit: (name: string, payload: unknown) => void }).emit("event", {
+      id: 1,
+      kind: "request.decided",
+    });
+    const resumed = new Promise((resolve) => socket.on("resumed", resolve));
+    socket.emit("resume", { after: Number.MAX_SAFE_INTEGER });
+    await resumed;
     expect(socket.connected).toBe(true);
   });
 });

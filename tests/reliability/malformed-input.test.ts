@@ -1,0 +1,550 @@
+import { mkdir, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { pathToFileURL } from "node:url";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { applyMigrations } from "../../lib/migrations";
+import type { callRoute as CallRoute } from "../route-client";
+import { createScratchDatabase, dropScratchDatabase } from "../test-database";
+
+// Every /api/v1 route and the /console socket handlers, fed input they must refuse: each case must
+// get a 4xx whose code matches the error table, never a 5xx, and leave the database exactly as it
+// was. The file runs on a database of its own so other test files cannot disturb the snapshot.
+
+type Json = Record<string, unknown>;
+type Outcome = { status: number; json: Json | null };
+type Handler = Parameters<typeof CallRoute>[0];
+type Context = {
+  call: (route: RouteRef, options: CallShape) => Promise<Outcome>;
+  lead: Record<string, string>;
+  agent: Record<string, string>;
+  agentName: string;
+  requestId: string;
+  taskId: string;
+};
+type RouteRef = { module: string; method: "GET" | "POST" };
+type CallShape = {
+  path?: string;
+  params?: Record<string, string>;
+  body?: unknown;
+  rawBody?: string;
+  contentType?: string;
+  as?: "lead" | "agent";
+};
+type Case = { name: string; run: (context: Context) => Promise<Outcome> };
+
+const ROUTES = {
+  agents: { module: "agents/route", method: "POST" },
+  listAgents: { module: "agents/route", method: "GET" },
+  agent: { module: "agents/[name]/route", method: "GET" },
+  planRequirement: { module: "agents/[name]/plan-requirement/route", method: "POST" },
+  shutdown: { module: "agents/[name]/shutdown/route", method: "POST" },
+  forceStop: { module: "agents/[name]/force-stop/route", method: "POST" },
+  workerExit: { module: "agents/[name]/exit/route", method: "POST" },
+  requests: { module: "requests/route", method: "POST" },
+  listRequests: { module: "requests/route", method: "GET" },
+  request: { module: "requests/[id]/route", method: "GET" },
+  responses: { module: "requests/[id]/responses/route", method: "POST" },
+  inbox: { module: "inbox/route", method: "GET" },
+  ack: { module: "inbox/ack/route", method: "POST" },
+  messages: { module: "messages/route", method: "POST" },
+  toolCalls: { module: "tool-calls/route", method: "POST" },
+  heartbeat: { module: "heartbeat/route", method: "POST" },
+  tasks: { module: "tasks/route", method: "POST" },
+  listTasks: { module: "tasks/route", method: "GET" },
+  claim: { module: "tasks/[id]/claim/route", method: "POST" },
+  complete: { module: "tasks/[id]/complete/route", method: "POST" },
+  users: { module: "users/route", method: "POST" },
+  tokens: { module: "tokens/route", method: "POST" },
+  events: { module: "events/route", method: "GET" },
+  login: { module: "auth/login/route", method: "POST" },
+} satisfies Record<string, RouteRef>;
+
+const NUL = "bad\u0000value";
+const SQL = "'; DROP TABLE agents; --";
+const HOSTILE_NAMES = [
+  "../../etc/passwd",
+  SQL,
+  "Ünïcödé",
+  "name with spaces",
+  "a\u0007bell",
+  NUL,
+  "x".repeat(41),
+  "",
+  "lead",
+  "-leading-dash",
+];
+const WRONG_TYPES: unknown[] = [42, true, null, ["array"], { nested: 1 }];
+
+/** Body cases every JSON route must refuse, whatever its schema. */
+function bodyCases(label: string, route: RouteRef, valid: Json, extra: CallShape = {}): Case[] {
+  const send = (shape: CallShape) => (context: Context) =>
+    context.call(route, { ...extra, ...shape });
+  const cases: Case[] = [
+    { name: `${label}: invalid JSON`, run: send({ rawBody: "{not json" }) },
+    {
+      name: `${label}: truncated JSON`,
+      run: send({ rawBody: JSON.stringify(valid).slice(0, -2) }),
+    },
+    { name: `${label}: a JSON array`, run: send({ rawBody: "[1,2,3]" }) },
+    { name: `${label}: a JSON string`, run: send({ rawBody: '"hello"' }) },
+    { name: `${label}: JSON null`, run: send({ rawBody: "null" }) },
+    { name: `${label}: an unknown field`, run: send({ body: { ...valid, isAdmin: true } }) },
+    {
+      name: `${label}: __proto__ smuggling`,
+      run: send({
+        rawBody: JSON.stringify(valid).replace(/^\{/, '{"__proto__":{"isAdmin":true},'),
+      }),
+    },
+    {
+      name: `${label}: text/plain content type`,
+      run: send({ body: valid, contentType: "text/plain" }),
+    },
+    {
+      name: `${label}: form content type`,
+      run: send({ rawBody: "a=1&b=2", contentType: "application/x-www-form-urlencoded" }),
+    },
+    {
+      name: `${label}: a 70 kB body`,
+      run: send({ body: { ...valid, padding: "x".repeat(70_000) } }),
+    },
+  ];
+  for (const field of Object.keys(valid)) {
+    for (const wrong of WRONG_TYPES.filter(
+      (value) => typeof value !== typeof valid[field] && !(value === null && valid[field] === null),
+    )) {
+      cases.push({
+        name: `${label}: ${field} = ${JSON.stringify(wrong)}`,
+        run: send({ body: { ...valid, [field]: wrong } }),
+      });
+    }
+    if (typeof valid[field] === "string") {
+      cases.push({
+        name: `${label}: ${field} with a NUL`,
+        run: send({ body: { ...valid, [field]: NUL } }),
+      });
+    }
+  }
+  return cases;
+}
+
+function nameCases(
+  label: string,
+  field: string,
+  route: RouteRef,
+  valid: Json,
+  extra: CallShape = {},
+): Case[] {
+  return HOSTILE_NAMES.map((name) => ({
+    name: `${label}: ${field} = ${JSON.stringify(name).slice(0, 40)}`,
+    run: (context: Context) => context.call(route, { ...extra, body: { ...valid, [field]: name } }),
+  }));
+}
+
+function queryCases(
+  label: string,
+  route: RouteRef,
+  queries: string[],
+  as: "lead" | "agent" = "lead",
+): Case[] {
+  return queries.map((query) => ({
+    name: `${label}?${query.slice(0, 40)}`,
+    run: (context: Context) => context.call(route, { path: `/api/v1/x?${query}`, as }),
+  }));
+}
+
+function paramCases(
+  label: string,
+  route: RouteRef,
+  key: string,
+  values: string[],
+  as: "lead" | "agent" = "lead",
+  body?: unknown,
+): Case[] {
+  return values.map((value) => ({
+    name: `${label} with ${key} = ${JSON.stringify(value).slice(0, 40)}`,
+    run: (context: Context) =>
+      context.call(route, {
+        params: { [key]: value },
+        as,
+        ...(body === undefined ? {} : { body }),
+      }),
+  }));
+}
+
+const BAD_NUMBERS = ["-1", "1e309", "99999999999999999999", "abc", "1.5", "0x10", "NaN", ""];
+const BAD_REQUEST_IDS = [NUL, "x".repeat(101)];
+const BAD_TASK_IDS = ["not-a-uuid", SQL, "../../x", NUL, "00000000-0000-0000-0000-00000000000g"];
+
+const CASES: Case[] = [
+  ...bodyCases("POST /agents", ROUTES.agents, { name: "corpus-agent", role: "builder" }),
+  ...nameCases("POST /agents", "name", ROUTES.agents, { role: "builder" }),
+  {
+    name: "POST /agents: unknown model",
+    run: (c) =>
+      c.call(ROUTES.agents, { body: { name: "corpus-m", role: "r", worker: { model: "gpt-9" } } }),
+  },
+  {
+    name: "POST /agents: script with traversal",
+    run: (c) =>
+      c.call(ROUTES.agents, {
+        body: {
+          name: "corpus-s",
+          role: "r",
+          worker: { model: "scripted", script: "../../etc/passwd" },
+        },
+      }),
+  },
+  {
+    name: "POST /agents: 101-character role",
+    run: (c) => c.call(ROUTES.agents, { body: { name: "corpus-r", role: "r".repeat(101) } }),
+  },
+  {
+    name: "POST /agents: task that is not a UUID",
+    run: (c) => c.call(ROUTES.agents, { body: { name: "corpus-t", role: "r", taskId: SQL } }),
+  },
+  ...paramCases(
+    "GET /agents/{name}",
+    ROUTES.agent,
+    "name",
+    HOSTILE_NAMES.filter((name) => name !== ""),
+  ),
+  ...paramCases(
+    "POST /agents/{name}/plan-requirement",
+    ROUTES.planRequirement,
+    "name",
+    ["../x", SQL, NUL, "nobody-here"],
+    "lead",
+    {},
+  ),
+  ...bodyCases(
+    "POST /agents/{name}/plan-requirement",
+    ROUTES.planRequirement,
+    { reason: "show me" },
+    { params: { name: "corpus-worker" } },
+  ),
+  ...bodyCases(
+    "POST /agents/{name}/shutdown",
+    ROUTES.shutdown,
+    { reason: "stop", timeoutSeconds: 30 },
+    { params: { name: "corpus-worker" } },
+  ),
+  ...[-5, 0, 4, 86_401, 1e12, 3.5].map((timeoutSeconds) => ({
+    name: `POST /agents/{name}/shutdown: timeoutSeconds = ${timeoutSeconds}`,
+    run: (c: Context) =>
+      c.call(ROUTES.shutdown, { params: { name: c.agentName }, body: { timeoutSeconds } }),
+  })),
+  ...paramCases("POST /agents/{name}/force-stop", ROUTES.forceStop, "name", [
+    "../x",
+    SQL,
+    NUL,
+    "nobody-here",
+  ]),
+  ...bodyCases(
+    "POST /agents/{name}/exit",
+    ROUTES.workerExit,
+    { incarnation: 99, exitCode: 0, signal: null },
+    { params: { name: "corpus-worker" } },
+  ),
+  ...bodyCases(
+    "POST /requests",
+    ROUTES.requests,
+    { type: "plan_approval", payload: { plan: "x" } },
+    { as: "agent" },
+  ),
+  ...["launch_missiles", "PLAN_APPROVAL", SQL, "plan_approval_response", "message"].map((type) => ({
+    name: `POST /requests: type = ${JSON.stringify(type).slice(0, 40)}`,
+    run: (c: Context) =>
+      c.call(ROUTES.requests, { as: "agent", body: { type, payload: { plan: "x" } } }),
+  })),
+  ...[{}, { plan: "" }, { plan: 5 }, { plan: "x".repeat(50_001) }, { plan: "x", extra: 1 }].map(
+    (payload, index) => ({
+      name: `POST /requests: plan payload #${index + 1}`,
+      run: (c: Context) =>
+        c.call(ROUTES.requests, { as: "agent", body: { type: "plan_approval", payload } }),
+    }),
+  ),
+  ...[{ tool: "bash" }, { tool: "BASH", args: {} }, { tool: "bash", args: [] }].map(
+    (payload, index) => ({
+      name: `POST /requests: tool payload #${index + 1}`,
+      run: (c: Context) =>
+        c.call(ROUTES.requests, { as: "agent", body: { type: "tool_approval", payload } }),
+    }),
+  ),
+  ...["", "x".repeat(201), "has space", "tab\there"].map((idempotencyKey) => ({
+    name: `POST /requests: idempotencyKey = ${JSON.stringify(idempotencyKey).slice(0, 30)}`,
+    run: (c: Context) =>
+      c.call(ROUTES.requests, {
+        as: "agent",
+        body: { type: "plan_approval", payload: { plan: "x" }, idempotencyKey },
+      }),
+  })),
+  ...queryCases("GET /requests", ROUTES.listRequests, [
+    "status=open",
+    "type=" + encodeURIComponent(SQL),
+    "agent=..%2F..",
+    "cursor=" + encodeURIComponent(SQL),
+    "cursor=bm90IGEgY3Vyc29y",
+    "limit=0",
+    "limit=201",
+    "limit=-3",
+    "bogus=1",
+  ]),
+  ...paramCases("GET /requests/{id}", ROUTES.request, "id", BAD_REQUEST_IDS),
+  ...bodyCases(
+    "POST /requests/{id}/responses",
+    ROUTES.responses,
+    { type: "plan_approval_response", approve: true, feedback: "ok" },
+    { params: { id: "req_00000000000000000000000000000000" } },
+  ),
+  ...paramCases("POST /requests/{id}/responses", ROUTES.responses, "id", BAD_REQUEST_IDS, "lead", {
+    type: "plan_approval_response",
+    approve: true,
+  }),
+  {
+    name: "POST /requests/{id}/responses: feedback of 10 001 characters",
+    run: (c) =>
+      c.call(ROUTES.responses, {
+        params: { id: c.requestId },
+        body: { type: "plan_approval_response", approve: false, feedback: "x".repeat(10_001) },
+      }),
+  },
+  {
+    name: "POST /requests/{id}/responses: reject without feedback",
+    run: (c) =>
+      c.call(ROUTES.responses, {
+        params: { id: c.requestId },
+        body: { type: "plan_approval_response", approve: false },
+      }),
+  },
+  {
+    name: "POST /requests/{id}/responses: approve as a string",
+    run: (c) =>
+      c.call(ROUTES.responses, {
+        params: { id: c.requestId },
+        body: { type: "plan_approval_response", approve: "true" },
+      }),
+  },
+  ...queryCases(
+    "GET /inbox",
+    ROUTES.inbox,
+    [
+      ...BAD_NUMBERS.map((n) => `after=${encodeURIComponent(n)}`),
+      "wait=31",
+      "wait=-1",
+      "limit=501",
+      "after=" + encodeURIComponent(SQL),
+    ],
+    "agent",
+  ),
+  ...bodyCases("POST /inbox/ack", ROUTES.ack, { upTo: 1 }, { as: "agent" }),
+  ...[-1, 1.5, 1e300].map((upTo) => ({
+    name: `POST /inbox/ack: upTo = ${upTo}`,
+    run: (c: Context) => c.call(ROUTES.ack, { as: "agent", body: { upTo } }),
+  })),
+  ...bodyCases("POST /messages", ROUTES.messages, { to: "corpus-worker", content: "hi" }),
+  ...nameCases("POST /messages", "to", ROUTES.messages, { content: "hi" }).filter(
+    (item) => !item.name.endsWith('"lead"'),
+  ),
+  {
+    name: "POST /messages: 16 001 characters",
+    run: (c) => c.call(ROUTES.messages, { body: { to: c.agentName, content: "x".repeat(16_001) } }),
+  },
+  {
+    name: "POST /messages: whitespace only",
+    run: (c) => c.call(ROUTES.messages, { body: { to: c.agentName, content: "   " } }),
+  },
+  {
+    name: "POST /messages: unknown recipient",
+    run: (c) => c.call(ROUTES.messages, { body: { to: "nobody-at-all", content: "hi" } }),
+  },
+  {
+    name: "POST /messages: agent broadcasting",
+    run: (c) => c.call(ROUTES.messages, { as: "agent", body: { to: "*", content: "hi" } }),
+  },
+  ...bodyCases(
+    "POST /tool-calls",
+    ROUTES.toolCalls,
+    { tool: "read_file", args: { path: "a" } },
+    { as: "agent" },
+  ),
+  ...["Bash", "rm -rf", SQL, "../bash", "", "x".repeat(65)].map((tool) => ({
+    name: `POST /tool-calls: tool = ${JSON.stringify(tool).slice(0, 30)}`,
+    run: (c: Context) => c.call(ROUTES.toolCalls, { as: "agent", body: { tool, args: {} } }),
+  })),
+  ...bodyCases("POST /heartbeat", ROUTES.heartbeat, { status: "working" }, { as: "agent" }),
+  ...["shutdown", "crashed", "WORKING", SQL].map((status) => ({
+    name: `POST /heartbeat: status = ${JSON.stringify(status).slice(0, 30)}`,
+    run: (c: Context) => c.call(ROUTES.heartbeat, { as: "agent", body: { status } }),
+  })),
+  ...bodyCases("POST /tasks", ROUTES.tasks, { title: "t", description: "d" }),
+  {
+    name: "POST /tasks: 201-character title",
+    run: (c) => c.call(ROUTES.tasks, { body: { title: "t".repeat(201) } }),
+  },
+  {
+    name: "POST /tasks: blank title",
+    run: (c) => c.call(ROUTES.tasks, { body: { title: "   " } }),
+  },
+  ...queryCases("GET /tasks", ROUTES.listTasks, [
+    "status=closed",
+    "status=" + encodeURIComponent(SQL),
+  ]),
+  ...paramCases("POST /tasks/{id}/claim", ROUTES.claim, "id", BAD_TASK_IDS, "agent"),
+  ...paramCases("POST /tasks/{id}/complete", ROUTES.complete, "id", BAD_TASK_IDS, "agent"),
+  ...bodyCases("POST /users", ROUTES.users, {
+    email: "corpus@example.com",
+    password: "long-enough-pass",
+    role: "viewer",
+  }),
+  ...["not-an-email", "a@b", SQL, `${"x".repeat(250)}@example.com`].map((email) => ({
+    name: `POST /users: email = ${JSON.stringify(email).slice(0, 30)}`,
+    run: (c: Context) =>
+      c.call(ROUTES.users, { body: { email, password: "long-enough-pass", role: "viewer" } }),
+  })),
+  {
+    name: "POST /users: short password",
+    run: (c) =>
+      c.call(ROUTES.users, {
+        body: { email: "short@example.com", password: "short", role: "viewer" },
+      }),
+  },
+  {
+    name: "POST /users: role owner",
+    run: (c) =>
+      c.call(ROUTES.users, {
+        body: { email: "owner@example.com", password: "long-enough-pass", role: "owner" },
+      }),
+  },
+  ...bodyCases("POST /tokens", ROUTES.tokens, { name: "ci" }),
+  ...queryCases("GET /events", ROUTES.events, [
+    ...BAD_NUMBERS.map((n) => `after=${encodeURIComponent(n)}`),
+    "limit=501",
+    "order=sideways",
+  ]),
+  ...bodyCases("POST /auth/login", ROUTES.login, { email: "lead@example.com", password: "x" }),
+  {
+    name: "POST /auth/login: 129-character password",
+    run: (c) =>
+      c.call(ROUTES.login, { body: { email: "lead@example.com", password: "x".repeat(129) } }),
+  },
+];
+
+let adminUrl: string;
+let databaseUrl: string;
+let context: Context;
+let snapshot: () => Promise<string>;
+let errorStatus: Record<string, number>;
+let disconnect: () => Promise<void>;
+const results: {
+  name: string;
+  status: number;
+  code: string | null;
+  isRefusedCorrectly: boolean;
+}[] = [];
+
+beforeAll(async () => {
+  adminUrl = inject("adminDatabaseUrl");
+  databaseUrl = await createScratchDatabase(adminUrl, "handshake_corpus");
+  await applyMigrations(databaseUrl, { isQuiet: true });
+  process.env.DATABASE_URL = databaseUrl;
+  // Loaded only now, so every module binds to this file's own database.
+  const { callRoute } = await import("../route-client");
+  const fixtures = await import("../api/fixtures");
+  const { getDb } = await import("../../lib/db");
+  ({ errorStatus } = await import("../../lib/errors"));
+  const db = getDb();
+  disconnect = () => db.$disconnect();
+  const lead = await fixtures.lead();
+  const agent = await fixtures.registerAgent({ name: "corpus-worker", requirePlan: true });
+  const plan = await fixtures.submitPlan(agent);
+  const taskId = await fixtures.createTask("corpus task");
+  const handlers = new Map<string, Handler>();
+  context = {
+    lead: lead.headers,
+    agent: agent.headers,
+    agentName: agent.name,
+    requestId: String(plan.json.id),
+    taskId,
+    call: async (route, shape) => {
+      const key = `${route.module}#${route.method}`;
+      if (!handlers.has(key)) {
+        const file = pathToFileURL(
+          path.resolve(import.meta.dirname, `../../app/api/v1/${route.module}.ts`),
+        );
+        const routeModule = (await import(/* @vite-ignore */ file.href)) as Record<string, Handler>;
+        const handler = routeModule[route.method];
+        if (!handler) throw new Error(`${key} has no handler`);
+        handlers.set(key, handler);
+      }
+      const headers: Record<string, string> = {
+        ...(shape.as === "agent" ? agent.headers : lead.headers),
+      };
+      if (shape.contentType) headers["content-type"] = shape.contentType;
+      else if (shape.rawBody !== undefined) headers["content-type"] = "application/json";
+      return callRoute(handlers.get(key) as Handler, {
+        method: route.method,
+        ...(shape.path ? { path: shape.path } : {}),
+        ...(shape.params ? { params: shape.params } : {}),
+        ...(shape.body !== undefined ? { body: shape.body } : {}),
+        ...(shape.rawBody !== undefined ? { rawBody: shape.rawBody } : {}),
+        headers,
+      });
+    },
+  };
+  snapshot = async () => {
+    const rows = await db.$queryRaw<{ state: string }[]>`
+      SELECT concat_ws('|',
+        (SELECT count(*) FROM users), (SELECT count(*) FROM sessions), (SELECT count(*) FROM api_tokens),
+        (SELECT count(*) FROM tasks), (SELECT string_agg(status::text, ',' ORDER BY id) FROM tasks),
+        (SELECT string_agg(concat_ws(':', name, status, gate, work_version, incarnation, require_plan), ',' ORDER BY name) FROM agents),
+        (SELECT string_agg(concat_ws(':', id, status), ',' ORDER BY id) FROM requests),
+        (SELECT count(*) FROM messages), (SELECT count(*) FROM tool_calls), (SELECT count(*) FROM events),
+        (SELECT max(inbox_acked_id) FROM agents)
+      ) AS state`;
+    return rows[0]?.state ?? "";
+  };
+});
+
+afterAll(async () => {
+  const refused = results.filter((result) => result.isRefusedCorrectly).length;
+  await mkdir("test-results/reliability", { recursive: true });
+  await writeFile(
+    "test-results/reliability/malformed-input.json",
+    JSON.stringify(
+      {
+        cases: results.length,
+        refusedCorrectly: refused,
+        serverErrors: results.filter((r) => r.status >= 500).length,
+        results,
+      },
+      null,
+      2,
+    ),
+  );
+  await disconnect?.();
+  await dropScratchDatabase(adminUrl, databaseUrl);
+});
+
+describe("malformed-input corpus", () => {
+  it("has at least 200 cases", () => {
+    expect(CASES.length).toBeGreaterThanOrEqual(200);
+  });
+
+  it.each(CASES.map((item) => [item.name, item] as const))("%s", async (_name, item) => {
+    const before = await snapshot();
+    const { status, json } = await item.run(context);
+    const error = (json?.error ?? null) as { code?: string; message?: string } | null;
+    const code = error?.code ?? null;
+    const isRefusedCorrectly =
+      status >= 400 &&
+      status < 500 &&
+      code !== null &&
+      errorStatus[code] === status &&
+      typeof error?.message === "string";
+    results.push({ name: item.name, status, code, isRefusedCorrectly });
+    expect(status, JSON.stringify(json)).toBeGreaterThanOrEqual(400);
+    expect(status, JSON.stringify(json)).toBeLessThan(500);
+    expect(isRefusedCorrectly, `${status} ${JSON.stringify(json)}`).toBe(true);
+    expect(await snapshot()).toBe(before);
+  });
+});
