@@ -45,6 +45,8 @@ export class Worker {
   private incarnation = 0;
   private cursor = 0;
   private isIdle = false;
+  /** A risky tool call is waiting for the Lead's approval (raised by the server's gate). */
+  private isAwaitingToolApproval = false;
   private exit: WorkerExit | null = null;
   private heartbeatTimer: NodeJS.Timeout | undefined;
 
@@ -84,7 +86,7 @@ export class Worker {
 
   private currentStatus(): "working" | "idle" | "waiting_approval" | "stopping" {
     if (this.exit) return "stopping";
-    if (this.gate === "pending") return "waiting_approval";
+    if (this.gate === "pending" || this.isAwaitingToolApproval) return "waiting_approval";
     return this.isIdle ? "idle" : "working";
   }
 
@@ -159,6 +161,9 @@ export class Worker {
       const result = await dispatchToolCall(call, this.toolContext());
       results.push(result);
       if (result.code === "PLAN_GATE_BLOCKED") this.gate = (await this.options.client.me()).gate;
+      if (result.code === "TOOL_APPROVAL_REQUIRED" || result.code === "TOOL_APPROVAL_PENDING") {
+        this.isAwaitingToolApproval = true;
+      }
     }
     this.remember({ role: "tool", results });
   }
@@ -206,6 +211,7 @@ export class Worker {
       }
       case "tool_approval_response":
         if (request.status === "pending") return null;
+        this.isAwaitingToolApproval = false;
         return {
           kind: "tool_approval_decided",
           requestId,

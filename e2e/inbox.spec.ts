@@ -9,12 +9,16 @@ test("a request from the agent API appears without reload, is approved with feed
   const lead = await humanApi();
   const agent = await registerApiAgent(lead);
 
-  await submitPlan(agent.api, "## Plan\n1. Add **tests** for the parser\n2. Fix the bug");
+  await submitPlan(
+    agent.api,
+    "## Plan\n1. Add **tests** for the parser's edge cases\n2. Fix the off-by-one in `tokenize()`\n3. Run `npm test` and report back\n\nTouches only `src/parser/`.",
+  );
   await expect(inbox.requestItem(agent.name)).toBeVisible();
   await inbox.select(agent.name);
   await expect(inbox.detail().getByRole("strong")).toHaveText("tests");
   await expect(inbox.detail()).toContainText(/auto-rejects in \d+:\d\d/);
   await expect(page).toHaveTitle(/^\(\d+\) Inbox/);
+  await page.screenshot({ path: "test-results/screenshots/inbox.png" });
 
   await inbox.approve("looks good, keep it small");
   await inbox.expectDecided(/approved by lead@e2e\.test .*looks good, keep it small/);
@@ -142,7 +146,6 @@ test("after the socket drops, requests created meanwhile appear when it reconnec
 
   await inbox.expectLive();
   for (const agent of agents) await expect(inbox.requestItem(agent.name)).toBeVisible();
-  await page.screenshot({ path: "test-results/screenshots/inbox.png" });
 });
 
 test("a viewer sees requests but no decision buttons, and the API refuses a forced decision", async ({

@@ -178,6 +178,29 @@ describe("worker processes under the supervisor", () => {
     expect(supervisor.runningWorkers().map((worker) => worker.name)).not.toContain(name);
   });
 
+  it("a risky tool call waits as waiting_approval and runs once the Lead approves that exact call", async () => {
+    const name = await spawnScripted("read-only-auditor");
+    const ask = await pendingRequest(name, "tool_approval");
+    expect(ask.payload).toMatchObject({ tool: "bash", args: { command: "git push origin main" } });
+    // Several heartbeats later the agent still reports that it is waiting on the Lead.
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    expect((await agentRow(name)).status).toBe("waiting_approval");
+    await api.respond((await lead()).headers, ask.id, {
+      type: "tool_approval_response",
+      approve: true,
+    });
+    const ran = await waitFor("the approved call to run", () =>
+      getDb().toolCall.findFirst({
+        where: { agent: { name }, tool: "bash", isAllowed: true, requestId: ask.id },
+      }),
+    );
+    expect(ran.args).toMatchObject({ command: "git push origin main" });
+    await waitFor(
+      "the agent to stop waiting",
+      async () => (await agentRow(name)).status !== "waiting_approval",
+    );
+  });
+
   it("bash inside a worker sees neither DATABASE_URL nor its token", async () => {
     const name = await spawnScripted("test-env-probe");
     await waitFor("env.txt", async () => existsSync(workspaceFile(name, "done.txt")));
