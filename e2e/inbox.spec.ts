@@ -1,6 +1,8 @@
 import { expect, test } from "@playwright/test";
 import { createHuman, humanApi, registerApiAgent, submitPlan } from "./support/api";
-import { signedInPage } from "./support/sign-in";
+import { closeSignedInPages, signedInPage } from "./support/sign-in";
+
+test.afterEach(closeSignedInPages);
 
 test("a request from the agent API appears without reload, is approved with feedback, and opens the agent's gate", async ({
   browser,
@@ -165,4 +167,22 @@ test("a viewer sees requests but no decision buttons, and the API refuses a forc
     data: { type: "plan_approval_response", approve: true },
   });
   expect(forced.status()).toBe(403);
+});
+
+test("the inbox works at 390 px wide without sideways scrolling", async ({ browser }) => {
+  const lead = await humanApi();
+  const agent = await registerApiAgent(lead);
+  await submitPlan(
+    agent.api,
+    "## Narrow plan\n1. A step with a `long_identifier_that_might_overflow_the_layout()`",
+  );
+  const { page, inbox } = await signedInPage(browser);
+  await page.setViewportSize({ width: 390, height: 844 });
+  await inbox.select(agent.name);
+  await expect(inbox.detail().getByRole("button", { name: "Approve" })).toBeVisible();
+  const overflow = await page.evaluate(
+    () => document.documentElement.scrollWidth - window.innerWidth,
+  );
+  expect(overflow).toBeLessThanOrEqual(0);
+  await page.screenshot({ path: "test-results/screenshots/inbox-390.png", fullPage: true });
 });

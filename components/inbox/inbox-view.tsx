@@ -145,7 +145,7 @@ export function InboxView() {
         </div>
       ) : (
         <div className="grid gap-4 lg:grid-cols-[minmax(0,1fr)_minmax(0,2fr)]">
-          <div className="space-y-2">
+          <div className="min-w-0 space-y-2">
             <RequestList
               items={visible}
               selectedId={selected?.id ?? null}

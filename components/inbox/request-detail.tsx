@@ -122,13 +122,13 @@ export const RequestDetail = forwardRef<HTMLTextAreaElement, Props>(function Req
   return (
     <article
       aria-label={`Request ${request.id}`}
-      className="space-y-4 rounded-xl bg-white p-5 shadow-sm ring-1 ring-slate-200"
+      className="min-w-0 space-y-4 rounded-xl bg-white p-5 shadow-sm ring-1 ring-slate-200"
     >
       <header className="space-y-1">
         <h2 className="text-lg font-semibold">
           {typeLabel(request.type)} from {request.agent}
         </h2>
-        <p className="text-xs text-slate-500">
+        <p className="text-xs break-all text-slate-500">
           {request.id} · waiting {formatAge(now - Date.parse(request.createdAt))}
           {isPending &&
             ` · ${request.timeoutPolicy ?? "expires"} in ${formatClock(Date.parse(request.expiresAt) - now)}`}

@@ -1,7 +1,15 @@
-import type { Browser, Page } from "@playwright/test";
+import type { Browser, BrowserContext, Page } from "@playwright/test";
 import { InboxPage } from "../pages/inbox-page";
 import { SignInPage } from "../pages/sign-in-page";
 import { E2E_LEAD } from "./accounts";
+
+const openContexts = new Set<BrowserContext>();
+
+/** Closes the contexts `signedInPage` opened, so no console (and its socket) outlives its test. */
+export async function closeSignedInPages(): Promise<void> {
+  await Promise.all([...openContexts].map((context) => context.close()));
+  openContexts.clear();
+}
 
 /** A fresh browser context signed in through the real sign-in page, on the inbox. */
 export async function signedInPage(
@@ -10,6 +18,7 @@ export async function signedInPage(
   options: { isLive?: boolean; prepare?: (page: Page) => Promise<void> } = {},
 ): Promise<{ page: Page; inbox: InboxPage }> {
   const context = await browser.newContext();
+  openContexts.add(context);
   const page = await context.newPage();
   await options.prepare?.(page);
   const signIn = new SignInPage(page);
