@@ -2,7 +2,7 @@ import type { Db } from "../db";
 import { AppError } from "../errors";
 import type { Agent } from "../generated/prisma/client";
 import { listPendingRequestsOfAgent } from "../requests/data";
-import type { RequestView } from "../requests/views";
+import { toRequestView, type RequestView } from "../requests/views";
 import { agentStatusSchema, gateStateSchema, type AgentStatus, type GateState } from "./schema";
 
 export type AgentView = {
@@ -57,6 +57,48 @@ export async function lockAgent(db: Db, agentId: string): Promise<Agent> {
 
 export async function listAgents(db: Db): Promise<Agent[]> {
   return db.agent.findMany({ orderBy: { name: "asc" } });
+}
+
+export type TeamMember = AgentView & {
+  /** The title of the agent's current task. */
+  taskTitle: string | null;
+  /** Tool calls the gate refused in the current incarnation (a respawn starts from zero). */
+  blockedToolCalls: number;
+  /** Both directions, oldest first: what it waits on the Lead for, and what the Lead asked it. */
+  pendingRequests: RequestView[];
+};
+
+/** The team board: every agent with what blocks it, in four queries whatever the team's size. */
+export async function listTeamMembers(db: Db): Promise<TeamMember[]> {
+  const [agents, pending, blocked] = await Promise.all([
+    listAgents(db),
+    db.request.findMany({
+      where: { status: "pending" },
+      orderBy: [{ createdAt: "asc" }, { id: "asc" }],
+    }),
+    db.toolCall.groupBy({
+      by: ["agentId", "incarnation"],
+      where: { isAllowed: false },
+      _count: { _all: true },
+    }),
+  ]);
+  const taskIds = agents.flatMap((agent) => (agent.taskId ? [agent.taskId] : []));
+  const tasks =
+    taskIds.length === 0
+      ? []
+      : await db.task.findMany({
+          where: { id: { in: taskIds } },
+          select: { id: true, title: true },
+        });
+  const titles = new Map(tasks.map((task) => [task.id, task.title]));
+  return agents.map((agent) => ({
+    ...toAgentView(agent),
+    taskTitle: agent.taskId ? (titles.get(agent.taskId) ?? null) : null,
+    blockedToolCalls:
+      blocked.find((row) => row.agentId === agent.id && row.incarnation === agent.incarnation)
+        ?._count._all ?? 0,
+    pendingRequests: pending.filter((request) => request.agentId === agent.id).map(toRequestView),
+  }));
 }
 
 export type AgentDetail = AgentView & { pendingRequests: RequestView[] };

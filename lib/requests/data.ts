@@ -1,8 +1,8 @@
 import type { Actor } from "../auth/actor";
 import type { Db } from "../db";
 import { AppError } from "../errors";
-import type { Prisma } from "../generated/prisma/client";
-import type { ListRequestsQuery } from "./schema";
+import type { Prisma, Request } from "../generated/prisma/client";
+import type { ListRequestsQuery, RequestStatus } from "./schema";
 import { toRequestView, type RequestView } from "./views";
 
 export type RequestPage = { items: RequestView[]; nextCursor: string | null };
@@ -22,12 +22,28 @@ function decodeCursor(raw: string): Cursor {
   return { createdAt, id };
 }
 
-/** Newest first, keyset-paginated on (createdAt, id) so pages stay stable while requests arrive. */
-export async function listRequests(db: Db, query: ListRequestsQuery): Promise<RequestPage> {
+/** The parsed query, or a caller's own filters with one status or several. */
+export type RequestFilters = Omit<ListRequestsQuery, "status"> & {
+  status?: RequestStatus | readonly RequestStatus[] | undefined;
+};
+
+function compareNewestFirst(a: Request, b: Request): number {
+  const byTime = b.createdAt.getTime() - a.createdAt.getTime();
+  if (byTime !== 0) return byTime;
+  return a.id < b.id ? 1 : a.id > b.id ? -1 : 0;
+}
+
+/**
+ * Newest first, keyset-paginated on (createdAt, id) so pages stay stable while requests arrive.
+ * Several statuses are read as one scan each of the (status, created_at desc, id desc) index and
+ * merged here: a single `status IN (…)` cannot walk that index in order, so it would sort every
+ * matching row to find the newest page.
+ */
+export async function listRequests(db: Db, query: RequestFilters): Promise<RequestPage> {
   const where: Prisma.RequestWhereInput = {
-    ...(query.status ? { status: query.status } : {}),
     ...(query.type ? { type: query.type } : {}),
     ...(query.agent ? { agent: { name: query.agent } } : {}),
+    ...(query.decider ? { respondedBy: query.decider } : {}),
   };
   if (query.cursor) {
     const cursor = decodeCursor(query.cursor);
@@ -36,11 +52,21 @@ export async function listRequests(db: Db, query: ListRequestsQuery): Promise<Re
       { createdAt: cursor.createdAt, id: { lt: cursor.id } },
     ];
   }
-  const rows = await db.request.findMany({
-    where,
-    orderBy: [{ createdAt: "desc" }, { id: "desc" }],
-    take: query.limit + 1,
-  });
+  const statuses = typeof query.status === "string" ? [query.status] : [...(query.status ?? [])];
+  const scans = statuses.length === 0 ? [where] : statuses.map((status) => ({ ...where, status }));
+  const rows = (
+    await Promise.all(
+      scans.map((scan) =>
+        db.request.findMany({
+          where: scan,
+          orderBy: [{ createdAt: "desc" }, { id: "desc" }],
+          take: query.limit + 1,
+        }),
+      ),
+    )
+  )
+    .flat()
+    .sort(compareNewestFirst);
   const page = rows.slice(0, query.limit);
   const last = page.at(-1);
   return {

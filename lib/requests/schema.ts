@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { queryInteger } from "../http/query";
 import { agentNameSchema } from "../agents/schema";
 
 export const REQUEST_STATUSES = [
@@ -33,11 +34,26 @@ export type RespondInput = z.infer<typeof respondSchema>;
 
 export const requestParamsSchema = z.strictObject({ id: z.string().min(1).max(100) });
 
+/** `status=approved` or `status=approved,rejected`: history asks for every decided state at once. */
+const statusListSchema = z
+  .string()
+  .transform((list) => list.split(",").map((status) => status.trim()))
+  .pipe(z.array(z.enum(REQUEST_STATUSES)).min(1))
+  .transform((statuses) => [...new Set(statuses)]);
+
 export const listRequestsQuerySchema = z.strictObject({
-  status: z.enum(REQUEST_STATUSES).optional(),
+  status: statusListSchema.optional(),
   type: typeNameSchema.optional(),
   agent: agentNameSchema.optional(),
+  /** Who decided (`respondedBy`): a Lead's email, an agent's name, or `system`. */
+  decider: z
+    .string()
+    .trim()
+    .min(1)
+    .max(254)
+    .transform((decider) => decider.toLowerCase())
+    .optional(),
   cursor: z.string().max(200).optional(),
-  limit: z.coerce.number().int().min(1).max(200).default(50),
+  limit: queryInteger({ min: 1, max: 200 }).default(50),
 });
 export type ListRequestsQuery = z.infer<typeof listRequestsQuerySchema>;

@@ -1,4 +1,4 @@
-import { listAgents, toAgentView } from "@/lib/agents/data";
+import { listTeamMembers } from "@/lib/agents/data";
 import { registerAgent } from "@/lib/agents/mutations";
 import { registerAgentSchema } from "@/lib/agents/schema";
 import { getDb } from "@/lib/db";
@@ -9,7 +9,7 @@ export const POST = defineRoute(
   ({ body }) => registerAgent(getDb(), body),
 );
 
-export const GET = defineRoute({ access: "human" }, async () => {
-  const agents = await listAgents(getDb());
-  return { items: agents.map(toAgentView), nextCursor: null };
-});
+export const GET = defineRoute({ access: "human" }, async () => ({
+  items: await listTeamMembers(getDb()),
+  nextCursor: null,
+}));

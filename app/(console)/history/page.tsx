@@ -1,0 +1,14 @@
+import { readHistoryFilters } from "@/components/history/history-filters";
+import { HistoryView } from "@/components/history/history-view";
+import { PROTOCOL_TYPES } from "@/lib/protocol/registry";
+
+export const metadata = { title: "History · Handshake" };
+
+export default async function HistoryPage({
+  searchParams,
+}: {
+  searchParams: Promise<Record<string, string | string[] | undefined>>;
+}) {
+  const filters = readHistoryFilters(await searchParams);
+  return <HistoryView initialFilters={filters} requestTypes={PROTOCOL_TYPES} />;
+}

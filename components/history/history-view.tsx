@@ -1,0 +1,276 @@
+"use client";
+
+import { useInfiniteQuery, useQuery } from "@tanstack/react-query";
+import Link from "next/link";
+import { useEffect, useState } from "react";
+import { queryKeys } from "@/components/realtime/query-keys";
+import { fetchTeam } from "@/components/team/use-team";
+import { Button } from "@/components/ui/button";
+import { ErrorAlert } from "@/components/ui/error-alert";
+import { SelectField } from "@/components/ui/select-field";
+import { TextField } from "@/components/ui/text-field";
+import { apiFetch, ApiRequestError } from "@/lib/http/api-fetch";
+import type { RequestView } from "@/lib/requests/views";
+import {
+  DECIDED_STATUSES,
+  toRequestsQuery,
+  toSearchParams,
+  type HistoryFilters,
+} from "./history-filters";
+import {
+  describeDecider,
+  describeRequestType,
+  OutcomeBadge,
+  summarizeRequest,
+} from "./request-text";
+
+const PAGE_SIZE = 25;
+const TYPING_PAUSE_MS = 400;
+
+type RequestPage = { items: RequestView[]; nextCursor: string | null };
+
+/** Filters come from the URL; one the API refuses stays refused, so say so at once. */
+function shouldRetry(failureCount: number, error: Error): boolean {
+  return failureCount < 1 && !(error instanceof ApiRequestError && error.status < 500);
+}
+
+const dateTime = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "medium" });
+
+function When({ at }: { at: string | null }) {
+  if (!at) return <span className="text-slate-400">—</span>;
+  return (
+    <time dateTime={at} className="whitespace-nowrap tabular-nums">
+      {dateTime.format(new Date(at))}
+    </time>
+  );
+}
+
+function HistoryTable({ items }: { items: RequestView[] }) {
+  return (
+    <div className="overflow-x-auto rounded-xl bg-white shadow-sm ring-1 ring-slate-200">
+      <table className="w-full min-w-[56rem] text-left text-sm">
+        <caption className="sr-only">Decided requests, newest first</caption>
+        <thead className="border-b border-slate-200 bg-slate-50 text-xs font-medium text-slate-600">
+          <tr>
+            <th scope="col" className="px-4 py-2.5">
+              Decided
+            </th>
+            <th scope="col" className="px-4 py-2.5">
+              Agent
+            </th>
+            <th scope="col" className="px-4 py-2.5">
+              Request
+            </th>
+            <th scope="col" className="px-4 py-2.5">
+              Status
+            </th>
+            <th scope="col" className="px-4 py-2.5">
+              Decided by
+            </th>
+            <th scope="col" className="px-4 py-2.5">
+              Feedback
+            </th>
+          </tr>
+        </thead>
+        <tbody className="divide-y divide-slate-100">
+          {items.map((request) => (
+            <tr key={request.id} data-request-id={request.id} className="align-top">
+              <td className="px-4 py-3 text-slate-700">
+                <When at={request.respondedAt} />
+                <div className="mt-0.5 text-xs text-slate-500">
+                  asked <When at={request.createdAt} />
+                </div>
+              </td>
+              <td className="px-4 py-3">
+                <Link
+                  href={`/agents/${request.agent}`}
+                  className="rounded font-medium text-indigo-700 hover:underline focus-visible:outline-2 focus-visible:outline-offset-2 focus-visible:outline-indigo-600"
+                >
+                  {request.agent}
+                </Link>
+              </td>
+              <td className="max-w-xs px-4 py-3">
+                <div className="font-medium text-slate-900">
+                  {describeRequestType(request.type)}
+                  {request.sender === "lead" && (
+                    <span className="font-normal text-slate-500"> · from the Lead</span>
+                  )}
+                </div>
+                <div className="truncate text-xs text-slate-600" title={summarizeRequest(request)}>
+                  {summarizeRequest(request)}
+                </div>
+              </td>
+              <td className="px-4 py-3">
+                <OutcomeBadge status={request.status} />
+              </td>
+              <td className="px-4 py-3 break-all text-slate-700">{describeDecider(request)}</td>
+              <td className="max-w-sm px-4 py-3 whitespace-pre-wrap text-slate-700">
+                {request.feedback ?? <span className="text-slate-400">—</span>}
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+export function HistoryView({
+  initialFilters,
+  requestTypes,
+}: {
+  initialFilters: HistoryFilters;
+  requestTypes: readonly string[];
+}) {
+  const [filters, setFilters] = useState(initialFilters);
+  const [deciderText, setDeciderText] = useState(initialFilters.decider);
+
+  function applyFilter(name: keyof HistoryFilters, value: string) {
+    const next = { ...filters, [name]: value };
+    setFilters(next);
+    const query = toSearchParams(next).toString();
+    // Next's router follows history.replaceState, so the URL stays shareable without a round trip.
+    window.history.replaceState(null, "", query ? `?${query}` : window.location.pathname);
+  }
+
+  useEffect(() => {
+    const decider = deciderText.trim();
+    if (decider === filters.decider) return;
+    const timer = setTimeout(() => applyFilter("decider", decider), TYPING_PAUSE_MS);
+    return () => clearTimeout(timer);
+  });
+
+  const team = useQuery({ queryKey: queryKeys.agents, queryFn: fetchTeam });
+  const agentNames = [
+    ...new Set([...(team.data?.items.map((member) => member.name) ?? []), filters.agent]),
+  ]
+    .filter(Boolean)
+    .sort();
+
+  const history = useInfiniteQuery({
+    queryKey: queryKeys.history(filters),
+    queryFn: ({ pageParam }) =>
+      apiFetch<RequestPage>(`/requests?${toRequestsQuery(filters, PAGE_SIZE, pageParam)}`),
+    initialPageParam: null as string | null,
+    getNextPageParam: (page) => page.nextCursor,
+    retry: shouldRetry,
+  });
+  const items = history.data?.pages.flatMap((page) => page.items) ?? [];
+  const hasFilters = Object.values(filters).some(Boolean);
+
+  return (
+    <section aria-labelledby="history-heading" className="space-y-5">
+      <div>
+        <h1 id="history-heading" className="text-2xl font-semibold tracking-tight">
+          History
+        </h1>
+        <p className="mt-1 text-sm text-slate-600">
+          Every decided, expired, cancelled and superseded request, newest first.
+        </p>
+      </div>
+
+      <form
+        aria-label="Filter history"
+        onSubmit={(event) => {
+          event.preventDefault();
+          applyFilter("decider", deciderText.trim());
+        }}
+        className="grid gap-3 rounded-xl bg-white p-4 shadow-sm ring-1 ring-slate-200 sm:grid-cols-2 lg:grid-cols-[repeat(4,minmax(0,1fr))_auto] lg:items-end"
+      >
+        <SelectField
+          label="Agent"
+          value={filters.agent}
+          onChange={(event) => applyFilter("agent", event.target.value)}
+        >
+          <option value="">All agents</option>
+          {agentNames.map((name) => (
+            <option key={name} value={name}>
+              {name}
+            </option>
+          ))}
+        </SelectField>
+        <SelectField
+          label="Type"
+          value={filters.type}
+          onChange={(event) => applyFilter("type", event.target.value)}
+        >
+          <option value="">All types</option>
+          {requestTypes.map((type) => (
+            <option key={type} value={type}>
+              {describeRequestType(type)}
+            </option>
+          ))}
+        </SelectField>
+        <SelectField
+          label="Status"
+          value={filters.status}
+          onChange={(event) => applyFilter("status", event.target.value)}
+        >
+          <option value="">All decided</option>
+          {DECIDED_STATUSES.map((status) => (
+            <option key={status} value={status}>
+              {status}
+            </option>
+          ))}
+        </SelectField>
+        <TextField
+          label="Decided by"
+          type="search"
+          placeholder="email, agent or system"
+          value={deciderText}
+          onChange={(event) => setDeciderText(event.target.value)}
+        />
+        <Button
+          variant="ghost"
+          disabled={!hasFilters}
+          onClick={() => {
+            setDeciderText("");
+            setFilters({ agent: "", type: "", status: "", decider: "" });
+            window.history.replaceState(null, "", window.location.pathname);
+          }}
+        >
+          Clear filters
+        </Button>
+      </form>
+
+      <ErrorAlert
+        message={history.error ? `Could not load history: ${history.error.message}` : null}
+      />
+
+      {history.isPending ? (
+        <p className="text-sm text-slate-600" role="status">
+          Loading history…
+        </p>
+      ) : items.length === 0 ? (
+        history.error ? null : (
+          <div className="rounded-xl border border-dashed border-slate-300 bg-white p-10 text-center">
+            <p className="text-base font-medium">
+              {hasFilters ? "No requests match these filters." : "Nothing has been decided yet."}
+            </p>
+            <p className="mt-1 text-sm text-slate-600">
+              Decisions, timeouts and cancellations appear here as they happen.
+            </p>
+          </div>
+        )
+      ) : (
+        <>
+          <HistoryTable items={items} />
+          <div className="flex items-center justify-between gap-3 text-sm text-slate-600">
+            <span role="status">
+              Showing {items.length} {items.length === 1 ? "request" : "requests"}
+            </span>
+            {history.hasNextPage && (
+              <Button
+                variant="secondary"
+                disabled={history.isFetchingNextPage}
+                onClick={() => void history.fetchNextPage()}
+              >
+                {history.isFetchingNextPage ? "Loading…" : "Load more"}
+              </Button>
+            )}
+          </div>
+        </>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,161 @@
+import type { ReactNode } from "react";
+import {
+  describeDecider,
+  describeRequestType,
+  summarizeRequest,
+} from "@/components/history/request-text";
+import { describeStatus } from "@/components/team/agent-badges";
+import type { TimelineItem } from "@/lib/agents/timeline";
+
+const MESSAGE_LABELS: Record<string, string> = {
+  message: "Message",
+  broadcast: "Broadcast",
+  plan_request: "Plan requested",
+  plan_approval: "Plan sent for approval",
+  plan_approval_response: "Plan decision",
+  tool_approval: "Tool approval asked",
+  tool_approval_response: "Tool approval decision",
+  shutdown: "Shutdown request",
+  shutdown_response: "Shutdown answer",
+};
+
+const DOTS = {
+  neutral: "bg-slate-400",
+  info: "bg-sky-500",
+  message: "bg-indigo-500",
+  waiting: "bg-amber-500",
+  good: "bg-emerald-500",
+  bad: "bg-rose-500",
+} as const;
+type Tone = keyof typeof DOTS;
+
+const OUTCOME_TONES: Record<string, Tone> = {
+  approved: "good",
+  rejected: "bad",
+  expired: "bad",
+  cancelled: "neutral",
+  superseded: "neutral",
+};
+
+const timeFormat = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "medium" });
+
+/** Arguments in one short line, e.g. `path: "hello.txt"`. */
+function summarizeArgs(args: Record<string, unknown>): string {
+  const text = Object.entries(args)
+    .map(([key, value]) => `${key}: ${JSON.stringify(value)}`)
+    .join(", ");
+  return text.length > 160 ? `${text.slice(0, 159)}…` : text;
+}
+
+function describe(item: TimelineItem): { tone: Tone; title: string; body?: ReactNode } {
+  switch (item.kind) {
+    case "message": {
+      const { message } = item;
+      return {
+        tone: "message",
+        title: `${MESSAGE_LABELS[message.type] ?? message.type} · ${message.from} → ${message.to}`,
+        body: message.content ? (
+          <p className="line-clamp-4 whitespace-pre-wrap text-slate-700">{message.content}</p>
+        ) : undefined,
+      };
+    }
+    case "tool_call": {
+      const { toolCall } = item;
+      return {
+        tone: toolCall.isAllowed ? "neutral" : "bad",
+        title: `Tool call ${toolCall.isAllowed ? "allowed" : "blocked"}: ${toolCall.tool}`,
+        body: (
+          <>
+            {!toolCall.isAllowed && (
+              <p className="text-slate-700">
+                {toolCall.code && (
+                  <code className="mr-2 rounded bg-rose-50 px-1.5 py-0.5 font-mono text-xs text-rose-800">
+                    {toolCall.code}
+                  </code>
+                )}
+                {toolCall.reason}
+              </p>
+            )}
+            {Object.keys(toolCall.args).length > 0 && (
+              <p className="truncate font-mono text-xs text-slate-500">
+                {summarizeArgs(toolCall.args)}
+              </p>
+            )}
+          </>
+        ),
+      };
+    }
+    case "request": {
+      const { request } = item;
+      const type = describeRequestType(request.type);
+      const summary = summarizeRequest(request);
+      if (item.action === "created") {
+        return {
+          tone: "waiting",
+          title: request.sender === "lead" ? `${type} requested by the Lead` : `${type} submitted`,
+          body: summary ? <p className="text-slate-700">{summary}</p> : undefined,
+        };
+      }
+      return {
+        tone: OUTCOME_TONES[request.status] ?? "neutral",
+        title: `${type} ${request.status} by ${describeDecider(request)}`,
+        body: request.feedback ? (
+          <blockquote className="border-l-2 border-slate-200 pl-3 whitespace-pre-wrap text-slate-700">
+            {request.feedback}
+          </blockquote>
+        ) : undefined,
+      };
+    }
+    case "status": {
+      const { change } = item;
+      const incarnation = change.incarnation === null ? "" : ` #${change.incarnation}`;
+      switch (change.event) {
+        case "registered":
+          return { tone: "info", title: `Registered as incarnation${incarnation}` };
+        case "respawned":
+          return { tone: "info", title: `Respawned as incarnation${incarnation}` };
+        case "stopped":
+          return {
+            tone: change.isForced ? "bad" : "neutral",
+            title: `Stopped${change.isForced ? " (forced)" : ""}: ${change.status ? describeStatus(change.status) : "ended"}`,
+            body: change.reason ? <p className="text-slate-700">{change.reason}</p> : undefined,
+          };
+        case "updated":
+          return {
+            tone: "info",
+            title: `Status: ${change.status ? describeStatus(change.status) : "unchanged"}${change.gate ? ` · gate ${change.gate.replaceAll("_", " ")}` : ""}`,
+          };
+        default: {
+          const unreachable: never = change.event;
+          return unreachable;
+        }
+      }
+    }
+    default: {
+      const unreachable: never = item;
+      return unreachable;
+    }
+  }
+}
+
+export function TimelineEntry({ item }: { item: TimelineItem }) {
+  const { tone, title, body } = describe(item);
+  return (
+    <li className="relative pb-5 pl-6 last:pb-0" data-kind={item.kind}>
+      <span
+        aria-hidden
+        className={`absolute top-1.5 -left-[5px] h-2.5 w-2.5 rounded-full ring-4 ring-white ${DOTS[tone]}`}
+      />
+      <div className="flex flex-wrap items-baseline gap-x-3 gap-y-0.5">
+        <p className="min-w-0 text-sm font-medium break-words text-slate-900">{title}</p>
+        <time
+          dateTime={item.at}
+          className="ml-auto text-xs whitespace-nowrap text-slate-500 tabular-nums"
+        >
+          {timeFormat.format(new Date(item.at))}
+        </time>
+      </div>
+      {body && <div className="mt-1 space-y-1 text-sm">{body}</div>}
+    </li>
+  );
+}

@@ -1,0 +1,129 @@
+import { expect, type Locator, type Page } from "@playwright/test";
+
+type StatusLog = Record<string, string[]>;
+type WindowWithLog = Window & { agentStatusLog?: StatusLog };
+
+/** Every action a Lead has on the board; a viewer must see none of them. */
+const ACTION_NAMES =
+  /^(Spawn teammate|Broadcast|Message|Require plan|Request shutdown|Shutdown requested|Force stop|Respawn)/;
+
+export class TeamPage {
+  constructor(private readonly page: Page) {}
+
+  async goto(): Promise<void> {
+    await this.page.goto("/team");
+    await expect(this.page.getByRole("heading", { name: "Team", level: 1 })).toBeVisible();
+  }
+
+  card(name: string): Locator {
+    return this.page.getByRole("article", { name, exact: true });
+  }
+
+  status(name: string): Locator {
+    return this.card(name).getByTestId("agent-status");
+  }
+
+  async expectStatus(name: string, status: string, options: { timeout?: number } = {}) {
+    await expect(this.status(name)).toHaveAttribute("data-agent-status", status, options);
+    await expect(this.status(name)).toHaveText(status.replaceAll("_", " "));
+  }
+
+  pendingRequests(name: string): Locator {
+    return this.card(name).getByRole("list", { name: "Pending requests" }).getByRole("listitem");
+  }
+
+  /** The value shown under a label on the card, e.g. "Blocked tool attempts". */
+  fact(name: string, term: string): Locator {
+    return this.card(name)
+      .locator("dl > div")
+      .filter({ has: this.page.locator("dt", { hasText: term }) })
+      .locator("dd");
+  }
+
+  actionButtons(): Locator {
+    return this.page.getByRole("button", { name: ACTION_NAMES });
+  }
+
+  async openSpawnDialog(): Promise<Locator> {
+    await this.page.getByRole("button", { name: "Spawn teammate" }).click();
+    const dialog = this.page.getByRole("dialog", { name: "Spawn a teammate" });
+    await expect(dialog).toBeVisible();
+    return dialog;
+  }
+
+  async fillSpawnForm(
+    dialog: Locator,
+    teammate: { name: string; role: string; requirePlan: boolean; script: string },
+  ): Promise<void> {
+    await dialog.getByLabel("Name", { exact: true }).fill(teammate.name);
+    await dialog.getByLabel("Role", { exact: true }).fill(teammate.role);
+    await dialog.getByLabel("Require plan").setChecked(teammate.requirePlan);
+    await dialog.getByLabel("Model").selectOption("scripted");
+    await dialog.getByLabel("Script").selectOption(teammate.script);
+    await dialog.getByRole("button", { name: "Spawn", exact: true }).click();
+  }
+
+  async spawnTeammate(teammate: {
+    name: string;
+    role: string;
+    requirePlan: boolean;
+    script: string;
+  }): Promise<void> {
+    const dialog = await this.openSpawnDialog();
+    await this.fillSpawnForm(dialog, teammate);
+    await expect(dialog).toBeHidden();
+  }
+
+  async requestShutdown(name: string, reason: string): Promise<void> {
+    await this.card(name)
+      .getByRole("button", { name: `Request shutdown of ${name}` })
+      .click();
+    const dialog = this.page.getByRole("dialog", { name: `Ask ${name} to shut down` });
+    await dialog.getByLabel("Reason").fill(reason);
+    await dialog.getByRole("button", { name: "Request shutdown" }).click();
+    await expect(dialog).toBeHidden();
+  }
+
+  /**
+   * Logs every status each card shows, from now on. A state can last a fraction of a second
+   * (working, then at once waiting for approval), too short to catch by polling the page.
+   */
+  async recordStatusChanges(): Promise<void> {
+    await this.page.evaluate(() => {
+      const log: StatusLog = {};
+      const note = (name: string, status: string | null | undefined) => {
+        const history = (log[name] ??= []);
+        if (status && history.at(-1) !== status) history.push(status);
+      };
+      const noteAll = () => {
+        for (const badge of document.querySelectorAll<HTMLElement>("[data-agent-status]")) {
+          note(badge.dataset.agent ?? "", badge.dataset.agentStatus);
+        }
+      };
+      new MutationObserver((records) => {
+        for (const record of records) {
+          if (record.type === "attributes" && record.target instanceof HTMLElement) {
+            // The value before this change, in case several changes arrive in one batch.
+            note(record.target.dataset.agent ?? "", record.oldValue);
+          }
+        }
+        noteAll();
+      }).observe(document.body, {
+        subtree: true,
+        childList: true,
+        attributes: true,
+        attributeOldValue: true,
+        attributeFilter: ["data-agent-status"],
+      });
+      noteAll();
+      (window as WindowWithLog).agentStatusLog = log;
+    });
+  }
+
+  async statusHistory(name: string): Promise<string[]> {
+    return this.page.evaluate(
+      (agent) => (window as WindowWithLog).agentStatusLog?.[agent] ?? [],
+      name,
+    );
+  }
+}
