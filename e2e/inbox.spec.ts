@@ -19,6 +19,7 @@ test("a request from the agent API appears without reload, is approved with feed
   await inbox.select(agent.name);
   await expect(inbox.detail().getByRole("strong")).toHaveText("tests");
   await expect(inbox.detail()).toContainText(/auto-rejects in \d+:\d\d/);
+  await expect(inbox.detail().getByRole("region", { name: "Recent activity" })).toBeVisible();
   await expect(page).toHaveTitle(/^\(\d+\) Inbox/);
   await page.screenshot({ path: "test-results/screenshots/inbox.png" });
 

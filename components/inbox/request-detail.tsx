@@ -6,7 +6,9 @@ import { queryKeys } from "@/components/realtime/query-keys";
 import { Button } from "@/components/ui/button";
 import { Markdown } from "@/components/ui/markdown";
 import { formatAge, formatClock } from "@/components/ui/use-now";
+import { TimelineEntry } from "@/components/timeline/timeline-entry";
 import type { AgentDetail } from "@/lib/agents/data";
+import type { TimelinePage } from "@/lib/agents/timeline";
 import { apiFetch } from "@/lib/http/api-fetch";
 import type { RequestView } from "@/lib/requests/views";
 import { typeLabel } from "./request-list";
@@ -65,6 +67,26 @@ function AgentContext({ name, now }: { name: string; now: number }) {
         </div>
       ))}
     </dl>
+  );
+}
+
+function RecentActivity({ name }: { name: string }) {
+  const timeline = useQuery({
+    queryKey: [...queryKeys.timeline(name), "recent"],
+    queryFn: () => apiFetch<TimelinePage>(`/agents/${encodeURIComponent(name)}/timeline?limit=5`),
+  });
+  if (!timeline.data?.items.length) return null;
+  return (
+    <section aria-label="Recent activity" className="border-t border-slate-200 pt-3">
+      <h3 className="mb-2 text-xs font-semibold tracking-wide text-slate-500 uppercase">
+        Recent activity
+      </h3>
+      <ol className="ml-1 border-l border-slate-200">
+        {timeline.data.items.map((item) => (
+          <TimelineEntry key={item.key} item={item} />
+        ))}
+      </ol>
+    </section>
   );
 }
 
@@ -137,6 +159,7 @@ export const RequestDetail = forwardRef<HTMLTextAreaElement, Props>(function Req
       </header>
       <RequestBody request={request} />
       {!isPending && <DecisionBanner request={request} isConflict={isConflict} />}
+      <RecentActivity name={request.agent} />
       {isPending && canAct && (
         <div className="space-y-3 border-t border-slate-200 pt-4">
           <div>

@@ -38,6 +38,11 @@ const ROUTES: Route[] = [
   { route: "GET /agents", allowed: HUMANS, call: (h) => api.listAgents(h) },
   { route: "GET /agents/{name}", allowed: HUMANS, call: (h, c) => api.getAgent(h, c.agent.name) },
   {
+    route: "GET /agents/{name}/timeline",
+    allowed: HUMANS,
+    call: (h, c) => api.timeline(h, c.agent.name),
+  },
+  {
     route: "POST /agents/{name}/plan-requirement",
     allowed: ["lead"],
     call: (h, c) => api.requirePlan(h, c.agent.name),

@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import * as agentsRoute from "../../app/api/v1/agents/route";
 import * as agentRoute from "../../app/api/v1/agents/[name]/route";
+import * as timelineRoute from "../../app/api/v1/agents/[name]/timeline/route";
 import * as forceStopRoute from "../../app/api/v1/agents/[name]/force-stop/route";
 import * as planRequirementRoute from "../../app/api/v1/agents/[name]/plan-requirement/route";
 import * as shutdownRoute from "../../app/api/v1/agents/[name]/shutdown/route";
@@ -42,6 +43,12 @@ export const api = {
   listAgents: (headers: Headers) => call(agentsRoute.GET, { path: "/api/v1/agents", headers }),
   getAgent: (headers: Headers, name: string) =>
     call(agentRoute.GET, { path: `/api/v1/agents/${name}`, headers, params: { name } }),
+  timeline: (headers: Headers, name: string, query = "") =>
+    call(timelineRoute.GET, {
+      path: `/api/v1/agents/${name}/timeline${query}`,
+      headers,
+      params: { name },
+    }),
   requirePlan: (headers: Headers, name: string, body: unknown = {}) =>
     call(planRequirementRoute.POST, {
       path: `/api/v1/agents/${name}/plan-requirement`,

@@ -36,6 +36,7 @@ const ROUTES = {
   agents: { module: "agents/route", method: "POST" },
   listAgents: { module: "agents/route", method: "GET" },
   agent: { module: "agents/[name]/route", method: "GET" },
+  timeline: { module: "agents/[name]/timeline/route", method: "GET" },
   planRequirement: { module: "agents/[name]/plan-requirement/route", method: "POST" },
   shutdown: { module: "agents/[name]/shutdown/route", method: "POST" },
   forceStop: { module: "agents/[name]/force-stop/route", method: "POST" },
