@@ -159,7 +159,6 @@ export const RequestDetail = forwardRef<HTMLTextAreaElement, Props>(function Req
       </header>
       <RequestBody request={request} />
       {!isPending && <DecisionBanner request={request} isConflict={isConflict} />}
-      <RecentActivity name={request.agent} />
       {isPending && canAct && (
         <div className="space-y-3 border-t border-slate-200 pt-4">
           <div>
@@ -195,6 +194,7 @@ export const RequestDetail = forwardRef<HTMLTextAreaElement, Props>(function Req
           </div>
         </div>
       )}
+      <RecentActivity name={request.agent} />
     </article>
   );
 });
