@@ -46,6 +46,13 @@ export class HttpTransport {
         await new Promise((resolve) => setTimeout(resolve, Math.min(200 * 2 ** attempt, 2_000)));
         continue;
       }
+      // 503 means the server is up but its database is not: wait and ask again, like a refused
+      // connection. (Only idempotent or keyed requests reach a 503 without having changed anything.)
+      if (response.status === 503 && attempt < this.maxRetries && !signal?.aborted) {
+        await response.body?.cancel();
+        await new Promise((resolve) => setTimeout(resolve, Math.min(200 * 2 ** attempt, 2_000)));
+        continue;
+      }
       const text = await response.text();
       const json = (text ? JSON.parse(text) : {}) as Record<string, unknown>;
       if (!response.ok) {

@@ -71,7 +71,16 @@ export class Worker {
     });
     this.startHeartbeats();
     try {
-      while (!this.exit) await this.turn();
+      while (!this.exit) {
+        try {
+          await this.turn();
+        } catch (error) {
+          // The server answered but could not serve (its database restarting): nothing was
+          // acknowledged, so the same messages are read again after a pause.
+          if (!(error instanceof ApiError && error.status >= 500)) throw error;
+          await new Promise((resolve) => setTimeout(resolve, 1_000));
+        }
+      }
       return this.exit;
     } catch (error) {
       // A revoked token means the incarnation ended (forced stop or respawn): leave quietly.
@@ -192,7 +201,12 @@ export class Worker {
       return { kind: "plan_required", reason: message.content };
     }
     if (!requestId) return null;
-    const request = await this.options.client.getRequest(requestId).catch(() => null);
+    // A request we may not see (another incarnation's) is ignored; any other failure propagates,
+    // so the message is read again rather than acknowledged unapplied.
+    const request = await this.options.client.getRequest(requestId).catch((error: unknown) => {
+      if (error instanceof ApiError && (error.status === 403 || error.status === 404)) return null;
+      throw error;
+    });
     // Never act on a message alone: the server's record is the decision.
     if (!request || request.incarnation !== this.incarnation) return null;
 

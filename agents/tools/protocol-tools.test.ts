@@ -26,7 +26,13 @@ describe("protocol tools", () => {
     expect(harness.client.callsTo("submitRequest")).toEqual([
       {
         method: "submitRequest",
-        args: [{ type: "plan_approval", payload: { plan: "1. migrate", summary: "migrate" } }],
+        args: [
+          {
+            type: "plan_approval",
+            payload: { plan: "1. migrate", summary: "migrate" },
+            idempotencyKey: expect.stringMatching(/^tool-[0-9a-f-]{36}$/),
+          },
+        ],
       },
     ]);
     expect(harness.submittedPlans.map((request) => request.id)).toEqual(["req-plan_approval"]);
@@ -37,14 +43,31 @@ describe("protocol tools", () => {
   it("submit_plan leaves an absent summary out of the payload", async () => {
     await harness.call("submit_plan", { plan: "1. migrate" });
     expect(harness.client.callsTo("submitRequest")[0]?.args).toEqual([
-      { type: "plan_approval", payload: { plan: "1. migrate" } },
+      {
+        type: "plan_approval",
+        payload: { plan: "1. migrate" },
+        idempotencyKey: expect.any(String),
+      },
     ]);
+  });
+
+  it("each submission carries its own idempotency key, so a re-sent body finds the same request", async () => {
+    await harness.call("submit_plan", { plan: "a" });
+    await harness.call("submit_plan", { plan: "b" });
+    const keys = harness.client
+      .callsTo("submitRequest")
+      .map((call) => (call.args[0] as { idempotencyKey: string }).idempotencyKey);
+    expect(new Set(keys).size).toBe(2);
   });
 
   it("request_shutdown submits a shutdown request", async () => {
     const result = await harness.call("request_shutdown", { reason: "all tasks done" });
     expect(harness.client.callsTo("submitRequest")[0]?.args).toEqual([
-      { type: "shutdown", payload: { reason: "all tasks done" } },
+      {
+        type: "shutdown",
+        payload: { reason: "all tasks done" },
+        idempotencyKey: expect.any(String),
+      },
     ]);
     expect(result.content).toContain("req-shutdown");
   });

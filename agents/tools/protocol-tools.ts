@@ -1,8 +1,17 @@
+import { randomUUID } from "node:crypto";
 import { z } from "zod";
 import { defineTool } from "./tool-definition";
 
 // The server validates all of these again; the limits here only spare the model a round trip.
 const idSchema = z.string().min(1).max(100);
+
+/**
+ * One key per tool invocation: the transport re-sends the same body after a dropped connection,
+ * so a submission whose answer was lost is found again instead of being made twice.
+ */
+function newIdempotencyKey(): string {
+  return `tool-${randomUUID()}`;
+}
 
 export const sendMessageTool = defineTool({
   name: "send_message",
@@ -30,6 +39,7 @@ export const submitPlanTool = defineTool({
     const request = await context.client.submitRequest({
       type: "plan_approval",
       payload: { ...args },
+      idempotencyKey: newIdempotencyKey(),
     });
     context.onSubmitPlan(request);
     return (
@@ -47,6 +57,7 @@ export const requestShutdownTool = defineTool({
     const request = await context.client.submitRequest({
       type: "shutdown",
       payload: { reason: args.reason },
+      idempotencyKey: newIdempotencyKey(),
     });
     return `shutdown requested as request ${request.id} (${request.status}); wait for the answer`;
   },

@@ -140,9 +140,9 @@ function parseWith<T>(schema: z.ZodType<T, unknown> | undefined, input: unknown,
 }
 
 const CONNECTION_LOST =
-  /ECONNREFUSED|ECONNRESET|57P01|57P03|terminating connection|Connection terminated|connection timeout|P1001/i;
+  /ECONNREFUSED|ECONNRESET|57P01|57P03|terminating connection|Connection terminated|connection timeout|P1001|P2028|Unable to start a transaction/i;
 
-/** Connection-level failures (refused, reset, the server shutting down) mean "retry", not "bug". */
+/** Connection-level failures (refused, reset, server shutting down, no pool connection free in time) mean "retry", not "bug". */
 function isDatabaseUnavailable(error: unknown): boolean {
   const candidate = error as { code?: unknown; message?: unknown } | null;
   return CONNECTION_LOST.test(

@@ -21,15 +21,22 @@ import { directionOf, toRequestView, type RequestView } from "./views";
 export type Responder = HumanActor | AgentActor;
 export type CreatedRequest = { request: RequestView; isCreated: boolean };
 
+/**
+ * Effects act on the agent as it is now. An ended incarnation (shutdown, crashed) stays ended: a
+ * late decision on one of its orphaned requests is recorded but never brings the agent back.
+ */
 function effectContext(db: Db, request: Request, agent: Agent): EffectContext {
+  const isEnded = !isAgentActive(agent.status);
   return {
     request,
     agent,
     direction: directionOf(request),
     setAgentState: async (patch) => {
+      if (isEnded) return;
       await setAgentState(db, agent, patch);
     },
     endIncarnation: async (reason) => {
+      if (isEnded) return;
       await cancelPendingRequests(db, agent.id, reason, request.id);
       await endIncarnation(db, agent, { isForced: true, reason });
     },

@@ -1,6 +1,9 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { markSilentAgentsOffline, HEARTBEAT_TIMEOUT_MS } from "../../lib/agents/mutations";
+import * as exitRoute from "../../app/api/v1/agents/[name]/exit/route";
 import { getDb } from "../../lib/db";
+import { expireDueRequests } from "../../lib/requests/mutations";
+import { callRoute } from "../route-client";
 import { api, lead, registerAgent, uniqueName } from "./fixtures";
 
 afterAll(() => getDb().$disconnect());
@@ -79,6 +82,51 @@ describe("agents", () => {
     expect(
       (await api.sendMessage(headers, { to: agent.name, content: "hello?" })).json.error?.code,
     ).toBe("AGENT_NOT_ACTIVE");
+  });
+});
+
+describe("ended incarnations stay ended", () => {
+  it("deciding or expiring a crashed agent's orphaned request does not bring it back", async () => {
+    const { headers } = await lead();
+    const crashed = await registerAgent();
+    const plan = await api.submitRequest(crashed.headers, {
+      type: "plan_approval",
+      payload: { plan: "x" },
+    });
+    const exit = await callRoute(exitRoute.POST, {
+      path: `/api/v1/agents/${crashed.name}/exit`,
+      body: { incarnation: 1, exitCode: 1, signal: null },
+      headers,
+      params: { name: crashed.name },
+    });
+    expect(exit.json).toMatchObject({ status: "crashed" });
+    const decided = await api.respond(headers, String(plan.json.id), {
+      type: "plan_approval_response",
+      approve: true,
+    });
+    expect(decided.json).toMatchObject({ status: "approved" });
+    expect((await api.getAgent(headers, crashed.name)).json).toMatchObject({ status: "crashed" });
+
+    const stopping = await registerAgent();
+    const asked = await api.submitRequest(stopping.headers, {
+      type: "shutdown",
+      payload: {},
+      timeoutSeconds: 5,
+    });
+    await callRoute(exitRoute.POST, {
+      path: `/api/v1/agents/${stopping.name}/exit`,
+      body: { incarnation: 1, exitCode: 1, signal: null },
+      headers,
+      params: { name: stopping.name },
+    });
+    await expireDueRequests(getDb(), new Date(Date.now() + 6_000));
+    expect((await api.getRequest(headers, String(asked.json.id))).json).toMatchObject({
+      status: "expired",
+    });
+    expect((await api.getAgent(headers, stopping.name)).json).toMatchObject({ status: "crashed" });
+    // And it can be respawned at once.
+    const respawn = await api.registerAgent(headers, { name: stopping.name, role: "tester" });
+    expect(respawn.json).toMatchObject({ agent: { incarnation: 2 } });
   });
 });
 
