@@ -139,8 +139,18 @@ function parseWith<T>(schema: z.ZodType<T, unknown> | undefined, input: unknown,
   return parsed.data;
 }
 
-const CONNECTION_LOST =
-  /ECONNREFUSED|ECONNRESET|57P01|57P03|terminating connection|Connection terminated|connection timeout|P1001|P2028|Unable to start a transaction/i;
+const CONNECTION_LOST = new RegExp(
+  [
+    "ECONNREFUSED|ECONNRESET|ECONNABORTED|EPIPE|ETIMEDOUT",
+    // SQLSTATE class 08 (connection exception) and 57P01–57P03 (admin shutdown, crash, cannot connect now)
+    "\\b08[0-9A-Z]{3}\\b|57P0[1-3]",
+    "terminating connection|Connection terminated|connection timeout|Server has closed the connection",
+    "Can't reach database server|Timed out fetching a new connection|Unable to start a transaction",
+    // Prisma: P1001 unreachable, P1017 connection closed, P2024 pool timeout, P2028 transaction start
+    "P1001|P1017|P2024|P2028",
+  ].join("|"),
+  "i",
+);
 
 /** Connection-level failures (refused, reset, server shutting down, no pool connection free in time) mean "retry", not "bug". */
 function isDatabaseUnavailable(error: unknown): boolean {

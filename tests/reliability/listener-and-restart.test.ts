@@ -54,6 +54,7 @@ const decidedAt = new Map<string, number>();
 const figures: Record<string, unknown> = {};
 let unavailable503 = 0;
 let clientServerErrors = 0;
+const unexpectedErrors: string[] = [];
 let isLoadRunning = false;
 /** After the load stops, the Lead keeps answering until everything is decided or this passes. */
 let drainDeadline = Infinity;
@@ -63,7 +64,10 @@ const PASSWORD = "reliability-pw";
 function noteError(error: unknown): void {
   if (error instanceof ApiError && error.status >= 500) {
     if (error.status === 503 && error.code === "DATABASE_UNAVAILABLE") unavailable503 += 1;
-    else clientServerErrors += 1;
+    else {
+      clientServerErrors += 1;
+      unexpectedErrors.push(`${error.status} ${error.code}: ${error.message}`);
+    }
   }
 }
 
@@ -413,7 +417,7 @@ describe("listener death and PostgreSQL restart under load", () => {
     // test-results/reliability/listener-and-restart.json and docs/RELIABILITY.md.
     expect(kill.ms).toBeLessThan(15_000);
     expect(restart.ms).toBeLessThan(15_000);
-    expect(clientServerErrors).toBe(0);
+    expect(clientServerErrors, unexpectedErrors.join("\n")).toBe(0);
     expect(node.serverErrors()).toBe(0);
   }, 90_000);
 });
