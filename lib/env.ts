@@ -48,6 +48,17 @@ const envSchema = z.object({
   ANTHROPIC_BASE_URL: z.url().optional(),
   ANTHROPIC_MODEL: z.string().min(1).default("claude-sonnet-4-5"),
   CI: z.stringbool().default(false),
+  // Tooling: the soak in `npm run test:reliability` and the knobs of `npm run bench` (bench/).
+  SOAK_SECONDS: z.coerce.number().int().min(1).max(3_600).optional(),
+  /** `1`: small counts and one round, for developing the bench; docs/PERFORMANCE.md is kept. */
+  BENCH_QUICK: z.stringbool().default(false),
+  /** Comma-separated subset of bench phases (push, loop, breakdown, throughput, scale, history). */
+  BENCH_ONLY: z.string().min(1).optional(),
+  BENCH_PORT: z.coerce.number().int().min(1024).max(65535).default(3330),
+  /** `1`: rebuild .next-bench even though a build exists. */
+  BENCH_REBUILD: z.stringbool().default(false),
+  /** A folder: run the bench's server with `node --cpu-prof`, writing its profile there. */
+  BENCH_CPU_PROF: z.string().min(1).optional(),
 });
 
 export type Env = z.infer<typeof envSchema>;

@@ -6,8 +6,12 @@ import { toMessageView, type MessageView } from "./views";
 
 export type Inbox = { messages: MessageView[]; cursor: number };
 
-/** NOTIFY wakes waiters at once; this re-check only covers a node whose listener is down. */
-const BACKSTOP_RECHECK_MS = 2_000;
+/**
+ * NOTIFY wakes waiters at once, and while the listener is down the bridge's own 2 s poll still
+ * publishes to the hub; this re-check is the last resort. Every waiting long-poll pays one query
+ * per period: at 2 s, 1,000 idle agents cost ~500 queries/s (docs/PERFORMANCE.md, G3.4).
+ */
+const BACKSTOP_RECHECK_MS = 10_000;
 
 async function readAfter(
   db: Db,

@@ -2,6 +2,7 @@ import { existsSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { env } from "../../lib/env";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { HandshakeClient } from "../../agents/api-client";
 import { Supervisor } from "../../agents/supervisor";
@@ -39,7 +40,7 @@ import {
 // fixed script and then idle, so they cannot produce the variety above; they are here for the
 // process lifecycle and "no worker left running".
 
-const SOAK_SECONDS = Number(process.env.SOAK_SECONDS ?? "") || 8;
+const SOAK_SECONDS = env.SOAK_SECONDS ?? 8;
 const API_AGENTS = 16;
 const WORKERS = 4;
 const WORKER_SCRIPT = "careful-planner";

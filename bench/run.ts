@@ -1,0 +1,835 @@
+import { execFileSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { writeFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import pg from "pg";
+import { createDb } from "../lib/db";
+import { applyMigrations } from "../lib/migrations";
+import { createApiToken } from "../lib/users/api-tokens";
+import { createScratchDatabase, dropScratchDatabase } from "../tests/test-database";
+import { connectConsole, registerAgents, signIn, type Agent, type ConsoleClient } from "./clients";
+import { benchEnv, isPhaseSelected, sizes } from "./config";
+import {
+  EventWitness,
+  measureDecisions,
+  measureGet,
+  measureLoop,
+  measurePush,
+  measureSubmissions,
+  startHealthProbe,
+  startLongPolls,
+  startRssSampler,
+  type PushSamples,
+} from "./handshake";
+import { measureSubmissionBreakdown } from "./breakdown";
+import { captureHistorySql, explain, insertHistory, type ExplainResult } from "./history";
+import {
+  createRawSchema,
+  measureInsertRate,
+  measureNotifyLatency,
+  measureQueryLatency,
+  measureRawLoop,
+} from "./raw";
+import {
+  renderTextTable,
+  writePerformanceDoc,
+  type Machine,
+  type TableRow,
+  type Verdict,
+} from "./report";
+import { startServer, ensureBuild, type RunningServer } from "./server";
+import {
+  formatMs,
+  formatRate,
+  median,
+  round,
+  roundSummary,
+  sleep,
+  summarize,
+  type LatencySummary,
+} from "./stats";
+
+const LEAD = { email: "lead@bench.test", password: "bench-lead-password-1" };
+const startedAt = Date.now();
+const log = (message: string) =>
+  console.log(`[bench ${((Date.now() - startedAt) / 1000).toFixed(0).padStart(3)} s] ${message}`);
+
+// ---- cleanup: everything started registers its undo; run in reverse, once, even on failure ----
+const cleanups: { name: string; run: () => Promise<unknown> | unknown }[] = [];
+let cleaning: Promise<void> | undefined;
+let isSucceeded = false;
+let serverLogFile: string | undefined;
+/** Runs every undo once; a second caller (a signal during a failure) waits for the same run. */
+function cleanUp(): Promise<void> {
+  cleaning ??= (async () => {
+    for (const { name, run } of cleanups.reverse()) {
+      try {
+        await run();
+      } catch (error) {
+        console.error(`[bench] cleanup '${name}' failed:`, (error as Error).message);
+      }
+    }
+    cleanups.length = 0;
+  })();
+  return cleaning;
+}
+let isInterrupted = false;
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  process.on(signal, () => {
+    isInterrupted = true;
+    console.error(`[bench] ${signal}: cleaning up`);
+    void cleanUp().finally(() => process.exit(130));
+  });
+}
+
+function git(args: string[]): string {
+  try {
+    return execFileSync("git", args, { encoding: "utf8" }).trim();
+  } catch {
+    return "";
+  }
+}
+
+async function sqlValue<T>(url: string, sql: string, params: unknown[] = []): Promise<T> {
+  const client = new pg.Client({ connectionString: url, application_name: "bench-sql" });
+  await client.connect();
+  try {
+    const { rows } = await client.query(sql, params);
+    return Object.values(rows[0] ?? {})[0] as T;
+  } finally {
+    await client.end();
+  }
+}
+
+/** Keeps the sweeper from marking idle bench agents offline mid-run (see PERFORMANCE.md). */
+async function keepAgentsAlive(url: string): Promise<void> {
+  await sqlValue(
+    url,
+    "UPDATE agents SET last_heartbeat_at = now() + interval '1 day' WHERE name LIKE 'bench-%'",
+  );
+}
+
+async function openConsoles(
+  server: RunningServer,
+  cookie: string,
+  count: number,
+  resumeAfter: number,
+): Promise<ConsoleClient[]> {
+  const consoles: ConsoleClient[] = [];
+  cleanups.push({
+    name: `close ${count} consoles`,
+    run: () => consoles.forEach((client) => client.close()),
+  });
+  for (let index = 0; index < count; index++) {
+    consoles.push(await connectConsole(server.url, cookie, resumeAfter));
+  }
+  return consoles;
+}
+
+// ---- results ----
+type Push = {
+  added: LatencySummary;
+  commitToConsole: LatencySummary;
+  firstConsoleCommitToConsole: LatencySummary;
+  lastConsoleCommitToConsole: LatencySummary;
+  afterHttpReturn: LatencySummary;
+  submit: LatencySummary;
+};
+
+function pushResult(samples: PushSamples, rawNotifyP50: number): Push {
+  const shift = (values: number[]) => values.map((value) => value + rawNotifyP50);
+  return {
+    added: roundSummary(summarize(samples.addedMs)),
+    commitToConsole: roundSummary(summarize(shift(samples.addedMs))),
+    firstConsoleCommitToConsole: roundSummary(summarize(shift(samples.firstConsoleAddedMs))),
+    lastConsoleCommitToConsole: roundSummary(summarize(shift(samples.lastConsoleAddedMs))),
+    afterHttpReturn: roundSummary(summarize(samples.afterHttpReturnMs)),
+    submit: roundSummary(summarize(samples.submitMs)),
+  };
+}
+
+function mergePush(into: PushSamples, from: PushSamples): void {
+  into.addedMs.push(...from.addedMs);
+  into.firstConsoleAddedMs.push(...from.firstConsoleAddedMs);
+  into.lastConsoleAddedMs.push(...from.lastConsoleAddedMs);
+  into.afterHttpReturnMs.push(...from.afterHttpReturnMs);
+  into.submitMs.push(...from.submitMs);
+}
+
+const emptyPush = (): PushSamples => ({
+  addedMs: [],
+  firstConsoleAddedMs: [],
+  lastConsoleAddedMs: [],
+  afterHttpReturnMs: [],
+  submitMs: [],
+});
+
+type IdleCost = { serverCpuPercent: number; dbTransactionsPerSecond: number };
+
+type Results = Record<string, unknown> & {
+  raw: Record<string, unknown>;
+};
+
+async function main(): Promise<void> {
+  const date = new Date().toISOString().slice(0, 10);
+  const mode = benchEnv.BENCH_QUICK ? "quick" : "full";
+  const commit = git(["rev-parse", "--short", "HEAD"]) || "unknown";
+  const isDirty = git(["status", "--porcelain"]) !== "";
+  const machine: Machine = {
+    nproc: os.availableParallelism(),
+    cpu: os.cpus()[0]?.model ?? "unknown",
+    memoryGiB: os.totalmem() / 2 ** 30,
+    node: process.version,
+    postgres: "",
+    loadAverageAtStart: os.loadavg(),
+  };
+  log(`mode ${mode}, commit ${commit}${isDirty ? " (+ uncommitted changes)" : ""}`);
+
+  const build = ensureBuild({ isForced: benchEnv.BENCH_REBUILD });
+  if (build.isBuilt) log("build done");
+
+  const adminUrl = benchEnv.BENCH_ADMIN_DATABASE_URL;
+  const databaseUrl = await createScratchDatabase(adminUrl, "handshake_bench");
+  cleanups.push({
+    name: "drop scratch database",
+    run: () => dropScratchDatabase(adminUrl, databaseUrl),
+  });
+  machine.postgres =
+    (await sqlValue<string>(databaseUrl, "SELECT version()")).split(" on ")[0] ?? "";
+  await applyMigrations(databaseUrl, { isQuiet: true });
+  await createRawSchema(databaseUrl);
+
+  // The server's output; kept only when the run fails.
+  const logDir = mkdtempSync(path.join(os.tmpdir(), "handshake-bench-"));
+  serverLogFile = path.join(logDir, "server.log");
+  cleanups.push({
+    name: "remove server log",
+    run: () => (isSucceeded ? rmSync(logDir, { recursive: true, force: true }) : undefined),
+  });
+  if (benchEnv.BENCH_CPU_PROF) mkdirSync(benchEnv.BENCH_CPU_PROF, { recursive: true });
+  const server = await startServer({
+    databaseUrl,
+    port: benchEnv.BENCH_PORT,
+    secret: randomBytes(32).toString("base64url"),
+    admin: LEAD,
+    logFile: serverLogFile,
+    cpuProfileDir: benchEnv.BENCH_CPU_PROF,
+  });
+  cleanups.push({ name: "stop server", run: () => server.stop() });
+  log(`server up at ${server.url} (pid ${server.pid}, log ${server.logFile})`);
+
+  // A Lead API token for scripted decisions and registrations; a session cookie for the consoles.
+  const db = createDb(databaseUrl);
+  const leadUser = await db.user.findFirstOrThrow({ where: { role: "lead" } });
+  const leadToken = (await createApiToken(db, leadUser.id, "bench")).token;
+  await db.$disconnect();
+  const cookie = await signIn(server.url, LEAD.email, LEAD.password);
+
+  const witness = await EventWitness.start(databaseUrl);
+  cleanups.push({ name: "stop witness", run: () => witness.stop() });
+  const newestEventId = () =>
+    sqlValue<string | null>(databaseUrl, "SELECT max(id) FROM events").then(Number);
+  const consoles = await openConsoles(server, cookie, sizes.pushConsoles, await newestEventId());
+  const [pusher, looper, txRaw, txDomain, txHttp] = await registerAgents(
+    server.url,
+    leadToken,
+    ["bench-push", "bench-loop", "bench-tx-raw", "bench-tx-domain", "bench-tx-http"],
+    1,
+  );
+  if (!pusher || !looper || !txRaw || !txDomain || !txHttp) {
+    throw new Error("could not register the bench agents");
+  }
+  await keepAgentsAlive(databaseUrl);
+  log(`${consoles.length} consoles signed in and connected`);
+
+  const results: Results = { raw: {} };
+  const rows: TableRow[] = [];
+  const notes: string[] = [];
+  const rawNotify: number[] = [];
+
+  const per = (total: number, blocks: number) => Math.ceil(total / blocks);
+
+  // ---- G3.1 push latency, interleaved with raw NOTIFY latency ----
+  let push: Push | undefined;
+  if (isPhaseSelected("push") || isPhaseSelected("scale")) {
+    const samples = emptyPush();
+    for (let block = 0; block < sizes.pushBlocks; block++) {
+      rawNotify.push(
+        ...(await measureNotifyLatency(databaseUrl, per(sizes.notifySamples, sizes.pushBlocks))),
+      );
+      if (!isPhaseSelected("push")) continue;
+      mergePush(
+        samples,
+        await measurePush({
+          baseUrl: server.url,
+          agent: pusher,
+          consoles,
+          witness,
+          count: per(sizes.pushRequests, sizes.pushBlocks),
+          warmup: block === 0 ? 10 : 0,
+        }),
+      );
+    }
+    if (isPhaseSelected("push")) {
+      push = pushResult(samples, summarize(rawNotify).p50);
+      log(`G3.1 done: ${samples.submitMs.length} requests × ${consoles.length} consoles`);
+    }
+  }
+  const notifyFloor = summarize(rawNotify);
+  results.raw.notifyLatency = roundSummary(notifyFloor);
+  // G3.2 and G3.3 have one Lead watching, not 20: every console receives every event, and 19
+  // extra sockets would measure the fan-out (G3.1, G3.4) again rather than the API.
+  for (const extra of consoles.splice(1)) extra.close();
+  results.push = push;
+
+  // ---- G3.2 full loop, interleaved with the raw loop ----
+  let loop: { summary: LatencySummary; leadErrors: number } | undefined;
+  const rawLoop: number[] = [];
+  if (isPhaseSelected("loop")) {
+    const loopMs: number[] = [];
+    let leadErrors = 0;
+    let cursor = 0;
+    for (let block = 0; block < sizes.loopBlocks; block++) {
+      rawLoop.push(...(await measureRawLoop(databaseUrl, per(sizes.rawLoops, sizes.loopBlocks))));
+      const measured = await measureLoop({
+        baseUrl: server.url,
+        agent: looper,
+        lead: consoles[0] as ConsoleClient,
+        leadToken,
+        loops: per(sizes.loops, sizes.loopBlocks),
+        warmup: block === 0 ? 10 : 0,
+        cursor,
+      });
+      cursor = measured.cursor;
+      loopMs.push(...measured.loopMs);
+      leadErrors += measured.leadErrors;
+    }
+    loop = { summary: roundSummary(summarize(loopMs)), leadErrors };
+    results.raw.loop = roundSummary(summarize(rawLoop));
+    results.loop = loop;
+    log(`G3.2 done: ${loopMs.length} loops`);
+  }
+
+  // ---- where one submission's time goes: raw SQL, the domain function, HTTP ----
+  let breakdown: { raw: LatencySummary; domain: LatencySummary; http: LatencySummary } | undefined;
+  if (isPhaseSelected("breakdown")) {
+    const measured = await measureSubmissionBreakdown({
+      databaseUrl,
+      baseUrl: server.url,
+      agents: { raw: txRaw, domain: txDomain, http: txHttp },
+      samples: sizes.breakdownSamples,
+      blocks: sizes.breakdownBlocks,
+    });
+    breakdown = {
+      raw: roundSummary(summarize(measured.rawMs)),
+      domain: roundSummary(summarize(measured.domainMs)),
+      http: roundSummary(summarize(measured.httpMs)),
+    };
+    results.breakdown = breakdown;
+    log(`breakdown done: ${measured.httpMs.length} submissions each way`);
+  }
+
+  // ---- the agent population for G3.3–G3.5 ----
+  let agents: Agent[] = [];
+  if (isPhaseSelected("throughput") || isPhaseSelected("scale") || isPhaseSelected("history")) {
+    const names = Array.from(
+      { length: sizes.agents },
+      (_, index) => `bench-${String(index).padStart(4, "0")}`,
+    );
+    const registeredAt = performance.now();
+    agents = await registerAgents(server.url, leadToken, names, 8);
+    await keepAgentsAlive(databaseUrl);
+    log(
+      `registered ${agents.length} agents in ${((performance.now() - registeredAt) / 1000).toFixed(1)} s`,
+    );
+  }
+
+  // ---- raw insert rates: measured once per G3.3 round, just before Handshake's ----
+  const rates = {
+    plain1: [] as number[],
+    plain8: [] as number[],
+    notify1: [] as number[],
+    notify8: [] as number[],
+  };
+  const measureRates = async () => {
+    const durationMs = sizes.insertRateMs;
+    const rate = (connections: number, isNotified: boolean) =>
+      measureInsertRate(databaseUrl, { connections, durationMs, isNotified });
+    rates.plain1.push(await rate(1, false));
+    rates.plain8.push(await rate(8, false));
+    rates.notify1.push(await rate(1, true));
+    rates.notify8.push(await rate(8, true));
+  };
+
+  // ---- G3.3 throughput, interleaved with the raw insert rates ----
+  const throughput = {
+    submissions: [] as number[],
+    decisions: [] as number[],
+    serverCpuMsPerSubmission: [] as number[],
+    serverCpuMsPerDecision: [] as number[],
+    serverCpuPercent: [] as number[],
+    errors: 0,
+    submitted: 0,
+    decided: 0,
+  };
+  for (let roundIndex = 0; roundIndex < sizes.rounds; roundIndex++) {
+    await measureRates();
+    if (!isPhaseSelected("throughput")) continue;
+    const cpuBeforeSubmissions = await server.readCpuSeconds();
+    const submitted = await measureSubmissions({
+      baseUrl: server.url,
+      agents,
+      concurrency: sizes.throughputConcurrency,
+      durationMs: sizes.throughputMs,
+    });
+    const cpuAfterSubmissions = await server.readCpuSeconds();
+    const decided = await measureDecisions({
+      baseUrl: server.url,
+      leadToken,
+      requestIds: submitted.pending,
+      concurrency: sizes.throughputConcurrency,
+    });
+    const cpuAfterDecisions = await server.readCpuSeconds();
+    // Server CPU per call: the process is one event loop, so ~1 s of CPU per second is its ceiling.
+    throughput.serverCpuMsPerSubmission.push(
+      ((cpuAfterSubmissions - cpuBeforeSubmissions) * 1000) / submitted.count,
+    );
+    throughput.serverCpuMsPerDecision.push(
+      ((cpuAfterDecisions - cpuAfterSubmissions) * 1000) / decided.count,
+    );
+    throughput.serverCpuPercent.push(
+      ((cpuAfterSubmissions - cpuBeforeSubmissions) / (sizes.throughputMs / 1000)) * 100,
+    );
+    throughput.submissions.push(submitted.perSecond);
+    throughput.decisions.push(decided.perSecond);
+    throughput.errors += submitted.errors + decided.errors;
+    throughput.submitted += submitted.count;
+    throughput.decided += decided.count;
+    log(
+      `G3.3 round ${roundIndex + 1}/${sizes.rounds}: ${submitted.perSecond.toFixed(0)} submissions/s, ${decided.perSecond.toFixed(0)} decisions/s (${decided.count} decided); server CPU ${throughput.serverCpuPercent.at(-1)?.toFixed(0)}%, ${throughput.serverCpuMsPerSubmission.at(-1)?.toFixed(1)} ms per submission, ${throughput.serverCpuMsPerDecision.at(-1)?.toFixed(1)} ms per decision`,
+    );
+  }
+  const rawRates = {
+    insert1: median(rates.plain1),
+    insert8: median(rates.plain8),
+    insertNotify1: median(rates.notify1),
+    insertNotify8: median(rates.notify8),
+  };
+  results.raw.insertRates = {
+    median: Object.fromEntries(
+      Object.entries(rawRates).map(([key, value]) => [key, round(value, 1)]),
+    ),
+    rounds: rates,
+  };
+  if (isPhaseSelected("throughput")) results.throughput = throughput;
+
+  // ---- G3.4 scale ----
+  let scale:
+    | {
+        push: Push;
+        notifyUnderLoad: LatencySummary;
+        rssIdleMiB: number;
+        rssPeakMiB: number;
+        healthIdle: LatencySummary;
+        healthLoaded: LatencySummary;
+        longPolls: { completed: number; errors: number; inFlightAtStart: number };
+        idle: { bare: IdleCost; withLoad: IdleCost };
+      }
+    | undefined;
+  if (isPhaseSelected("scale")) {
+    // What the server and database do with nobody asking anything: first bare, then with every
+    // long-poll and console attached.
+    const measureIdle = async (ms: number) => {
+      const xacts = () =>
+        sqlValue<string>(
+          databaseUrl,
+          "SELECT xact_commit + xact_rollback FROM pg_stat_database WHERE datname = current_database()",
+        ).then(Number);
+      const [cpu0, xact0] = [await server.readCpuSeconds(), await xacts()];
+      await sleep(ms);
+      const [cpu1, xact1] = [await server.readCpuSeconds(), await xacts()];
+      return {
+        serverCpuPercent: round(((cpu1 - cpu0) / (ms / 1000)) * 100, 1),
+        dbTransactionsPerSecond: round((xact1 - xact0) / (ms / 1000), 1),
+      };
+    };
+    // Idle backends report their statistics up to 10 s late: let G3.3's traffic settle first.
+    await sleep(11_000);
+    const bare = await measureIdle(8_000);
+    const healthIdleProbe = startHealthProbe(server.url, 50);
+    await sleep(5_000);
+    const healthIdle = summarize(await healthIdleProbe.stop());
+    const rssIdleMiB = await server.readRssMiB();
+    const more = await openConsoles(
+      server,
+      cookie,
+      sizes.scaleConsoles - consoles.length,
+      await newestEventId(),
+    );
+    const allConsoles = [...consoles, ...more];
+    const afterMessage = Number(
+      await sqlValue<string | null>(databaseUrl, "SELECT max(id) FROM messages"),
+    );
+    const longPolls = startLongPolls(server.url, agents, afterMessage);
+    cleanups.push({ name: "stop long-polls", run: () => longPolls.stop() });
+    const rss = startRssSampler(() => server.readRssMiB());
+    // Let every long-poll reach the server and settle into its wait.
+    await sleep(5_000);
+    const inFlightAtStart = longPolls.inFlight();
+    const loadedIdle = await measureIdle(10_000);
+    log(
+      `G3.4: ${inFlightAtStart} long-polls open, ${allConsoles.length} consoles; idle server CPU ${bare.serverCpuPercent}% → ${loadedIdle.serverCpuPercent}%, database ${bare.dbTransactionsPerSecond} → ${loadedIdle.dbTransactionsPerSecond} transactions/s`,
+    );
+    const health = startHealthProbe(server.url, 50);
+    const samples = emptyPush();
+    const underLoad: number[] = [];
+    for (let block = 0; block < sizes.scaleBlocks; block++) {
+      underLoad.push(
+        ...(await measureNotifyLatency(
+          databaseUrl,
+          per(sizes.scaleNotifySamples, sizes.scaleBlocks),
+        )),
+      );
+      mergePush(
+        samples,
+        await measurePush({
+          baseUrl: server.url,
+          agent: pusher,
+          consoles: allConsoles,
+          witness,
+          count: per(sizes.scalePushRequests, sizes.scaleBlocks),
+          warmup: block === 0 ? 10 : 0,
+        }),
+      );
+    }
+    log(`G3.4 done: ${samples.submitMs.length} requests × ${allConsoles.length} consoles`);
+    const healthLoaded = summarize(await health.stop());
+    const rssSamples = await rss.stop();
+    const polled = await longPolls.stop();
+    more.forEach((client) => client.close());
+    const notifyUnderLoad = summarize(underLoad);
+    scale = {
+      push: pushResult(samples, notifyUnderLoad.p50),
+      notifyUnderLoad: roundSummary(notifyUnderLoad),
+      rssIdleMiB: round(rssIdleMiB, 1),
+      rssPeakMiB: round(Math.max(...rssSamples), 1),
+      healthIdle: roundSummary(healthIdle),
+      healthLoaded: roundSummary(healthLoaded),
+      longPolls: { ...polled, inFlightAtStart },
+      idle: { bare, withLoad: loadedIdle },
+    };
+    results.scale = scale;
+  }
+
+  // ---- G3.5 history ----
+  type HistoryCase = {
+    http: LatencySummary;
+    raw: LatencySummary;
+    explain: ExplainResult;
+    path: string;
+  };
+  let history: { first: HistoryCase; filtered: HistoryCase; rows: number } | undefined;
+  if (isPhaseSelected("history")) {
+    const seededAt = performance.now();
+    await insertHistory(databaseUrl, sizes.historyRows, LEAD.email);
+    log(
+      `G3.5: ${sizes.historyRows} decided requests inserted in ${((performance.now() - seededAt) / 1000).toFixed(1)} s`,
+    );
+    const filterAgent = agents[Math.floor(agents.length / 2)]?.name ?? "bench-push";
+    const cases = {
+      first: { status: "approved", limit: "50" },
+      filtered: { status: "approved", limit: "50", agent: filterAgent, type: "plan_approval" },
+    };
+    const measured: Record<string, HistoryCase> = {};
+    for (const [name, query] of Object.entries(cases)) {
+      const [sql] = await captureHistorySql(databaseUrl, query);
+      if (!sql) throw new Error(`no SQL captured for the ${name} history query`);
+      const plan = await explain(databaseUrl, sql);
+      const path = `/requests?${new URLSearchParams(query).toString()}`;
+      const raw: number[] = [];
+      const http: number[] = [];
+      for (let block = 0; block < sizes.historyBlocks; block++) {
+        const count = per(sizes.historySamples, sizes.historyBlocks);
+        raw.push(...(await measureQueryLatency(databaseUrl, sql.sql, sql.params, count)));
+        http.push(...(await measureGet(server.url, leadToken, path, count)));
+      }
+      measured[name] = {
+        http: roundSummary(summarize(http)),
+        raw: roundSummary(summarize(raw)),
+        explain: plan,
+        path,
+      };
+    }
+    history = {
+      first: measured.first as HistoryCase,
+      filtered: measured.filtered as HistoryCase,
+      rows: sizes.historyRows,
+    };
+    results.history = history;
+  }
+
+  isSucceeded = true;
+  await cleanUp();
+  const durationS = (Date.now() - startedAt) / 1000;
+
+  // ---- the table ----
+  const ratio = (handshake: number, raw: number) =>
+    Number.isFinite(handshake) && Number.isFinite(raw) && raw > 0
+      ? `${(handshake / raw).toFixed(handshake / raw >= 10 ? 0 : 2)}×`
+      : "—";
+  const verdict = (isMet: boolean): Verdict => (isMet ? "met" : "not met");
+  const floorRow = (goal: string, raw: string): TableRow => ({
+    goal,
+    target: "floor",
+    raw,
+    handshake: "—",
+    ratio: "—",
+    verdict: "—",
+  });
+  rows.push(
+    floorRow("Raw INSERT…RETURNING, 1 conn", formatRate(rawRates.insert1)),
+    floorRow("Raw INSERT…RETURNING, 8 conns", formatRate(rawRates.insert8)),
+    floorRow("Raw INSERT+NOTIFY, 1 conn", formatRate(rawRates.insertNotify1)),
+    floorRow("Raw INSERT+NOTIFY, 8 conns", formatRate(rawRates.insertNotify8)),
+    floorRow(
+      "Raw NOTIFY latency p50 / p99",
+      `${formatMs(notifyFloor.p50)} / ${formatMs(notifyFloor.p99)}`,
+    ),
+  );
+  if (rawLoop.length > 0) {
+    const rawLoopSummary = summarize(rawLoop);
+    rows.push(
+      floorRow(
+        "Raw loop p50 / p99",
+        `${formatMs(rawLoopSummary.p50)} / ${formatMs(rawLoopSummary.p99)}`,
+      ),
+    );
+  }
+  const pushRows = (label: string, measured: Push, floor: LatencySummary) => {
+    rows.push(
+      {
+        goal: `${label} p50`,
+        target: "≤ raw + 1.5 ms",
+        raw: formatMs(floor.p50),
+        handshake: formatMs(measured.commitToConsole.p50),
+        ratio: ratio(measured.commitToConsole.p50, floor.p50),
+        verdict: verdict(measured.commitToConsole.p50 <= floor.p50 + 1.5),
+      },
+      {
+        goal: `${label} p99`,
+        target: "≤ raw + 7 ms",
+        raw: formatMs(floor.p99),
+        handshake: formatMs(measured.commitToConsole.p99),
+        ratio: ratio(measured.commitToConsole.p99, floor.p99),
+        verdict: verdict(measured.commitToConsole.p99 <= floor.p99 + 7),
+      },
+    );
+  };
+  if (push) pushRows(`G3.1 push, ${sizes.pushConsoles} consoles`, push, notifyFloor);
+  if (loop) {
+    const floor = summarize(rawLoop);
+    rows.push(
+      {
+        goal: "G3.2 full loop p50",
+        target: "≤ 4× raw",
+        raw: formatMs(floor.p50),
+        handshake: formatMs(loop.summary.p50),
+        ratio: ratio(loop.summary.p50, floor.p50),
+        verdict: verdict(loop.summary.p50 <= 4 * floor.p50),
+      },
+      {
+        goal: "G3.2 full loop p99",
+        target: "≤ raw + 20 ms",
+        raw: formatMs(floor.p99),
+        handshake: formatMs(loop.summary.p99),
+        ratio: ratio(loop.summary.p99, floor.p99),
+        verdict: verdict(loop.summary.p99 <= floor.p99 + 20),
+      },
+    );
+  }
+  if (breakdown) {
+    rows.push(
+      floorRow(
+        "One plan submission as raw SQL (same statements)",
+        `${formatMs(breakdown.raw.p50)} / ${formatMs(breakdown.raw.p99)}`,
+      ),
+      {
+        goal: "Diagnosis: submitRequest in-process (Prisma) p50 / p99",
+        target: "diagnosis",
+        raw: formatMs(breakdown.raw.p50),
+        handshake: `${formatMs(breakdown.domain.p50)} / ${formatMs(breakdown.domain.p99)}`,
+        ratio: ratio(breakdown.domain.p50, breakdown.raw.p50),
+        verdict: "—",
+      },
+      {
+        goal: "Diagnosis: POST /requests over HTTP p50 / p99",
+        target: "diagnosis",
+        raw: formatMs(breakdown.raw.p50),
+        handshake: `${formatMs(breakdown.http.p50)} / ${formatMs(breakdown.http.p99)}`,
+        ratio: ratio(breakdown.http.p50, breakdown.raw.p50),
+        verdict: "—",
+      },
+    );
+  }
+  if (isPhaseSelected("throughput")) {
+    const floor = rawRates.insertNotify8;
+    for (const [label, values] of [
+      ["G3.3 submissions/s, 8 agents", throughput.submissions],
+      ["G3.3 decisions/s, 8 Leads", throughput.decisions],
+    ] as const) {
+      const value = median(values);
+      rows.push({
+        goal: label,
+        target: "≥ 60% of raw INSERT+NOTIFY @8",
+        raw: formatRate(floor),
+        handshake: formatRate(value),
+        ratio: `${((value / floor) * 100).toFixed(0)}%`,
+        verdict: verdict(value >= 0.6 * floor),
+      });
+    }
+  }
+  if (scale) {
+    pushRows(
+      `G3.4 push under load, ${sizes.scaleConsoles} consoles`,
+      scale.push,
+      scale.notifyUnderLoad,
+    );
+    rows.push(
+      {
+        goal: `G3.4 server RSS, ${sizes.agents} long-polls`,
+        target: "report",
+        raw: `idle ${scale.rssIdleMiB.toFixed(0)} MiB`,
+        handshake: `peak ${scale.rssPeakMiB.toFixed(0)} MiB`,
+        ratio: ratio(scale.rssPeakMiB, scale.rssIdleMiB),
+        verdict: "—",
+      },
+      {
+        goal: "G3.4 idle cost: server CPU",
+        target: "report",
+        raw: `${scale.idle.bare.serverCpuPercent}% bare`,
+        handshake: `${scale.idle.withLoad.serverCpuPercent}% with the load`,
+        ratio: "—",
+        verdict: "—",
+      },
+      {
+        goal: "G3.4 idle cost: database transactions",
+        target: "report",
+        raw: `${formatRate(scale.idle.bare.dbTransactionsPerSecond)} bare`,
+        handshake: `${formatRate(scale.idle.withLoad.dbTransactionsPerSecond)} with the load`,
+        ratio: "—",
+        verdict: "—",
+      },
+      {
+        goal: "G3.4 event-loop lag (health p50 / p99)",
+        target: "report",
+        raw: `${formatMs(scale.healthIdle.p50)} / ${formatMs(scale.healthIdle.p99)} idle`,
+        handshake: `${formatMs(scale.healthLoaded.p50)} / ${formatMs(scale.healthLoaded.p99)}`,
+        ratio: ratio(scale.healthLoaded.p99, scale.healthIdle.p99),
+        verdict: "—",
+      },
+    );
+  }
+  if (history) {
+    for (const [label, measured] of [
+      ["G3.5 history first page", history.first],
+      ["G3.5 history filtered page", history.filtered],
+    ] as const) {
+      rows.push(
+        {
+          goal: `${label} p50`,
+          target: "≤ 50 ms",
+          raw: formatMs(measured.raw.p50),
+          handshake: formatMs(measured.http.p50),
+          ratio: ratio(measured.http.p50, measured.raw.p50),
+          verdict: verdict(measured.http.p50 <= 50),
+        },
+        {
+          goal: `${label} p99`,
+          target: "≤ 50 ms",
+          raw: formatMs(measured.raw.p99),
+          handshake: formatMs(measured.http.p99),
+          ratio: ratio(measured.http.p99, measured.raw.p99),
+          verdict: verdict(measured.http.p99 <= 50),
+        },
+      );
+    }
+    for (const [label, measured] of [
+      ["first", history.first],
+      ["filtered", history.filtered],
+    ] as const) {
+      notes.push(
+        `G3.5 ${label} page, EXPLAIN: ${measured.explain.isSeqScan ? "sequential scan on requests" : `index ${measured.explain.indexes.join(", ") || "(none)"}`}.`,
+      );
+    }
+  }
+  if (push) {
+    notes.push(
+      `G3.1: Handshake adds p50 ${formatMs(push.added.p50)}, p99 ${formatMs(push.added.p99)} over the raw NOTIFY it starts from; commit → first of ${sizes.pushConsoles} consoles p50 ${formatMs(push.firstConsoleCommitToConsole.p50)}, → last p50 ${formatMs(push.lastConsoleCommitToConsole.p50)} (p99 ${formatMs(push.lastConsoleCommitToConsole.p99)}); POST /requests round trip p50 ${formatMs(push.submit.p50)}.`,
+    );
+  }
+  if (scale) {
+    notes.push(
+      `G3.4: raw NOTIFY under the load p50 ${formatMs(scale.notifyUnderLoad.p50)} / p99 ${formatMs(scale.notifyUnderLoad.p99)} (idle: ${formatMs(notifyFloor.p50)} / ${formatMs(notifyFloor.p99)}); ${scale.longPolls.inFlightAtStart} long-polls open, ${scale.longPolls.errors} errors.`,
+    );
+  }
+  if (isPhaseSelected("throughput")) {
+    notes.push(
+      `G3.3: server CPU while submitting ${median(throughput.serverCpuPercent).toFixed(0)}% of one core; ${median(throughput.serverCpuMsPerSubmission).toFixed(1)} ms of server CPU per submission, ${median(throughput.serverCpuMsPerDecision).toFixed(1)} ms per decision.`,
+    );
+  }
+  if (throughput.errors > 0) notes.push(`G3.3: ${throughput.errors} refused calls (see the JSON).`);
+  if (loop && loop.leadErrors > 0) notes.push(`G3.2: ${loop.leadErrors} Lead decisions failed.`);
+
+  results.rows = rows;
+  results.notes = notes;
+  results.meta = {
+    date,
+    startedAt: new Date(startedAt).toISOString(),
+    durationS: round(durationS, 1),
+    mode,
+    commit,
+    isDirty,
+    machine,
+    sizes,
+    phases: benchEnv.BENCH_ONLY ?? "all",
+    isBuilt: build.isBuilt,
+  };
+
+  console.log(`\n${renderTextTable(rows)}\n`);
+  for (const note of notes) console.log(`  ${note}`);
+
+  const resultsDir = path.resolve("bench/results");
+  mkdirSync(resultsDir, { recursive: true });
+  const resultsFile = `bench/results/${date}${benchEnv.BENCH_QUICK ? "-quick" : benchEnv.BENCH_ONLY ? "-partial" : ""}.json`;
+  await writeFile(resultsFile, `${JSON.stringify(results, null, 2)}\n`);
+  console.log(`\nwrote ${resultsFile}`);
+  if (!benchEnv.BENCH_QUICK && !benchEnv.BENCH_ONLY) {
+    await writePerformanceDoc({
+      path: "docs/PERFORMANCE.md",
+      date,
+      commit: `${commit}${isDirty ? " (with uncommitted changes)" : ""}`,
+      machine,
+      durationS,
+      resultsFile,
+      rows,
+      notes,
+      sizes,
+    });
+    console.log("wrote docs/PERFORMANCE.md");
+  } else {
+    console.log("(quick or partial run: docs/PERFORMANCE.md left as it is)");
+  }
+  console.log(`done in ${durationS.toFixed(0)} s`);
+}
+
+main()
+  .then(() => process.exit(0))
+  .catch(async (error: unknown) => {
+    // After a signal the failures are the interruption's echo (a stopped server refuses calls).
+    if (!isInterrupted) console.error("[bench] failed:", error);
+    await cleanUp();
+    if (serverLogFile) console.error(`[bench] the server's output is kept in ${serverLogFile}`);
+    process.exit(isInterrupted ? 130 : 1);
+  });

@@ -1,0 +1,160 @@
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import {
+  createWriteStream,
+  existsSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
+import { readFile } from "node:fs/promises";
+import path from "node:path";
+import { childProcessEnv } from "../lib/env";
+import { waitForHealth } from "../scripts/product-processes";
+
+export const BENCH_DIST_DIR = ".next-bench";
+
+/** What the build is made of (as scripts/build-if-needed.ts counts it). */
+const SOURCE_ROOTS = [
+  "app",
+  "components",
+  "lib",
+  "next.config.ts",
+  "package-lock.json",
+  "postcss.config.mjs",
+];
+
+function newestMtime(entry: string): number {
+  if (!existsSync(entry)) return 0;
+  const stat = statSync(entry);
+  if (!stat.isDirectory()) return stat.mtimeMs;
+  let newest = stat.mtimeMs;
+  for (const child of readdirSync(entry)) {
+    if (child === "generated" || child === "node_modules") continue;
+    newest = Math.max(newest, newestMtime(path.join(entry, child)));
+  }
+  return newest;
+}
+
+/**
+ * `next build` into the bench's own folder when it has none, when a source is newer than it (the
+ * routes would be stale while server.ts runs lib/ from source) or with BENCH_REBUILD=1. Its own
+ * folder, so the bench never races another checkout's `.next`. Next rewrites tsconfig.json while
+ * building; the file is put back byte for byte.
+ */
+export function ensureBuild(options: { isForced: boolean }): { isBuilt: boolean } {
+  const buildId = path.resolve(BENCH_DIST_DIR, "BUILD_ID");
+  const isStale =
+    existsSync(buildId) && Math.max(...SOURCE_ROOTS.map(newestMtime)) > statSync(buildId).mtimeMs;
+  if (existsSync(buildId) && !isStale && !options.isForced) return { isBuilt: false };
+  console.log(
+    `[bench] next build into ${BENCH_DIST_DIR} (${options.isForced ? "BENCH_REBUILD=1" : isStale ? "sources changed since the last build" : "no build yet"}) …`,
+  );
+  const tsconfig = readFileSync("tsconfig.json");
+  try {
+    const result = spawnSync("npx", ["next", "build"], {
+      stdio: ["ignore", "inherit", "inherit"],
+      env: childProcessEnv({
+        HANDSHAKE_NEXT_DIST_DIR: BENCH_DIST_DIR,
+        NEXT_TELEMETRY_DISABLED: "1",
+      }),
+    });
+    if (result.status !== 0) throw new Error(`next build failed (exit ${result.status})`);
+  } finally {
+    writeFileSync("tsconfig.json", tsconfig);
+  }
+  return { isBuilt: true };
+}
+
+export type RunningServer = {
+  url: string;
+  pid: number;
+  logFile: string;
+  /** VmRSS of the server process in MiB. */
+  readRssMiB(): Promise<number>;
+  /** CPU time (user + system) the server process has used so far, in seconds. */
+  readCpuSeconds(): Promise<number>;
+  stop(): Promise<void>;
+};
+
+/**
+ * The real production server (server.ts: Next, socket.io, the LISTEN bridge, the sweeper) on a
+ * scratch database, seeded with a Lead through HANDSHAKE_ADMIN_EMAIL/PASSWORD, as e2e does.
+ */
+export async function startServer(options: {
+  databaseUrl: string;
+  port: number;
+  secret: string;
+  admin: { email: string; password: string };
+  logFile: string;
+  cpuProfileDir?: string | undefined;
+}): Promise<RunningServer> {
+  const log = createWriteStream(options.logFile);
+  const nodeArgs = [
+    ...(options.cpuProfileDir ? ["--cpu-prof", `--cpu-prof-dir=${options.cpuProfileDir}`] : []),
+    "--import",
+    "tsx",
+    "server.ts",
+  ];
+  const child: ChildProcess = spawn(process.execPath, nodeArgs, {
+    stdio: ["ignore", "pipe", "pipe"],
+    env: childProcessEnv({
+      NODE_ENV: "production",
+      NEXT_TELEMETRY_DISABLED: "1",
+      HANDSHAKE_NEXT_DIST_DIR: BENCH_DIST_DIR,
+      DATABASE_URL: options.databaseUrl,
+      HOST: "127.0.0.1",
+      PORT: String(options.port),
+      HANDSHAKE_SECRET: options.secret,
+      HANDSHAKE_ADMIN_EMAIL: options.admin.email,
+      HANDSHAKE_ADMIN_PASSWORD: options.admin.password,
+    }),
+  });
+  child.stdout?.pipe(log);
+  child.stderr?.pipe(log);
+  const exited = new Promise<number>((resolve) =>
+    child.once("exit", (code, signal) => resolve(code ?? (signal ? 128 : 1))),
+  );
+  const url = `http://127.0.0.1:${options.port}`;
+  const stop = async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill("SIGTERM");
+      const killer = setTimeout(() => child.kill("SIGKILL"), 15_000);
+      await exited;
+      clearTimeout(killer);
+    }
+    await new Promise<void>((resolve) => log.end(resolve));
+  };
+  try {
+    await Promise.race([
+      waitForHealth(url, exited),
+      new Promise((_, reject) =>
+        setTimeout(() => reject(new Error("server not healthy after 60 s")), 60_000).unref(),
+      ),
+    ]);
+  } catch (error) {
+    await stop();
+    const tail = (await readFile(options.logFile, "utf8").catch(() => "")).slice(-3_000);
+    throw new Error(`${(error as Error).message}\n--- server log (tail) ---\n${tail}`);
+  }
+  return {
+    url,
+    pid: child.pid ?? -1,
+    logFile: options.logFile,
+    async readRssMiB() {
+      const status = await readFile(`/proc/${child.pid}/status`, "utf8");
+      const kb = Number(/VmRSS:\s+(\d+)\s+kB/.exec(status)?.[1] ?? Number.NaN);
+      return kb / 1024;
+    },
+    async readCpuSeconds() {
+      // Fields after the command name: state is 1st, utime 12th, stime 13th (in clock ticks).
+      const stat = await readFile(`/proc/${child.pid}/stat`, "utf8");
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SECOND;
+    },
+    stop,
+  };
+}
+
+/** USER_HZ: 100 on every Linux this runs on (`getconf CLK_TCK`). */
+const CLOCK_TICKS_PER_SECOND = 100;
