@@ -1,40 +1,11 @@
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import {
-  createWriteStream,
-  existsSync,
-  readdirSync,
-  readFileSync,
-  statSync,
-  writeFileSync,
-} from "node:fs";
+import { createWriteStream, readFileSync, writeFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
-import path from "node:path";
 import { childProcessEnv } from "../lib/env";
+import { readBuildState } from "../scripts/build-if-needed";
 import { waitForHealth } from "../scripts/product-processes";
 
 export const BENCH_DIST_DIR = ".next-bench";
-
-/** What the build is made of (as scripts/build-if-needed.ts counts it). */
-const SOURCE_ROOTS = [
-  "app",
-  "components",
-  "lib",
-  "next.config.ts",
-  "package-lock.json",
-  "postcss.config.mjs",
-];
-
-function newestMtime(entry: string): number {
-  if (!existsSync(entry)) return 0;
-  const stat = statSync(entry);
-  if (!stat.isDirectory()) return stat.mtimeMs;
-  let newest = stat.mtimeMs;
-  for (const child of readdirSync(entry)) {
-    if (child === "generated" || child === "node_modules") continue;
-    newest = Math.max(newest, newestMtime(path.join(entry, child)));
-  }
-  return newest;
-}
 
 /**
  * `next build` into the bench's own folder when it has none, when a source is newer than it (the
@@ -43,10 +14,9 @@ function newestMtime(entry: string): number {
  * building; the file is put back byte for byte.
  */
 export function ensureBuild(options: { isForced: boolean }): { isBuilt: boolean } {
-  const buildId = path.resolve(BENCH_DIST_DIR, "BUILD_ID");
-  const isStale =
-    existsSync(buildId) && Math.max(...SOURCE_ROOTS.map(newestMtime)) > statSync(buildId).mtimeMs;
-  if (existsSync(buildId) && !isStale && !options.isForced) return { isBuilt: false };
+  const state = readBuildState(BENCH_DIST_DIR);
+  const isStale = state === "stale";
+  if (state === "current" && !options.isForced) return { isBuilt: false };
   console.log(
     `[bench] next build into ${BENCH_DIST_DIR} (${options.isForced ? "BENCH_REBUILD=1" : isStale ? "sources changed since the last build" : "no build yet"}) …`,
   );
