@@ -209,6 +209,24 @@ const CASES: Case[] = [
     "name",
     HOSTILE_NAMES.filter((name) => name !== ""),
   ),
+  ...paramCases("GET /agents/{name}/timeline", ROUTES.timeline, "name", [
+    "../x",
+    SQL,
+    NUL,
+    "Ünïcödé",
+  ]),
+  ...[
+    "before=" + encodeURIComponent(SQL),
+    "before=bm90IGEgY3Vyc29y",
+    "limit=0",
+    "limit=201",
+    "limit=0x10",
+    "extra=1",
+  ].map((query) => ({
+    name: `GET /agents/{name}/timeline?${query.slice(0, 40)}`,
+    run: (c: Context) =>
+      c.call(ROUTES.timeline, { params: { name: c.agentName }, path: `/api/v1/x?${query}` }),
+  })),
   ...paramCases(
     "POST /agents/{name}/plan-requirement",
     ROUTES.planRequirement,
