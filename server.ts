@@ -1,17 +1,8 @@
 import { createServer } from "node:http";
 import next from "next";
-import { Server } from "socket.io";
-import { CLIENT_IP_HEADER } from "./lib/auth/sign-in-limit";
 import { getDb } from "./lib/db";
 import { env, requireDatabaseUrl } from "./lib/env";
-import {
-  attachConsoleNamespace,
-  broadcastHubEvents,
-  type ConsoleServer,
-} from "./lib/realtime/console-namespace";
-import { startEventBridge } from "./lib/realtime/event-bridge";
-import { getEventHub } from "./lib/realtime/event-hub";
-import { startSweeper } from "./lib/requests/sweeper";
+import { stampClientAddress, startWebNodeServices } from "./lib/realtime/web-node";
 import { ensureFirstLead } from "./lib/users/mutations";
 
 // One HTTP server: Next.js (pages and /api/v1 route handlers) and socket.io share the port.
@@ -26,20 +17,11 @@ async function main(): Promise<void> {
     email: env.HANDSHAKE_ADMIN_EMAIL,
     password: env.HANDSHAKE_ADMIN_PASSWORD,
   });
-  // The same hub the route handlers' long-polls wait on (decision 003).
-  const hub = getEventHub();
-  const bridge = await startEventBridge({ databaseUrl: requireDatabaseUrl(), db, hub });
-  const sweeper = startSweeper(db);
-
   const httpServer = createServer((req, res) => {
-    // The client's address for sign-in rate limiting comes from the socket, never from the client.
-    req.headers[CLIENT_IP_HEADER] = req.socket.remoteAddress ?? "unknown";
+    stampClientAddress(req);
     void handle(req, res);
   });
-  // Next installs its own upgrade listener (dev HMR); socket.io must leave other upgrades alone.
-  const io: ConsoleServer = new Server(httpServer, { destroyUpgrade: false, serveClient: false });
-  attachConsoleNamespace(io, db);
-  broadcastHubEvents(io, hub);
+  const services = await startWebNodeServices(httpServer, db, requireDatabaseUrl());
 
   await new Promise<void>((resolve) => httpServer.listen(env.PORT, env.HOST, resolve));
   const address = httpServer.address();
@@ -53,24 +35,8 @@ async function main(): Promise<void> {
     console.log(`Sign in as ${firstLead.email}`);
   }
 
-  let isStopping = false;
-  const stop = (signal: NodeJS.Signals) => {
-    if (isStopping) return;
-    isStopping = true;
-    console.log(`${signal}: stopping`);
-    // A bare close() waits for keep-alive sockets forever; end them so the process can exit.
-    sweeper.stop();
-    void io.close();
-    httpServer.closeAllConnections();
-    httpServer.close(() => {
-      void bridge
-        .stop()
-        .then(() => db.$disconnect())
-        .finally(() => process.exit(0));
-    });
-  };
-  process.on("SIGINT", stop);
-  process.on("SIGTERM", stop);
+  process.on("SIGINT", services.stop);
+  process.on("SIGTERM", services.stop);
 }
 
 main().catch((error: unknown) => {

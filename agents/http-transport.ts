@@ -1,4 +1,4 @@
-import { ApiRequestError } from "../lib/http/api-fetch";
+import { ApiRequestError, readApiResponse } from "../lib/http/api-fetch";
 
 /** A refusal from the API, with its typed code: the same error class the console uses. */
 export { ApiRequestError as ApiError };
@@ -10,6 +10,10 @@ const RETRYABLE_NETWORK_CODES = new Set([
   "UND_ERR_SOCKET",
   "ETIMEDOUT",
 ]);
+
+function backOff(attempt: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, Math.min(200 * 2 ** attempt, 2_000)));
+}
 
 function isRetryable(error: unknown): boolean {
   const cause = (error as { cause?: { code?: string } } | null)?.cause;
@@ -43,28 +47,17 @@ export class HttpTransport {
         });
       } catch (error) {
         if (!isRetryable(error) || attempt >= this.maxRetries || signal?.aborted) throw error;
-        await new Promise((resolve) => setTimeout(resolve, Math.min(200 * 2 ** attempt, 2_000)));
+        await backOff(attempt);
         continue;
       }
       // 503 means the server is up but its database is not: wait and ask again, like a refused
       // connection. (Only idempotent or keyed requests reach a 503 without having changed anything.)
       if (response.status === 503 && attempt < this.maxRetries && !signal?.aborted) {
         await response.body?.cancel();
-        await new Promise((resolve) => setTimeout(resolve, Math.min(200 * 2 ** attempt, 2_000)));
+        await backOff(attempt);
         continue;
       }
-      const text = await response.text();
-      const json = (text ? JSON.parse(text) : {}) as Record<string, unknown>;
-      if (!response.ok) {
-        const error = (json.error ?? {}) as Record<string, unknown>;
-        throw new ApiRequestError(
-          response.status,
-          String(error.code ?? "UNKNOWN"),
-          String(error.message ?? response.statusText),
-          error,
-        );
-      }
-      return json as T;
+      return readApiResponse<T>(response);
     }
   }
 }

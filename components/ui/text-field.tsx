@@ -1,4 +1,5 @@
-import { useId, type InputHTMLAttributes } from "react";
+import type { InputHTMLAttributes } from "react";
+import { LabelledField } from "./labelled-field";
 
 /** An input that always carries a visible label, so people and tests can find it by name. */
 export function TextField({
@@ -6,17 +7,15 @@ export function TextField({
   className = "",
   ...props
 }: InputHTMLAttributes<HTMLInputElement> & { label: string }) {
-  const id = useId();
   return (
-    <div className={className}>
-      <label htmlFor={id} className="block text-sm font-medium text-slate-700">
-        {label}
-      </label>
-      <input
-        id={id}
-        className="mt-1 block w-full rounded-md border-0 px-3 py-2 text-slate-900 shadow-sm ring-1 ring-slate-300 ring-inset placeholder:text-slate-400 focus:ring-2 focus:ring-indigo-600 focus:ring-inset sm:text-sm"
-        {...props}
-      />
-    </div>
+    <LabelledField label={label} className={className}>
+      {({ id }) => (
+        <input
+          id={id}
+          className="mt-1 block w-full rounded-md border-0 px-3 py-2 text-slate-900 shadow-sm ring-1 ring-slate-300 ring-inset placeholder:text-slate-400 focus:ring-2 focus:ring-indigo-600 focus:ring-inset sm:text-sm"
+          {...props}
+        />
+      )}
+    </LabelledField>
   );
 }

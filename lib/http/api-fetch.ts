@@ -22,6 +22,11 @@ export async function apiFetch<T>(
     body: init.body === undefined ? undefined : JSON.stringify(init.body),
     credentials: "same-origin",
   });
+  return readApiResponse<T>(response);
+}
+
+/** The JSON body of an /api/v1 answer, or its refusal as an ApiRequestError. */
+export async function readApiResponse<T>(response: Response): Promise<T> {
   const text = await response.text();
   const json = (text ? JSON.parse(text) : {}) as Record<string, unknown>;
   if (!response.ok) {

@@ -55,7 +55,10 @@ function parsePayload(
   return (definition.preparePayload?.(parsed.data) ?? parsed.data) as Prisma.InputJsonObject;
 }
 
-/** Moves a pending request to a terminal status; false if someone else decided it first. */
+/**
+ * Moves a pending request to a terminal status in one statement and returns it as stored; null if
+ * someone else decided it first.
+ */
 async function compareAndSetStatus(
   db: Db,
   requestId: string,
@@ -64,12 +67,12 @@ async function compareAndSetStatus(
     feedback?: string | null;
     respondedBy: string;
   },
-): Promise<boolean> {
-  const { count } = await db.request.updateMany({
+): Promise<Request | null> {
+  const [updated] = await db.request.updateManyAndReturn({
     where: { id: requestId, status: "pending" },
     data: { ...data, respondedAt: new Date() },
   });
-  return count === 1;
+  return updated ?? null;
 }
 
 export type NewRequest = {
@@ -291,15 +294,14 @@ export async function decideRequest(
       );
     }
 
-    const isDecided = await compareAndSetStatus(tx, request.id, {
+    const decided = await compareAndSetStatus(tx, request.id, {
       status: input.approve ? "approved" : "rejected",
       feedback,
       respondedBy: responderLabel(responder),
     });
-    if (!isDecided)
+    if (!decided)
       throw alreadyDecided(await tx.request.findUniqueOrThrow({ where: { id: requestId } }));
 
-    const decided = await tx.request.findUniqueOrThrow({ where: { id: requestId } });
     const context = effectContext(tx, decided, agent);
     await (input.approve ? definition.onApproved(context) : definition.onRejected(context));
     await deliverMessage(tx, {
@@ -382,12 +384,12 @@ export async function expireDueRequests(
       const direction = directionOf(request);
       const policy = definition.timeoutPolicy(direction);
       const feedback = `timed out: ${policy.replace("_", " ")}`;
-      if (
-        !(await compareAndSetStatus(tx, id, { status: "expired", feedback, respondedBy: "system" }))
-      ) {
-        return null;
-      }
-      const stored = await tx.request.findUniqueOrThrow({ where: { id } });
+      const stored = await compareAndSetStatus(tx, id, {
+        status: "expired",
+        feedback,
+        respondedBy: "system",
+      });
+      if (!stored) return null;
       await definition.onExpired(effectContext(tx, stored, agent));
       await deliverMessage(tx, {
         from: stored.target,

@@ -1,16 +1,7 @@
 import type { AddressInfo } from "node:net";
-import { Server } from "socket.io";
-import { CLIENT_IP_HEADER } from "../../lib/auth/sign-in-limit";
 import { getDb } from "../../lib/db";
 import { env, requireDatabaseUrl } from "../../lib/env";
-import {
-  attachConsoleNamespace,
-  broadcastHubEvents,
-  type ConsoleServer,
-} from "../../lib/realtime/console-namespace";
-import { startEventBridge } from "../../lib/realtime/event-bridge";
-import { getEventHub } from "../../lib/realtime/event-hub";
-import { startSweeper } from "../../lib/requests/sweeper";
+import { stampClientAddress, startWebNodeServices } from "../../lib/realtime/web-node";
 import { READY_PREFIX } from "./api-node";
 import { startApiServer } from "./api-server";
 
@@ -26,22 +17,13 @@ import { startApiServer } from "./api-server";
  */
 async function main(): Promise<void> {
   const db = getDb();
-  const hub = getEventHub();
-  const bridge = await startEventBridge({ databaseUrl: requireDatabaseUrl(), db, hub });
-  const sweeper = startSweeper(db);
-
   const api = await startApiServer();
   const httpServer = api.server;
   // startApiServer listens on a free port; a node needs its configured one, so the same agents
   // find it again after a restart. Nothing has connected yet, so closing is immediate.
   await new Promise<void>((resolve) => httpServer.close(() => resolve()));
-  // As in server.ts: the client's address for sign-in rate limiting comes from the socket.
-  httpServer.prependListener("request", (req) => {
-    req.headers[CLIENT_IP_HEADER] = req.socket.remoteAddress ?? "unknown";
-  });
-  const io: ConsoleServer = new Server(httpServer, { serveClient: false });
-  attachConsoleNamespace(io, db);
-  broadcastHubEvents(io, hub);
+  httpServer.prependListener("request", stampClientAddress);
+  const services = await startWebNodeServices(httpServer, db, requireDatabaseUrl());
 
   await new Promise<void>((resolve, reject) => {
     httpServer.once("error", reject);
@@ -53,23 +35,8 @@ async function main(): Promise<void> {
   const { port } = httpServer.address() as AddressInfo;
   console.log(`${READY_PREFIX}http://${env.HOST}:${port}`);
 
-  let isStopping = false;
-  const stop = (signal: NodeJS.Signals) => {
-    if (isStopping) return;
-    isStopping = true;
-    console.log(`${signal}: stopping`);
-    sweeper.stop();
-    void io.close();
-    httpServer.closeAllConnections();
-    httpServer.close(() => {
-      void bridge
-        .stop()
-        .then(() => db.$disconnect())
-        .finally(() => process.exit(0));
-    });
-  };
-  process.on("SIGINT", stop);
-  process.on("SIGTERM", stop);
+  process.on("SIGINT", services.stop);
+  process.on("SIGTERM", services.stop);
 }
 
 main().catch((error: unknown) => {

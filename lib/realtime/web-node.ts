@@ -1,0 +1,54 @@
+import type { IncomingMessage, Server as HttpServer } from "node:http";
+import { Server } from "socket.io";
+import { CLIENT_IP_HEADER } from "../auth/sign-in-limit";
+import type { PrismaClient } from "../generated/prisma/client";
+import { startSweeper } from "../requests/sweeper";
+import {
+  attachConsoleNamespace,
+  broadcastHubEvents,
+  type ConsoleServer,
+} from "./console-namespace";
+import { startEventBridge } from "./event-bridge";
+import { getEventHub } from "./event-hub";
+
+/** The client's address for sign-in rate limiting comes from the socket, never from the client. */
+export function stampClientAddress(request: IncomingMessage): void {
+  request.headers[CLIENT_IP_HEADER] = request.socket.remoteAddress ?? "unknown";
+}
+
+/**
+ * What every web node runs beside its HTTP handler: the LISTEN bridge feeding the hub that
+ * long-polls wait on (decision 003), the sweeper, and socket.io /console on the same HTTP server.
+ * Returns the graceful stop for SIGINT/SIGTERM.
+ */
+export async function startWebNodeServices(
+  httpServer: HttpServer,
+  db: PrismaClient,
+  databaseUrl: string,
+): Promise<{ stop: (signal: NodeJS.Signals) => void }> {
+  const hub = getEventHub();
+  const bridge = await startEventBridge({ databaseUrl, db, hub });
+  const sweeper = startSweeper(db);
+  // Next installs its own upgrade listener (dev HMR); socket.io must leave other upgrades alone.
+  const io: ConsoleServer = new Server(httpServer, { destroyUpgrade: false, serveClient: false });
+  attachConsoleNamespace(io, db);
+  broadcastHubEvents(io, hub);
+
+  let isStopping = false;
+  const stop = (signal: NodeJS.Signals) => {
+    if (isStopping) return;
+    isStopping = true;
+    console.log(`${signal}: stopping`);
+    sweeper.stop();
+    void io.close();
+    // A bare close() waits for keep-alive sockets forever; end them so the process can exit.
+    httpServer.closeAllConnections();
+    httpServer.close(() => {
+      void bridge
+        .stop()
+        .then(() => db.$disconnect())
+        .finally(() => process.exit(0));
+    });
+  };
+  return { stop };
+}
