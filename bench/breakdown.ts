@@ -9,8 +9,8 @@ import { now } from "./stats";
 /**
  * Where one plan submission's time goes (the cost behind G3.2 and G3.3), three ways, interleaved:
  * - raw: the same statements the product's transaction sends, in the same order, through `pg`
- *   (lock, read the agent, find the pending plan, supersede it, and the inserts and updates with
- *   their four events), so only the driver sits between the bench and PostgreSQL;
+ *   (lock and read the agent, find the pending plan, supersede it, the inserts and updates, and
+ *   one multi-row insert of their four events), so only the driver sits between the bench and PostgreSQL;
  * - domain: lib/requests/mutations submitRequest called in-process through Prisma;
  * - http: POST /api/v1/requests to the server (auth, Next, the same domain function).
  * Each way uses its own agent, so every submission supersedes the previous one alike.
@@ -38,28 +38,29 @@ export async function measureSubmissionBreakdown(options: {
       incarnation: 1,
     };
     const payload = { plan: "breakdown: read the code, change it, run the tests" };
-    const event = (kind: string, subject: string, data: object) =>
+    const events = (rows: [kind: string, subject: string, data: object][]) =>
       client.query(
-        "INSERT INTO events (kind, subject, data, created_at) VALUES ($1, $2, $3, now()) RETURNING id",
-        [kind, subject, JSON.stringify(data)],
+        `INSERT INTO events (kind, subject, data, created_at)
+         SELECT kind, subject, data, now() FROM jsonb_to_recordset($1::jsonb) AS e(kind text, subject text, data jsonb)`,
+        [JSON.stringify(rows.map(([kind, subject, data]) => ({ kind, subject, data })))],
       );
 
     const raw = async () => {
       const name = agents.raw.name;
       await client.query("BEGIN");
-      await client.query("SELECT 1 FROM agents WHERE id = $1::uuid FOR UPDATE", [rawAgentId]);
-      await client.query("SELECT * FROM agents WHERE id = $1", [rawAgentId]);
+      await client.query("SELECT * FROM agents WHERE id = $1::uuid FOR UPDATE", [rawAgentId]);
       const pending = await client.query<{ id: string }>(
         "SELECT * FROM requests WHERE agent_id = $1 AND type = 'plan_approval' AND status = 'pending' LIMIT 1",
         [rawAgentId],
       );
       const previous = pending.rows[0]?.id;
+      const queued: [string, string, object][] = [];
       if (previous) {
         await client.query(
-          "UPDATE requests SET status = 'superseded', feedback = $2, responded_by = 'system', responded_at = now() WHERE id = $1 AND status = 'pending'",
+          "UPDATE requests SET status = 'superseded', feedback = $2, responded_by = 'system', responded_at = now() WHERE id = $1 AND status = 'pending' RETURNING *",
           [previous, "superseded by a newer request"],
         );
-        await event("request.superseded", `request:${previous}`, { requestId: previous });
+        queued.push(["request.superseded", `request:${previous}`, { requestId: previous }]);
       }
       const id = `req_${randomBytes(16).toString("hex")}`;
       await client.query(
@@ -71,13 +72,14 @@ export async function measureSubmissionBreakdown(options: {
         "UPDATE agents SET gate = 'pending', status = 'waiting_approval', updated_at = now() WHERE id = $1 RETURNING *",
         [rawAgentId],
       );
-      await event("agent.updated", `agent:${name}`, { agent: name, gate: "pending" });
+      queued.push(["agent.updated", `agent:${name}`, { agent: name, gate: "pending" }]);
       await client.query(
         "INSERT INTO messages (sender, recipient, type, content, metadata) VALUES ($1, 'lead', 'plan_approval', $2, $3) RETURNING id",
         [name, payload.plan, JSON.stringify({ requestId: id })],
       );
-      await event("message.sent", "inbox:lead", { to: "lead", from: name });
-      await event("request.created", `request:${id}`, { requestId: id, agent: name });
+      queued.push(["message.sent", "inbox:lead", { to: "lead", from: name }]);
+      queued.push(["request.created", `request:${id}`, { requestId: id, agent: name }]);
+      await events(queued);
       await client.query("COMMIT");
     };
     const domain = () =>

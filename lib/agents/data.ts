@@ -1,6 +1,7 @@
 import type { Db } from "../db";
 import { AppError } from "../errors";
-import type { Agent } from "../generated/prisma/client";
+import { Prisma, type Agent } from "../generated/prisma/client";
+import { transactionScope } from "../transaction";
 import { listPendingRequestsOfAgent } from "../requests/data";
 import { toRequestView, type RequestView } from "../requests/views";
 import { agentStatusSchema, gateStateSchema, type AgentStatus, type GateState } from "./schema";
@@ -45,14 +46,53 @@ export async function findAgentByName(db: Db, name: string): Promise<Agent> {
   return agent;
 }
 
+// Every column, aliased to the client's field names, so one locking statement returns what
+// `findUnique` would. `satisfies` makes a new field in the schema a compile error here.
+const AGENT_COLUMNS = {
+  id: "id",
+  name: "name",
+  role: "role",
+  prompt: "prompt",
+  status: "status",
+  gate: "gate",
+  requirePlan: "require_plan",
+  workVersion: "work_version",
+  taskId: "task_id",
+  incarnation: "incarnation",
+  tokenHash: "token_hash",
+  worker: "worker",
+  isForcedStop: "is_forced_stop",
+  inboxAckedId: "inbox_acked_id",
+  lastHeartbeatAt: "last_heartbeat_at",
+  createdAt: "created_at",
+  updatedAt: "updated_at",
+} as const satisfies Record<keyof Agent, string>;
+
+const AGENT_SELECT_LIST = Prisma.raw(
+  Object.entries(AGENT_COLUMNS)
+    .map(([field, column]) => `${column} AS "${field}"`)
+    .join(", "),
+);
+
 /**
- * Locks the agent's row for the rest of the transaction. Every change to an agent's fence
- * (incarnation, work version, task, gate) and every decision about its requests takes this lock
- * first, so a decision can never interleave with a respawn or a task switch.
+ * Locks the agent's row for the rest of the transaction and reads it, in one statement. Every
+ * change to an agent's fence (incarnation, work version, task, gate) and every decision about its
+ * requests takes this lock first, so a decision can never interleave with a respawn or a task switch.
  */
 export async function lockAgent(db: Db, agentId: string): Promise<Agent> {
+  const [agent] = await db.$queryRaw<Agent[]>`
+    SELECT ${AGENT_SELECT_LIST} FROM agents WHERE id = ${agentId}::uuid FOR UPDATE`;
+  if (!agent) throw new AppError("AGENT_NOT_FOUND", `no agent with id ${agentId}`);
+  transactionScope(db)?.lockedAgentIds.add(agentId);
+  return agent;
+}
+
+/** Takes the agent's row lock without reading the row; nothing to send if this transaction holds it. */
+export async function lockAgentRow(db: Db, agentId: string): Promise<void> {
+  const scope = transactionScope(db);
+  if (scope?.lockedAgentIds.has(agentId)) return;
   await db.$queryRaw`SELECT 1 FROM agents WHERE id = ${agentId}::uuid FOR UPDATE`;
-  return db.agent.findUniqueOrThrow({ where: { id: agentId } });
+  scope?.lockedAgentIds.add(agentId);
 }
 
 export async function listAgents(db: Db): Promise<Agent[]> {

@@ -15,6 +15,7 @@ import {
   type WorkerExitInput,
 } from "./schema";
 import { endIncarnation, setAgentState } from "./state";
+import { inTransaction } from "../transaction";
 
 /** The gate an agent's (new) work starts with. */
 export function initialGate(requirePlan: boolean): GateState {
@@ -35,7 +36,7 @@ export async function registerAgent(
   const token = newAgentToken();
   const tokenHash = hashToken(token);
   const requirePlan = input.requirePlan ?? false;
-  return db.$transaction(async (tx) => {
+  return inTransaction(db, async (tx) => {
     const existing = await tx.agent.findUnique({ where: { name: input.name } });
     let agent: Agent;
     if (existing) {
@@ -124,7 +125,7 @@ export async function requirePlan(
   name: string,
   reason: string | undefined,
 ): Promise<AgentView> {
-  return db.$transaction(async (tx) => {
+  return inTransaction(db, async (tx) => {
     const agent = await lockAgent(tx, (await findAgentByName(tx, name)).id);
     assertActive(agent);
     await tx.agent.update({ where: { id: agent.id }, data: { requirePlan: true } });
@@ -150,7 +151,7 @@ export async function recordHeartbeat(
   incarnation: number,
   input: HeartbeatInput,
 ): Promise<AgentView> {
-  return db.$transaction(async (tx) => {
+  return inTransaction(db, async (tx) => {
     const agent = await lockAgent(tx, agentId);
     if (agent.incarnation !== incarnation) {
       throw new AppError(
@@ -186,7 +187,7 @@ export async function forceStop(
   name: string,
   reason = "force-stopped by the Lead",
 ): Promise<AgentView> {
-  return db.$transaction(async (tx) => {
+  return inTransaction(db, async (tx) => {
     const agent = await lockAgent(tx, (await findAgentByName(tx, name)).id);
     if (!isAgentActive(agent.status)) return toAgentView(agent);
     await cancelPendingRequests(tx, agent.id, reason);
@@ -214,7 +215,7 @@ export async function markSilentAgentsOffline(
   });
   const marked: string[] = [];
   for (const { id } of silent) {
-    await db.$transaction(async (tx) => {
+    await inTransaction(db, async (tx) => {
       const agent = await lockAgent(tx, id);
       const lastSign = agent.lastHeartbeatAt ?? agent.updatedAt;
       if (!isAgentActive(agent.status) || agent.status === "offline" || lastSign >= cutoff) return;
@@ -231,7 +232,7 @@ export async function markSilentAgentsOffline(
  */
 export async function issueWorkerToken(db: PrismaClient, name: string): Promise<RegisteredAgent> {
   const token = newAgentToken();
-  return db.$transaction(async (tx) => {
+  return inTransaction(db, async (tx) => {
     const agent = await lockAgent(tx, (await findAgentByName(tx, name)).id);
     assertActive(agent);
     const updated = await tx.agent.update({
@@ -252,7 +253,7 @@ export async function recordWorkerExit(
   name: string,
   input: WorkerExitInput,
 ): Promise<AgentView> {
-  return db.$transaction(async (tx) => {
+  return inTransaction(db, async (tx) => {
     const agent = await lockAgent(tx, (await findAgentByName(tx, name)).id);
     if (agent.incarnation !== input.incarnation) {
       throw new AppError(

@@ -34,28 +34,45 @@ function bearerToken(headers: Headers): string | null {
   return match[1];
 }
 
-async function actorFromToken(db: Db, token: string): Promise<Actor> {
-  const tokenHash = hashToken(token);
+async function findAgentActor(db: Db, tokenHash: string): Promise<AgentActor | null> {
   const agent = await db.agent.findUnique({
     where: { tokenHash },
     select: { id: true, name: true, incarnation: true },
   });
-  if (agent) {
-    return { kind: "agent", agentId: agent.id, name: agent.name, incarnation: agent.incarnation };
-  }
+  return agent
+    ? { kind: "agent", agentId: agent.id, name: agent.name, incarnation: agent.incarnation }
+    : null;
+}
+
+async function findApiTokenActor(db: Db, tokenHash: string): Promise<HumanActor | null> {
   const apiToken = await db.apiToken.findUnique({
     where: { tokenHash },
     include: { user: true },
   });
-  if (apiToken && !apiToken.revokedAt) {
-    return {
-      kind: "human",
-      userId: apiToken.user.id,
-      email: apiToken.user.email,
-      name: apiToken.user.name,
-      role: userRoleSchema.parse(apiToken.user.role),
-      via: "token",
-    };
+  if (!apiToken || apiToken.revokedAt) return null;
+  return {
+    kind: "human",
+    userId: apiToken.user.id,
+    email: apiToken.user.email,
+    name: apiToken.user.name,
+    role: userRoleSchema.parse(apiToken.user.role),
+    via: "token",
+  };
+}
+
+/** Lead API tokens are minted with this prefix (lib/users/api-tokens.ts). */
+export const API_TOKEN_PREFIX = "hs_lead_";
+
+async function actorFromToken(db: Db, token: string): Promise<Actor> {
+  const tokenHash = hashToken(token);
+  // The prefix only says which table to try first (one lookup instead of two for a Lead's
+  // decision); a token is still valid only if its hash is found.
+  const lookups = token.startsWith(API_TOKEN_PREFIX)
+    ? [findApiTokenActor, findAgentActor]
+    : [findAgentActor, findApiTokenActor];
+  for (const lookup of lookups) {
+    const actor = await lookup(db, tokenHash);
+    if (actor) return actor;
   }
   throw new AppError("UNAUTHENTICATED", "unknown or revoked token");
 }

@@ -1,4 +1,4 @@
-import { lockAgent } from "../agents/data";
+import { lockAgentRow } from "../agents/data";
 import type { Db } from "../db";
 import { appendEvent } from "../events/mutations";
 import type { Prisma } from "../generated/prisma/client";
@@ -23,7 +23,7 @@ export async function deliverMessage(db: Db, delivery: Delivery): Promise<number
   }
   // Inboxes are read by id cursor, so an agent's messages must commit in id order: under the
   // recipient's row lock (held to commit) a later message cannot take its id before this one commits.
-  if (delivery.agentId) await lockAgent(db, delivery.agentId);
+  if (delivery.agentId) await lockAgentRow(db, delivery.agentId);
   const message = await db.message.create({
     data: {
       sender: delivery.from,

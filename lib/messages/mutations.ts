@@ -6,6 +6,7 @@ import type { PrismaClient } from "../generated/prisma/client";
 import { deliverMessage } from "./deliver";
 import type { SendMessageInput } from "./schema";
 import { toMessageView, type MessageView } from "./views";
+import { inTransaction } from "../transaction";
 
 export type SentMessages = { items: MessageView[] };
 
@@ -24,7 +25,7 @@ export async function sendMessage(
   }
   if (input.to === from)
     throw new AppError("INVALID_INPUT", "to: cannot send a message to yourself");
-  return db.$transaction(async (tx) => {
+  return inTransaction(db, async (tx) => {
     if (input.to === "lead") {
       const id = await deliverMessage(tx, {
         from,
@@ -78,7 +79,7 @@ export async function ackInbox(
   agentId: string,
   upTo: number,
 ): Promise<{ ackedUpTo: number }> {
-  return db.$transaction(async (tx) => {
+  return inTransaction(db, async (tx) => {
     const newest = await tx.message.findFirst({
       where: { agentId },
       orderBy: { id: "desc" },

@@ -124,7 +124,17 @@ export async function startEventBridge(options: EventBridgeOptions): Promise<Eve
     });
   }
 
+  function onNotification(message: pg.Notification): void {
+    // Published already, or skipped as a permanent gap: nothing left to read for it.
+    if (Number(message.payload) <= cursor) return;
+    requestCatchUp();
+  }
+
   async function runCatchUps(): Promise<void> {
+    // A commit of n events sends n notifications, which arrive together and are dispatched one
+    // after another in one tick. Yielding once lets them all land before the first read, which
+    // then covers them, instead of each one after the first asking for a rerun.
+    await Promise.resolve();
     do {
       isCatchUpRequested = false;
       try {
@@ -150,7 +160,7 @@ export async function startEventBridge(options: EventBridgeOptions): Promise<Eve
     // Registered before connecting: an unhandled "error" event would crash the process.
     candidate.on("error", (error) => dropListener(candidate, error.message));
     candidate.on("end", () => dropListener(candidate, "connection ended"));
-    candidate.on("notification", requestCatchUp);
+    candidate.on("notification", onNotification);
     try {
       await candidate.connect();
       await candidate.query(`LISTEN ${CHANNEL}`);

@@ -17,6 +17,7 @@ import { getProtocolType } from "../protocol/registry";
 import { newRequestId } from "../protocol/tokens";
 import type { CreateRequestInput, RespondInput } from "./schema";
 import { directionOf, toRequestView, type RequestView } from "./views";
+import { inTransaction } from "../transaction";
 
 export type Responder = HumanActor | AgentActor;
 export type CreatedRequest = { request: RequestView; isCreated: boolean };
@@ -182,7 +183,7 @@ export async function submitRequest(
     throw new AppError("NOT_ALLOWED_TO_SEND", `agents cannot send '${input.type}' requests`);
   }
   const payload = parsePayload(definition, input.payload);
-  return db.$transaction((tx) =>
+  return inTransaction(db, (tx) =>
     createRequestInTransaction(tx, {
       definition,
       direction: "agent_to_lead",
@@ -206,7 +207,7 @@ export async function sendLeadRequest(
     throw new AppError("NOT_ALLOWED_TO_SEND", `the Lead cannot send '${input.type}' requests`);
   }
   const payload = parsePayload(definition, input.payload);
-  return db.$transaction((tx) =>
+  return inTransaction(db, (tx) =>
     createRequestInTransaction(tx, {
       definition,
       direction: "lead_to_agent",
@@ -239,6 +240,37 @@ function alreadyDecided(request: Request): AppError {
   });
 }
 
+/** Why `responder` may not decide `request` now, in the order the checks matter; null if it may. */
+function findRefusal(
+  request: Request,
+  agent: Agent,
+  responder: Responder,
+  definition: ProtocolTypeDefinition,
+): AppError | null {
+  const stale = { details: { request: toRequestView(request) } };
+  const isResponderStale =
+    responder.kind === "agent" && responder.incarnation !== agent.incarnation;
+  if (request.incarnation !== agent.incarnation || isResponderStale) {
+    return new AppError(
+      "STALE_INCARNATION",
+      `request ${request.id} belongs to incarnation ${request.incarnation} of '${agent.name}', which has ended`,
+      stale,
+    );
+  }
+  if (request.status !== "pending") return alreadyDecided(request);
+  if (
+    definition.isFencedToWork &&
+    (request.workVersion !== agent.workVersion || request.taskId !== agent.taskId)
+  ) {
+    return new AppError(
+      "STALE_WORK_VERSION",
+      `request ${request.id} was made for work version ${request.workVersion}; '${agent.name}' has moved on to ${agent.workVersion}`,
+      stale,
+    );
+  }
+  return null;
+}
+
 /**
  * The only way a request is decided. Every check runs inside one transaction holding the agent's
  * row lock, and the decision itself is a compare-and-set on `status = 'pending'`: of two Leads
@@ -250,7 +282,7 @@ export async function decideRequest(
   requestId: string,
   input: RespondInput,
 ): Promise<RequestView> {
-  return db.$transaction(async (tx) => {
+  return inTransaction(db, async (tx) => {
     const found = await tx.request.findUnique({ where: { id: requestId } });
     if (!found) throw new AppError("REQUEST_NOT_FOUND", `no request ${requestId}`);
     const definition = getProtocolType(found.type);
@@ -270,37 +302,21 @@ export async function decideRequest(
     }
 
     const agent = await lockAgent(tx, found.agentId);
-    // Re-read under the lock: the request may have been decided while we waited for it.
-    const request = await tx.request.findUniqueOrThrow({ where: { id: requestId } });
-    const stale = { details: { request: toRequestView(request) } };
-    const isResponderStale =
-      responder.kind === "agent" && responder.incarnation !== agent.incarnation;
-    if (request.incarnation !== agent.incarnation || isResponderStale) {
-      throw new AppError(
-        "STALE_INCARNATION",
-        `request ${request.id} belongs to incarnation ${request.incarnation} of '${agent.name}', which has ended`,
-        stale,
-      );
+    // A request's fence (incarnation, work version, task) never changes and the compare-and-set
+    // re-checks its status, so the row read before the lock is enough to go ahead. A refusal
+    // re-reads it under the lock, to report the request as it is now.
+    const decided =
+      findRefusal(found, agent, responder, definition) === null
+        ? await compareAndSetStatus(tx, found.id, {
+            status: input.approve ? "approved" : "rejected",
+            feedback,
+            respondedBy: responderLabel(responder),
+          })
+        : null;
+    if (!decided) {
+      const current = await tx.request.findUniqueOrThrow({ where: { id: requestId } });
+      throw findRefusal(current, agent, responder, definition) ?? alreadyDecided(current);
     }
-    if (request.status !== "pending") throw alreadyDecided(request);
-    if (
-      definition.isFencedToWork &&
-      (request.workVersion !== agent.workVersion || request.taskId !== agent.taskId)
-    ) {
-      throw new AppError(
-        "STALE_WORK_VERSION",
-        `request ${request.id} was made for work version ${request.workVersion}; '${agent.name}' has moved on to ${agent.workVersion}`,
-        stale,
-      );
-    }
-
-    const decided = await compareAndSetStatus(tx, request.id, {
-      status: input.approve ? "approved" : "rejected",
-      feedback,
-      respondedBy: responderLabel(responder),
-    });
-    if (!decided)
-      throw alreadyDecided(await tx.request.findUniqueOrThrow({ where: { id: requestId } }));
 
     const context = effectContext(tx, decided, agent);
     await (input.approve ? definition.onApproved(context) : definition.onRejected(context));
@@ -376,7 +392,7 @@ export async function expireDueRequests(
   });
   const expired: RequestView[] = [];
   for (const { id, agentId } of due) {
-    const view = await db.$transaction(async (tx) => {
+    const view = await inTransaction(db, async (tx) => {
       const agent = await lockAgent(tx, agentId);
       const request = await tx.request.findUniqueOrThrow({ where: { id } });
       if (request.status !== "pending" || request.expiresAt > now) return null;

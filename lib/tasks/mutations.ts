@@ -10,11 +10,12 @@ import { decideGate } from "../protocol/gate";
 import { recordToolCall } from "../tool-calls/mutations";
 import type { CreateTaskInput } from "./schema";
 import { toTaskView, type TaskView } from "./views";
+import { inTransaction } from "../transaction";
 
 const withAssignee = { assignee: { select: { name: true } } } as const;
 
 export async function createTask(db: PrismaClient, input: CreateTaskInput): Promise<TaskView> {
-  return db.$transaction(async (tx) => {
+  return inTransaction(db, async (tx) => {
     const task = await tx.task.create({
       data: { title: input.title, description: input.description ?? null },
       include: withAssignee,
@@ -70,7 +71,7 @@ export async function claimTask(
   actor: AgentActor,
   taskId: string,
 ): Promise<TaskView> {
-  return db.$transaction(async (tx) => {
+  return inTransaction(db, async (tx) => {
     const agent = await lockAgent(tx, actor.agentId);
     const task = await lockTask(tx, taskId);
     if (task.status === "claimed" && task.assigneeId === agent.id) {
@@ -103,7 +104,7 @@ async function finishHeldTask(
   taskId: string,
   outcome: { status: "open" | "done"; beforeFinish?: (agent: Agent) => void },
 ): Promise<TaskView> {
-  return db.$transaction(async (tx) => {
+  return inTransaction(db, async (tx) => {
     const agent = await lockAgent(tx, actor.agentId);
     outcome.beforeFinish?.(agent);
     const task = await lockTask(tx, taskId);

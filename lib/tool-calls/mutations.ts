@@ -11,6 +11,7 @@ import { hashToolCall } from "../protocol/tool-approval";
 import { assessToolRisk } from "../protocol/tool-risk";
 import { createRequestInTransaction } from "../requests/mutations";
 import type { ToolCallInput, ToolVerdict } from "./schema";
+import { inTransaction } from "../transaction";
 
 /**
  * A risky call runs only on the Lead's approval of that exact call (bound by hash), once. The gate
@@ -82,7 +83,7 @@ export async function recordToolCall(
   actor: AgentActor,
   input: ToolCallInput,
 ): Promise<ToolVerdict> {
-  return db.$transaction(async (tx) => {
+  return inTransaction(db, async (tx) => {
     const agent = await lockAgent(tx, actor.agentId);
     if (agent.incarnation !== actor.incarnation) {
       throw new AppError(

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { z } from "zod";
-import { hashToken } from "../auth/actor";
+import { API_TOKEN_PREFIX, hashToken } from "../auth/actor";
 import type { Db } from "../db";
 
 export const createApiTokenSchema = z.strictObject({ name: z.string().trim().min(1).max(100) });
@@ -13,7 +13,7 @@ export async function createApiToken(
   userId: string,
   name: string,
 ): Promise<IssuedApiToken> {
-  const token = `hs_lead_${randomBytes(32).toString("base64url")}`;
+  const token = `${API_TOKEN_PREFIX}${randomBytes(32).toString("base64url")}`;
   const row = await db.apiToken.create({ data: { userId, name, tokenHash: hashToken(token) } });
   return { id: row.id, name: row.name, token, createdAt: row.createdAt.toISOString() };
 }

@@ -5,7 +5,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { signedInHuman } from "../route-client";
 import { getDb } from "../../lib/db";
 import { requireDatabaseUrl } from "../../lib/env";
-import { appendEvent } from "../../lib/events/mutations";
+import type { Db } from "../../lib/db";
 import { broadcastHubEvents, type ConsoleServer } from "../../lib/realtime/console-namespace";
 import type {
   ClientToServerEvents,
@@ -20,6 +20,12 @@ import {
 import { EventHub } from "../../lib/realtime/event-hub";
 
 type ConsoleClient = Socket<ServerToClientEvents, ClientToServerEvents>;
+
+/** Inserts one event now (in `db`'s transaction, if it is one) and returns its id. */
+async function appendEvent(db: Db, kind: string, subject: string, data: object): Promise<number> {
+  const event = await db.event.create({ data: { kind, subject, data }, select: { id: true } });
+  return Number(event.id);
+}
 
 // Short intervals keep outages brief; assertions on time stay loose.
 const FAST = { pollIntervalMs: 200, healthCheckIntervalMs: 200, reconnectDelayMs: 50 };

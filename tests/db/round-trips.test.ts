@@ -1,0 +1,165 @@
+import { randomBytes } from "node:crypto";
+import { PrismaPg } from "@prisma/adapter-pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { resolveActor, type Actor, type AgentActor, type HumanActor } from "../../lib/auth/actor";
+import { lockAgent } from "../../lib/agents/data";
+import { registerAgent } from "../../lib/agents/mutations";
+import { requireDatabaseUrl } from "../../lib/env";
+import { PrismaClient } from "../../lib/generated/prisma/client";
+import { getProtocolType } from "../../lib/protocol/registry";
+import {
+  createRequestInTransaction,
+  decideRequest,
+  submitRequest,
+} from "../../lib/requests/mutations";
+import { inTransaction } from "../../lib/transaction";
+import { createApiToken } from "../../lib/users/api-tokens";
+
+// A mutation's cost is mostly the client work around each statement (docs/PERFORMANCE.md), so the
+// number of statements the two hottest mutations send is held here: a new per-row event insert,
+// a second lock, or a re-read shows up as a failing count, not as a slower benchmark weeks later.
+const statements: string[] = [];
+const db = new PrismaClient({
+  adapter: new PrismaPg({ connectionString: requireDatabaseUrl(), max: 2 }),
+  log: [{ emit: "event", level: "query" }],
+});
+db.$on("query", (event) => statements.push(event.query));
+
+const lead: HumanActor = {
+  kind: "human",
+  userId: "round-trips-lead",
+  email: "lead@example.com",
+  name: "Lead",
+  role: "lead",
+  via: "token",
+};
+let agent: AgentActor;
+
+beforeAll(async () => {
+  const name = `rt-${randomBytes(4).toString("hex")}`;
+  const { agent: view } = await registerAgent(db, { name, role: "tester", requirePlan: true });
+  const row = await db.agent.findUniqueOrThrow({ where: { name } });
+  agent = { kind: "agent", agentId: row.id, name: view.name, incarnation: view.incarnation };
+});
+afterAll(() => db.$disconnect());
+
+async function statementsOf(work: () => Promise<unknown>): Promise<string[]> {
+  statements.length = 0;
+  await work();
+  return statements.filter((query) => !/^(BEGIN|COMMIT)\b/i.test(query));
+}
+
+const plan = (text: string) => ({ type: "plan_approval", payload: { plan: text } });
+
+describe("statements per mutation", () => {
+  it("a plan that supersedes the pending one: lock, find, supersede, insert, update, message, events", async () => {
+    await submitRequest(db, agent, plan("first"));
+    const sent = await statementsOf(() => submitRequest(db, agent, plan("second")));
+    expect(sent).toHaveLength(7);
+    expect(sent.filter((query) => query.includes('INSERT INTO "public"."events"'))).toHaveLength(1);
+  });
+
+  it("a decision: read, lock, compare-and-set, update, message, events", async () => {
+    const { request } = await submitRequest(db, agent, plan("third"));
+    const sent = await statementsOf(() =>
+      decideRequest(db, lead, request.id, { type: "plan_approval_response", approve: true }),
+    );
+    expect(sent).toHaveLength(6);
+    expect(sent.filter((query) => query.includes('INSERT INTO "public"."events"'))).toHaveLength(1);
+  });
+
+  it("writes a transaction's events in the order they were appended, and only if it commits", async () => {
+    const before = await newestEventId();
+    const { request } = await submitRequest(db, agent, plan("fourth"));
+    expect(await eventsOfAgentSince(before)).toEqual([
+      { kind: "agent.updated", subject: `agent:${agent.name}` },
+      { kind: "message.sent", subject: "inbox:lead" },
+      { kind: "request.created", subject: `request:${request.id}` },
+    ]);
+
+    const afterCommit = await newestEventId();
+    const rolledBack = inTransaction(db, async (tx) => {
+      await createRequestInTransaction(tx, {
+        definition: getProtocolType("plan_approval"),
+        direction: "agent_to_lead",
+        agentId: agent.agentId,
+        payload: { plan: "rolled back" },
+      });
+      throw new Error("abort");
+    });
+    await expect(rolledBack).rejects.toThrow("abort");
+    expect(await eventsOfAgentSince(afterCommit)).toEqual([]);
+  });
+});
+
+async function newestEventId(): Promise<bigint> {
+  return (await db.event.aggregate({ _max: { id: true } }))._max.id ?? 0n;
+}
+
+/** Other test files write events at the same time; keep the ones about this agent's work. */
+async function eventsOfAgentSince(after: bigint) {
+  const events = await db.event.findMany({
+    where: { id: { gt: after } },
+    orderBy: { id: "asc" },
+    select: { kind: true, subject: true, data: true },
+  });
+  return events
+    .filter(
+      (event) =>
+        (event.data as { agent?: unknown; from?: unknown }).agent === agent.name ||
+        (event.data as { from?: unknown }).from === agent.name,
+    )
+    .map(({ kind, subject }) => ({ kind, subject }));
+}
+
+describe("lockAgent", () => {
+  it("reads in its one locking statement exactly what findUnique reads", async () => {
+    await db.agent.update({
+      where: { id: agent.agentId },
+      data: { worker: { model: "scripted" }, lastHeartbeatAt: new Date(), inboxAckedId: 12n },
+    });
+    const sent = await statementsOf(() =>
+      inTransaction(db, async (tx) => {
+        expect(await lockAgent(tx, agent.agentId)).toEqual(
+          await tx.agent.findUniqueOrThrow({ where: { id: agent.agentId } }),
+        );
+      }),
+    );
+    // The lock, and the comparison's own read.
+    expect(sent).toHaveLength(2);
+    expect(sent[0]).toContain("FOR UPDATE");
+  });
+});
+
+describe("resolving a bearer token", () => {
+  it("looks a Lead API token up in the API tokens first", async () => {
+    const user = await db.user.create({
+      data: {
+        id: `rt-lead-${randomBytes(4).toString("hex")}`,
+        name: "Round Trips",
+        email: `rt-${randomBytes(4).toString("hex")}@example.com`,
+        role: "lead",
+      },
+    });
+    const { token } = await createApiToken(db, user.id, "round trips");
+    let actor: Actor | null = null;
+    const sent = await statementsOf(async () => {
+      actor = await resolveActor(db, new Headers({ authorization: `Bearer ${token}` }));
+    });
+    expect(actor).toMatchObject({ kind: "human", userId: user.id, role: "lead" });
+    expect(sent.some((query) => query.includes('FROM "public"."agents"'))).toBe(false);
+  });
+
+  it("still finds an agent's token, whose prefix is its own", async () => {
+    const { token } = await registerAgent(db, {
+      name: `rt-${randomBytes(4).toString("hex")}`,
+      role: "tester",
+    });
+    let actor: Actor | null = null;
+    const sent = await statementsOf(async () => {
+      actor = await resolveActor(db, new Headers({ authorization: `Bearer ${token}` }));
+    });
+    expect(actor).toMatchObject({ kind: "agent" });
+    expect(sent).toHaveLength(1);
+  });
+});
