@@ -122,8 +122,9 @@ on a console socket approves with \`POST /api/v1/requests/{id}/responses\` as so
 before the POST to the long-poll's answer.
 
 **Diagnosis rows** (${sizes.breakdownSamples} submissions each way, interleaved in ${sizes.breakdownBlocks} blocks): one plan
-submission three ways — the same statements the product's transaction sends (lock, reads,
-supersede, inserts, updates, four events, in order) as raw SQL through \`pg\`; the domain function
+submission three ways — the same statements the product's transaction sends (lock and read the
+agent, find, supersede, inserts, updates, one multi-row insert of the four events, in order) as raw
+SQL through \`pg\`; the domain function
 (\`submitRequest\`) called in-process through Prisma; and \`POST /api/v1/requests\` over HTTP. The
 differences are Prisma's share and the HTTP/Next/auth share of a mutation.
 
@@ -176,7 +177,7 @@ const PROFILE_NOTES = `## Profile of the worst gap (2026-11-30)
 order of magnitude above the raw loop) and G3.3 (throughput under 20% of raw INSERT+NOTIFY). Both
 are the cost of one mutation: \`POST /requests\` or \`POST /requests/{id}/responses\`.
 
-**What the profile shows** (\`BENCH_ONLY=throughput BENCH_CPU_PROF=…\`, full size): during G3.3 the
+**What the profile showed** (before the fix below; \`BENCH_ONLY=throughput BENCH_CPU_PROF=…\`, full size): during G3.3 the
 server's one event loop runs at 80–100% of a core, ~6 ms of CPU per submission and ~8 ms per
 decision, so ~150 mutations/s is its ceiling on one core. Of the busy time: Prisma client ~25%,
 Node internals ~23% (of which async-hooks propagation for AsyncLocalStorage ~3% and zlib ~4%: Next
@@ -187,15 +188,35 @@ round trips): the same statements through \`pg\` take ~2.8 ms, through Prisma ~6
 client CPU per statement), over HTTP ~13 ms (token lookup, Next's request pipeline ≈2 ms even for
 a 404, JSON). About 80% of a mutation is Node-side work around the round trips, not PostgreSQL.
 
-**No small, safe fix closes it.** By expected gain: (1) fewer statements per transaction — lock and
-read the agent in one statement (\`lockAgent\` uses two, and \`deliverMessage\` now locks again),
-write a transaction's 3–4 events with one multi-row INSERT at the end rather than one per change,
-drop the re-read after the compare-and-set in \`decideRequest\` (the agent's row lock already
-excludes other deciders): ~15 → ~9 round trips; (2) raw SQL or one PL/pgSQL function for the two
-hot mutations instead of Prisma's interactive transaction; (3) serve \`/api/v1\` outside Next's
-page pipeline; (4) several server nodes (the design allows it; on 2 cores it buys little). Even
-(1)+(2) leave "p50 ≤ 4× the raw loop" and "60% of raw INSERT+NOTIFY" out of reach for an HTTP API
-whose decision is ~10 statements: those goals are set against a one-statement floor.
+**The fix applied: fewer statements per mutation** (decision 007). A superseding plan submission
+sent 11 statements inside its transaction and a decision 12 (BEGIN/COMMIT not counted); now 7 and
+6: a transaction's events are written by one multi-row INSERT just before commit
+(\`inTransaction\`, lib/transaction.ts) instead of one INSERT each; \`lockAgent\` locks and reads
+the agent in one statement; \`deliverMessage\` no longer re-locks a row its transaction holds;
+\`decideRequest\` no longer re-reads the request under the lock (its fence never changes, the
+compare-and-set decides the status; only a refusal re-reads); a \`hs_lead_\` token is looked up
+in the API tokens first (a Lead's decision did a miss on agents before). The bridge also reads once
+per commit instead of once per NOTIFY. \`tests/db/round-trips.test.ts\` holds the counts.
+Before (9a300c3) and after, three pairs of \`BENCH_ONLY=loop,breakdown,throughput\` runs at full
+size, each pair back to back from two checkouts on this machine (median of each run's 3 rounds):
+
+| Pair | decisions/s | submissions/s | server CPU per decision | per submission | G3.2 loop p50 |
+|---|---|---|---|---|---|
+| 1 | 87 → 109 | 108 → 118 | 11.0 → 8.7 ms | 8.4 → 7.9 ms | 37.8 → 35.3 ms |
+| 2 | 73 → 87 | 82 → 88 | 13.5 → 10.8 ms | 11.1 → 10.3 ms | 43.1 → 46.5 ms |
+| 3 | 94 → 129 | 109 → 118 | 10.5 → 7.5 ms | 8.2 → 8.0 ms | 44.1 → 39.0 ms |
+
+Decisions, which lost the most statements (12 → 6, and a token lookup), cost 20–29% less server
+CPU and run 19–37% faster; submissions (11 → 7, the dropped ones the cheapest) 2–7% less CPU and
+7–9% faster; the loop's p50 moved within the noise (the machine's own raw INSERT+NOTIFY rate varied
+1,470–2,333/s between these runs). The goals stay far off: what is left is ~8 ms of server CPU per
+mutation, of which the HTTP/Next/auth path is ~5–6 ms over loopback (diagnosis rows) and Prisma
+~0.3–0.5 ms per statement. Further, by expected gain: serve \`/api/v1\` outside Next's request
+pipeline (the route handlers are already plain \`Request → Response\` functions); raw SQL for the
+two hot transactions instead of Prisma's interactive transaction; several server nodes (the design
+allows it; on 2 cores it buys little). "p50 ≤ 4× the raw loop" and "60% of raw INSERT+NOTIFY" are
+set against one-statement floors, so an HTTP API whose mutation is ~8 statements would still miss
+them with all three.
 
 **The clear fix that was applied (G3.4, \`lib/messages/data.ts\`).** Every waiting \`GET /inbox\`
 re-read the database every 2 s as a backstop, so 1,000 idle agents cost ~500 queries/s in
@@ -206,10 +227,13 @@ before and two after, \`BENCH_ONLY=scale\` at full size: server CPU with 1,000 i
 latency and RSS under the load moved within the noise (e.g. health p99 118–423 ms before, 66–99 ms
 after). \`npx vitest run tests/api\` (and tests/realtime, tests/agents) pass.
 
-**Also seen, not changed.** G3.1's added latency is the bridge's Prisma read of the new events, then
-four events per submission sent one by one to every console (\`request.created\` is the last), then
-the bench's own consoles sharing one event loop (compare commit → first and → last console). The
-bridge reads twice per multi-event commit: the 2nd–4th NOTIFY of one commit schedule a re-run that
-finds nothing; comparing the NOTIFY payload (the id) with the cursor would skip it. RSS grows by
-~0.3–0.5 MB per open long-poll (not investigated).
+**Also seen, not changed.** G3.1's added latency (~3 ms) is the bridge's Prisma read of the new
+events (~0.65 ms p50 against ~0.2 ms for the same SELECT through \`pg\`), then four events per
+submission sent one by one to every console (\`request.created\` is the last), then the bench's
+own consoles sharing one event loop (compare commit → first and → last console). Corking each
+console's TCP socket to send its four frames in one write does not help: engine.io sends a
+socket's next frames only after the previous write's callback, so they leave in a second write
+anyway; the per-event \`event\` message is the console contract (DESIGN §3). Emitting each event
+once to the sockets that are live (socket.io then encodes it once) would cut G3.4's 50-console
+fan-out. RSS grows by ~0.3–0.5 MB per open long-poll (not investigated).
 `;
