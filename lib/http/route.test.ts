@@ -1,0 +1,32 @@
+import { describe, expect, it } from "vitest";
+import { isDatabaseUnavailable } from "./route";
+
+describe("isDatabaseUnavailable", () => {
+  it.each([
+    [
+      "a refused connection",
+      { code: "ECONNREFUSED", message: "connect ECONNREFUSED 127.0.0.1:5432" },
+    ],
+    [
+      "an administrator shutdown",
+      { code: "57P01", message: "terminating connection due to administrator command" },
+    ],
+    ["a dropped connection", { message: "Connection terminated unexpectedly" }],
+    [
+      "a pooled client broken mid-transaction",
+      { message: "Client has encountered a connection error and is not queryable" },
+    ],
+    ["a closed client", { message: "Client was closed and is not queryable" }],
+    ["Prisma's pool timeout", { code: "P2024", message: "Timed out fetching a new connection" }],
+  ])("takes %s for an unavailable database (503, retry)", (_label, error) => {
+    expect(isDatabaseUnavailable(error)).toBe(true);
+  });
+
+  it.each([
+    ["a unique violation", { code: "P2002", message: "Unique constraint failed" }],
+    ["a bug", new TypeError("cannot read properties of undefined")],
+    ["nothing", null],
+  ])("does not take %s for one (500)", (_label, error) => {
+    expect(isDatabaseUnavailable(error)).toBe(false);
+  });
+});
