@@ -42,6 +42,15 @@ test("a wrong password is refused on the page", async ({ page }) => {
   await expect(page).toHaveURL(/\/sign-in$/);
 });
 
+test("a method a route does not have gets 405 with the JSON error shape", async ({ request }) => {
+  const response = await request.delete("/api/v1/requests");
+  expect(response.status()).toBe(405);
+  expect(response.headers()["allow"]).toBe("GET, POST");
+  expect(await response.json()).toEqual({
+    error: { code: "METHOD_NOT_ALLOWED", message: expect.stringContaining("DELETE") },
+  });
+});
+
 test("health reports the database", async ({ request }) => {
   const response = await request.get("/api/v1/health");
   expect(await response.json()).toEqual({ ok: true, db: "up" });

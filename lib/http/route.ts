@@ -205,3 +205,28 @@ export function defineRoute<A extends Access, B = undefined, Q = undefined, P = 
     }
   };
 }
+
+const API_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"] as const;
+type ApiMethod = (typeof API_METHODS)[number];
+
+/**
+ * Handlers for the methods a route does not implement: Next's own 405 has an empty body, and the
+ * API answers every call in its JSON error shape. Export them beside the route's own handlers:
+ * `export const { PUT, PATCH, DELETE } = otherMethods({ GET, POST })`.
+ */
+export function otherMethods<Implemented extends Partial<Record<ApiMethod, unknown>>>(
+  implemented: Implemented,
+): Record<Exclude<ApiMethod, keyof Implemented>, (request: Request) => Response> {
+  const allow = API_METHODS.filter((method) => method in implemented).join(", ");
+  const refuse = (request: Request) =>
+    errorResponse(
+      new AppError(
+        "METHOD_NOT_ALLOWED",
+        `${request.method} is not allowed on ${new URL(request.url).pathname}; use ${allow}`,
+        { headers: { allow } },
+      ),
+    );
+  return Object.fromEntries(
+    API_METHODS.filter((method) => !(method in implemented)).map((method) => [method, refuse]),
+  ) as Record<Exclude<ApiMethod, keyof Implemented>, (request: Request) => Response>;
+}

@@ -2,7 +2,7 @@ import { listTeamMembers } from "@/lib/agents/data";
 import { registerAgent } from "@/lib/agents/mutations";
 import { registerAgentSchema } from "@/lib/agents/schema";
 import { getDb } from "@/lib/db";
-import { defineRoute } from "@/lib/http/route";
+import { defineRoute, otherMethods } from "@/lib/http/route";
 
 export const POST = defineRoute(
   { access: "lead", body: registerAgentSchema, status: 201 },
@@ -13,3 +13,5 @@ export const GET = defineRoute({ access: "human" }, async () => ({
   items: await listTeamMembers(getDb()),
   nextCursor: null,
 }));
+
+export const { PUT, PATCH, DELETE } = otherMethods({ GET, POST });

@@ -1,7 +1,7 @@
 import { getDb } from "@/lib/db";
 import { listEventsAfter } from "@/lib/events/data";
 import { listEventsQuerySchema } from "@/lib/events/schema";
-import { defineRoute } from "@/lib/http/route";
+import { defineRoute, otherMethods } from "@/lib/http/route";
 
 export const GET = defineRoute(
   { access: "human", query: listEventsQuerySchema },
@@ -10,3 +10,5 @@ export const GET = defineRoute(
     return { items, nextCursor: items.length === query.limit ? String(items.at(-1)?.id) : null };
   },
 );
+
+export const { POST, PUT, PATCH, DELETE } = otherMethods({ GET });

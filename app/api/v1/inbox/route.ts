@@ -1,5 +1,5 @@
 import { getDb } from "@/lib/db";
-import { defineRoute } from "@/lib/http/route";
+import { defineRoute, otherMethods } from "@/lib/http/route";
 import { readInbox } from "@/lib/messages/data";
 import { inboxQuerySchema } from "@/lib/messages/schema";
 import { getEventHub } from "@/lib/realtime/event-hub";
@@ -8,3 +8,5 @@ export const GET = defineRoute(
   { access: "agent", query: inboxQuerySchema },
   ({ actor, query, request }) => readInbox(getDb(), getEventHub(), actor, query, request.signal),
 );
+
+export const { POST, PUT, PATCH, DELETE } = otherMethods({ GET });

@@ -1,7 +1,9 @@
 import { getAgentDetail } from "@/lib/agents/data";
 import { getDb } from "@/lib/db";
-import { defineRoute } from "@/lib/http/route";
+import { defineRoute, otherMethods } from "@/lib/http/route";
 
 export const GET = defineRoute({ access: "agent" }, ({ actor }) =>
   getAgentDetail(getDb(), actor.name),
 );
+
+export const { POST, PUT, PATCH, DELETE } = otherMethods({ GET });

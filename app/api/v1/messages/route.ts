@@ -1,5 +1,5 @@
 import { getDb } from "@/lib/db";
-import { defineRoute } from "@/lib/http/route";
+import { defineRoute, otherMethods } from "@/lib/http/route";
 import { sendMessage } from "@/lib/messages/mutations";
 import { sendMessageSchema } from "@/lib/messages/schema";
 
@@ -10,3 +10,5 @@ export const POST = defineRoute(
     return body.to === "*" ? { items, nextCursor: null } : items[0];
   },
 );
+
+export const { GET, PUT, PATCH, DELETE } = otherMethods({ POST });

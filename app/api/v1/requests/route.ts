@@ -1,5 +1,5 @@
 import { getDb } from "@/lib/db";
-import { defineRoute, jsonResponse } from "@/lib/http/route";
+import { defineRoute, jsonResponse, otherMethods } from "@/lib/http/route";
 import { listRequests } from "@/lib/requests/data";
 import { submitRequest } from "@/lib/requests/mutations";
 import { createRequestSchema, listRequestsQuerySchema } from "@/lib/requests/schema";
@@ -15,3 +15,5 @@ export const POST = defineRoute(
 export const GET = defineRoute({ access: "human", query: listRequestsQuerySchema }, ({ query }) =>
   listRequests(getDb(), query),
 );
+
+export const { PUT, PATCH, DELETE } = otherMethods({ GET, POST });

@@ -1,5 +1,5 @@
 import { getDb } from "@/lib/db";
-import { defineRoute } from "@/lib/http/route";
+import { defineRoute, otherMethods } from "@/lib/http/route";
 import { listTasks } from "@/lib/tasks/data";
 import { createTask } from "@/lib/tasks/mutations";
 import { createTaskSchema, listTasksQuerySchema } from "@/lib/tasks/schema";
@@ -16,3 +16,5 @@ export const GET = defineRoute(
     nextCursor: null,
   }),
 );
+
+export const { PUT, PATCH, DELETE } = otherMethods({ GET, POST });

@@ -1,9 +1,11 @@
 import { createUserSchema } from "@/lib/auth/schema";
 import { getDb } from "@/lib/db";
-import { defineRoute } from "@/lib/http/route";
+import { defineRoute, otherMethods } from "@/lib/http/route";
 import { createUser } from "@/lib/users/mutations";
 
 export const POST = defineRoute(
   { access: "lead", body: createUserSchema, status: 201 },
   ({ body }) => createUser(getDb(), body),
 );
+
+export const { GET, PUT, PATCH, DELETE } = otherMethods({ POST });

@@ -1,7 +1,7 @@
 import { loginSchema } from "@/lib/auth/schema";
 import { signIn } from "@/lib/auth/sessions";
 import { getDb } from "@/lib/db";
-import { defineRoute, jsonResponse } from "@/lib/http/route";
+import { defineRoute, jsonResponse, otherMethods } from "@/lib/http/route";
 
 export const POST = defineRoute(
   { access: "public", body: loginSchema },
@@ -10,3 +10,5 @@ export const POST = defineRoute(
     return jsonResponse({ user }, { headers });
   },
 );
+
+export const { GET, PUT, PATCH, DELETE } = otherMethods({ POST });

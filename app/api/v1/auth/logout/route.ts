@@ -1,7 +1,9 @@
 import { signOut } from "@/lib/auth/sessions";
-import { defineRoute, jsonResponse } from "@/lib/http/route";
+import { defineRoute, jsonResponse, otherMethods } from "@/lib/http/route";
 
 export const POST = defineRoute({ access: "human" }, async ({ request }) => {
   const headers = await signOut(request.headers);
   return jsonResponse({ ok: true }, { headers });
 });
+
+export const { GET, PUT, PATCH, DELETE } = otherMethods({ POST });

@@ -1,5 +1,5 @@
 import { getDb } from "@/lib/db";
-import { defineRoute } from "@/lib/http/route";
+import { defineRoute, otherMethods } from "@/lib/http/route";
 import { getRequestForActor } from "@/lib/requests/data";
 import { requestParamsSchema } from "@/lib/requests/schema";
 
@@ -7,3 +7,5 @@ export const GET = defineRoute(
   { access: "human_or_agent", params: requestParamsSchema },
   ({ actor, params }) => getRequestForActor(getDb(), actor, params.id),
 );
+
+export const { POST, PUT, PATCH, DELETE } = otherMethods({ GET });

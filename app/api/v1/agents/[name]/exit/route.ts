@@ -1,9 +1,11 @@
 import { recordWorkerExit } from "@/lib/agents/mutations";
 import { agentParamsSchema, workerExitSchema } from "@/lib/agents/schema";
 import { getDb } from "@/lib/db";
-import { defineRoute } from "@/lib/http/route";
+import { defineRoute, otherMethods } from "@/lib/http/route";
 
 export const POST = defineRoute(
   { access: "lead", params: agentParamsSchema, body: workerExitSchema },
   ({ params, body }) => recordWorkerExit(getDb(), params.name, body),
 );
+
+export const { GET, PUT, PATCH, DELETE } = otherMethods({ POST });

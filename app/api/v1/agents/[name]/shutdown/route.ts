@@ -1,7 +1,7 @@
 import { findAgentByName } from "@/lib/agents/data";
 import { agentParamsSchema, shutdownAgentSchema } from "@/lib/agents/schema";
 import { getDb } from "@/lib/db";
-import { defineRoute, jsonResponse } from "@/lib/http/route";
+import { defineRoute, jsonResponse, otherMethods } from "@/lib/http/route";
 import { sendLeadRequest } from "@/lib/requests/mutations";
 
 export const POST = defineRoute(
@@ -16,3 +16,5 @@ export const POST = defineRoute(
     return jsonResponse(request, { status: isCreated ? 201 : 200 });
   },
 );
+
+export const { GET, PUT, PATCH, DELETE } = otherMethods({ POST });

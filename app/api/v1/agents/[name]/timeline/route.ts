@@ -1,9 +1,11 @@
 import { agentParamsSchema } from "@/lib/agents/schema";
 import { listAgentTimeline, timelineQuerySchema } from "@/lib/agents/timeline";
 import { getDb } from "@/lib/db";
-import { defineRoute } from "@/lib/http/route";
+import { defineRoute, otherMethods } from "@/lib/http/route";
 
 export const GET = defineRoute(
   { access: "human", params: agentParamsSchema, query: timelineQuerySchema },
   ({ params, query }) => listAgentTimeline(getDb(), params.name, query),
 );
+
+export const { POST, PUT, PATCH, DELETE } = otherMethods({ GET });

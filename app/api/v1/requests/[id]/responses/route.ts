@@ -1,5 +1,5 @@
 import { getDb } from "@/lib/db";
-import { defineRoute } from "@/lib/http/route";
+import { defineRoute, otherMethods } from "@/lib/http/route";
 import { decideRequest } from "@/lib/requests/mutations";
 import { requestParamsSchema, respondSchema } from "@/lib/requests/schema";
 
@@ -7,3 +7,5 @@ export const POST = defineRoute(
   { access: "lead_or_agent", params: requestParamsSchema, body: respondSchema },
   ({ actor, params, body }) => decideRequest(getDb(), actor, params.id, body),
 );
+
+export const { GET, PUT, PATCH, DELETE } = otherMethods({ POST });

@@ -1,5 +1,5 @@
 import { getDb } from "@/lib/db";
-import { defineRoute } from "@/lib/http/route";
+import { defineRoute, otherMethods } from "@/lib/http/route";
 import { claimTask } from "@/lib/tasks/mutations";
 import { taskParamsSchema } from "@/lib/tasks/schema";
 
@@ -7,3 +7,5 @@ export const POST = defineRoute(
   { access: "agent", params: taskParamsSchema },
   ({ actor, params }) => claimTask(getDb(), actor, params.id),
 );
+
+export const { GET, PUT, PATCH, DELETE } = otherMethods({ POST });
