@@ -227,13 +227,20 @@ before and two after, \`BENCH_ONLY=scale\` at full size: server CPU with 1,000 i
 latency and RSS under the load moved within the noise (e.g. health p99 118–423 ms before, 66–99 ms
 after). \`npx vitest run tests/api\` (and tests/realtime, tests/agents) pass.
 
-**Also seen, not changed.** G3.1's added latency (~3 ms) is the bridge's Prisma read of the new
-events (~0.65 ms p50 against ~0.2 ms for the same SELECT through \`pg\`), then four events per
-submission sent one by one to every console (\`request.created\` is the last), then the bench's
-own consoles sharing one event loop (compare commit → first and → last console). Corking each
-console's TCP socket to send its four frames in one write does not help: engine.io sends a
-socket's next frames only after the previous write's callback, so they leave in a second write
-anyway; the per-event \`event\` message is the console contract (DESIGN §3). Emitting each event
-once to the sockets that are live (socket.io then encodes it once) would cut G3.4's 50-console
-fan-out. RSS grows by ~0.3–0.5 MB per open long-poll (not investigated).
+**Then G3.1's added latency** (commit → console, ~3.3 ms over the raw NOTIFY). Timing inside the
+server (a throwaway probe, \`BENCH_ONLY=push\`): notification → read start 0.02 ms p50, the
+bridge's read of the new events through Prisma 1.3 ms, publishing them to 20 consoles 1.7 ms (four
+events, each its own socket.io frame and write per socket). The read now runs as plain SQL on the
+bridge's LISTEN connection (\`listEventsAfterOn\`, decision 007). Three back-to-back pairs of
+\`BENCH_ONLY=push\` runs, before → after: added latency p50 3.35 → 2.92, 3.26 → 2.80,
+3.56 → 3.26 ms (commit → console p50 3.77 → 3.33, 3.65 → 3.19, 4.03 → 3.71 ms); p99 moved within the
+noise.
+
+**Also seen, not changed.** The publish: encoding each event once for all consoles (one socket.io
+broadcast per event instead of one emit per socket) was tried and measured, and changed neither
+G3.1 nor G3.4 beyond the noise (two pairs): the cost is the writes, one per event per socket.
+Corking each console's TCP socket to send its four frames in one write does not help either:
+engine.io sends a socket's next frames only after the previous write's callback, so they leave in
+a second write anyway; and the per-event \`event\` message is the console contract (DESIGN §3).
+RSS grows by ~0.3–0.5 MB per open long-poll (not investigated).
 `;

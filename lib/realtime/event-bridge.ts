@@ -1,6 +1,11 @@
 import pg from "pg";
 import type { Db } from "../db";
-import { findNewestEventId, listEventsAfter, MAX_EVENTS_PAGE } from "../events/data";
+import {
+  findNewestEventId,
+  listEventsAfter,
+  listEventsAfterOn,
+  MAX_EVENTS_PAGE,
+} from "../events/data";
 import type { ConsoleEvent } from "./contract";
 import type { EventHub } from "./event-hub";
 
@@ -74,7 +79,10 @@ export async function startEventBridge(options: EventBridgeOptions): Promise<Eve
 
   async function catchUp(): Promise<void> {
     for (;;) {
-      const events = await listEventsAfter(db, cursor);
+      // On the LISTEN connection while there is one; through the pool while it is being replaced.
+      const events = listener
+        ? await listEventsAfterOn(listener, cursor)
+        : await listEventsAfter(db, cursor);
       const newest = events.at(-1);
       if (isStopped || !newest) return;
       const now = Date.now();

@@ -1,5 +1,7 @@
 import { PrismaPg } from "@prisma/adapter-pg";
+import pg from "pg";
 import { afterAll, beforeAll, expect, inject, it } from "vitest";
+import { listEventsAfter, listEventsAfterOn } from "../../lib/events/data";
 import { appendEvent } from "../../lib/events/mutations";
 import { PrismaClient } from "../../lib/generated/prisma/client";
 import { applyMigrations } from "../../lib/migrations";
@@ -12,27 +14,30 @@ import { createScratchDatabase, dropScratchDatabase } from "../test-database";
 // the reads they cause are what this file counts.
 const adminUrl = inject("adminDatabaseUrl");
 let databaseUrl: string;
-const eventReads: string[] = [];
+let db: PrismaClient;
 
-function clientCountingEventReads(url: string) {
-  const client = new PrismaClient({
-    adapter: new PrismaPg({ connectionString: url, max: 4 }),
-    log: [{ emit: "event", level: "query" }],
-  });
-  client.$on("query", (event) => {
-    if (/^SELECT .* FROM "public"\."events" WHERE/.test(event.query)) eventReads.push(event.query);
-  });
-  return client;
+// The bridge reads on its LISTEN connection, or through Prisma's pool while that is down; both
+// end in pg.Client#query, which sees either spelling of a read of the events table.
+const EVENTS_READ = /^SELECT .* FROM "?(?:public"?\."?)?events"?\s+WHERE/is;
+const eventReads: string[] = [];
+const originalQuery = pg.Client.prototype.query;
+
+function countEventReads(this: pg.Client, ...args: unknown[]): unknown {
+  const config = args[0];
+  const text = typeof config === "string" ? config : (config as { text?: unknown } | null)?.text;
+  if (typeof text === "string" && EVENTS_READ.test(text)) eventReads.push(text);
+  return (originalQuery as (...queryArgs: unknown[]) => unknown).apply(this, args);
 }
-let db: ReturnType<typeof clientCountingEventReads>;
 
 beforeAll(async () => {
+  pg.Client.prototype.query = countEventReads as typeof originalQuery;
   databaseUrl = await createScratchDatabase(adminUrl, "handshake_bridge_reads");
   await applyMigrations(databaseUrl, { isQuiet: true });
-  db = clientCountingEventReads(databaseUrl);
+  db = new PrismaClient({ adapter: new PrismaPg({ connectionString: databaseUrl, max: 4 }) });
 });
 
 afterAll(async () => {
+  pg.Client.prototype.query = originalQuery;
   await db.$disconnect();
   await dropScratchDatabase(adminUrl, databaseUrl);
 });
@@ -57,8 +62,28 @@ it("reads once for a commit of several events, not once per notification", async
       await sleep(150);
       expect(published).toHaveLength(commit * 4);
       expect(eventReads).toHaveLength(1);
+      // On the LISTEN connection (plain SQL), not through Prisma's pool.
+      expect(eventReads[0]).toMatch(/FROM events\s+WHERE/);
     }
   } finally {
     await bridge.stop();
+  }
+});
+
+it("reads on a plain connection exactly the page Prisma reads", async () => {
+  await inTransaction(db, async (tx) => {
+    await appendEvent(tx, "request.created", "request:req_x", { nested: { list: [1, "two"] } });
+    await appendEvent(tx, "agent.updated", "agent:ada", {});
+  });
+  const connection = new pg.Client({ connectionString: databaseUrl });
+  await connection.connect();
+  try {
+    const viaPrisma = await listEventsAfter(db, 0);
+    expect(viaPrisma.length).toBeGreaterThan(0);
+    expect(await listEventsAfterOn(connection, 0)).toEqual(viaPrisma);
+    const middle = viaPrisma[Math.floor(viaPrisma.length / 2)]?.id ?? 0;
+    expect(await listEventsAfterOn(connection, middle)).toEqual(await listEventsAfter(db, middle));
+  } finally {
+    await connection.end();
   }
 });
