@@ -232,7 +232,7 @@ server (a throwaway probe, \`BENCH_ONLY=push\`): notification → read start 0.0
 bridge's read of the new events through Prisma 1.3 ms, publishing them to 20 consoles 1.7 ms (four
 events, each its own socket.io frame and write per socket). The read now runs as plain SQL on the
 bridge's LISTEN connection (\`listEventsAfterOn\`, decision 007). Three back-to-back pairs of
-\`BENCH_ONLY=push\` runs, before → after: added latency p50 3.35 → 2.92, 3.26 → 2.80,
+\`BENCH_ONLY=push\` runs, before (0cb410a) → after: added latency p50 3.35 → 2.92, 3.26 → 2.80,
 3.56 → 3.26 ms (commit → console p50 3.77 → 3.33, 3.65 → 3.19, 4.03 → 3.71 ms); p99 moved within the
 noise.
 
