@@ -134,8 +134,11 @@ function compareNewestFirst(a: Entry, b: Entry): number {
   return b.at.getTime() - a.at.getTime() || b.rank - a.rank || compareIds(b.id, a.id);
 }
 
-function entry(source: Source, at: Date, id: string, item: TimelineItem): Entry {
-  return { at, rank: SOURCE_RANK[source], id, item };
+/** A timeline item before its `at`, which `entry` fills from the row's own time. */
+type UndatedItem<Item = TimelineItem> = Item extends unknown ? Omit<Item, "at"> : never;
+
+function entry(source: Source, at: Date, id: string, item: UndatedItem): Entry {
+  return { at, rank: SOURCE_RANK[source], id, item: { ...item, at: at.toISOString() } };
 }
 
 const toBigInt = (id: string) => BigInt(id);
@@ -208,7 +211,6 @@ export async function listAgentTimeline(
     ...created.map((request) =>
       entry("request_created", request.createdAt, request.id, {
         key: `request:${request.id}:created`,
-        at: request.createdAt.toISOString(),
         kind: "request",
         action: "created",
         request: toRequestView(request),
@@ -219,7 +221,6 @@ export async function listAgentTimeline(
         ? [
             entry("request_decided", request.respondedAt, request.id, {
               key: `request:${request.id}:decided`,
-              at: request.respondedAt.toISOString(),
               kind: "request",
               action: "decided",
               request: toRequestView(request),
@@ -230,7 +231,6 @@ export async function listAgentTimeline(
     ...toolCalls.map((call) =>
       entry("tool_call", call.createdAt, String(call.id), {
         key: `tool_call:${call.id}`,
-        at: call.createdAt.toISOString(),
         kind: "tool_call",
         toolCall: {
           id: Number(call.id),
@@ -249,7 +249,6 @@ export async function listAgentTimeline(
       const data = agentEventDataSchema.parse(event.data);
       return entry("status", event.createdAt, String(event.id), {
         key: `status:${event.id}`,
-        at: event.createdAt.toISOString(),
         kind: "status",
         change: {
           event: STATUS_EVENTS[event.kind] ?? "updated",
@@ -264,7 +263,6 @@ export async function listAgentTimeline(
     ...messages.map((message) =>
       entry("message", message.createdAt, String(message.id), {
         key: `message:${message.id}`,
-        at: message.createdAt.toISOString(),
         kind: "message",
         message: toMessageView(message),
       }),
