@@ -115,6 +115,34 @@ function HistoryTable({ items }: { items: RequestView[] }) {
   );
 }
 
+/** One history filter: "any" first (the empty value), then each value. */
+function FilterSelect({
+  label,
+  anyLabel,
+  value,
+  values,
+  describe = (option) => option,
+  onChange,
+}: {
+  label: string;
+  anyLabel: string;
+  value: string;
+  values: readonly string[];
+  describe?: (value: string) => string;
+  onChange: (value: string) => void;
+}) {
+  return (
+    <SelectField label={label} value={value} onChange={(event) => onChange(event.target.value)}>
+      <option value="">{anyLabel}</option>
+      {values.map((option) => (
+        <option key={option} value={option}>
+          {describe(option)}
+        </option>
+      ))}
+    </SelectField>
+  );
+}
+
 export function HistoryView({
   initialFilters,
   requestTypes,
@@ -177,42 +205,28 @@ export function HistoryView({
         }}
         className="grid gap-3 rounded-xl bg-white p-4 shadow-sm ring-1 ring-slate-200 sm:grid-cols-2 lg:grid-cols-[repeat(4,minmax(0,1fr))_auto] lg:items-end"
       >
-        <SelectField
+        <FilterSelect
           label="Agent"
+          anyLabel="All agents"
           value={filters.agent}
-          onChange={(event) => applyFilter("agent", event.target.value)}
-        >
-          <option value="">All agents</option>
-          {agentNames.map((name) => (
-            <option key={name} value={name}>
-              {name}
-            </option>
-          ))}
-        </SelectField>
-        <SelectField
+          values={agentNames}
+          onChange={(value) => applyFilter("agent", value)}
+        />
+        <FilterSelect
           label="Type"
+          anyLabel="All types"
           value={filters.type}
-          onChange={(event) => applyFilter("type", event.target.value)}
-        >
-          <option value="">All types</option>
-          {requestTypes.map((type) => (
-            <option key={type} value={type}>
-              {describeRequestType(type)}
-            </option>
-          ))}
-        </SelectField>
-        <SelectField
+          values={requestTypes}
+          describe={describeRequestType}
+          onChange={(value) => applyFilter("type", value)}
+        />
+        <FilterSelect
           label="Status"
+          anyLabel="All decided"
           value={filters.status}
-          onChange={(event) => applyFilter("status", event.target.value)}
-        >
-          <option value="">All decided</option>
-          {DECIDED_STATUSES.map((status) => (
-            <option key={status} value={status}>
-              {status}
-            </option>
-          ))}
-        </SelectField>
+          values={DECIDED_STATUSES}
+          onChange={(value) => applyFilter("status", value)}
+        />
         <TextField
           label="Decided by"
           type="search"
