@@ -1,11 +1,14 @@
 import type { AgentDetail, AgentView } from "../lib/agents/data";
-import type { WorkerConfig } from "../lib/agents/schema";
 import type { ConsoleEvent } from "../lib/realtime/contract";
 import { HttpTransport } from "./http-transport";
 
 export type RegisteredAgent = { agent: AgentView; token: string };
 
-/** What the supervisor may do, with a Lead API token, over the same public API. */
+/**
+ * What the supervisor does, over the same public API, with a `supervisor`-scoped token: read
+ * events and agents, issue worker tokens, report exits, respawn an existing agent. The server
+ * refuses it anything else (registering an agent, deciding, minting tokens or users).
+ */
 export class LeadClient {
   private readonly transport: HttpTransport;
 
@@ -21,14 +24,9 @@ export class LeadClient {
     return this.transport.call("GET", `/agents/${encodeURIComponent(name)}`);
   }
 
-  registerAgent(body: {
-    name: string;
-    role: string;
-    prompt?: string;
-    requirePlan?: boolean;
-    worker?: WorkerConfig;
-  }): Promise<RegisteredAgent> {
-    return this.transport.call("POST", "/agents", body);
+  /** A new incarnation of an existing agent, with the configuration the server has stored. */
+  respawnAgent(name: string): Promise<RegisteredAgent> {
+    return this.transport.call("POST", `/agents/${encodeURIComponent(name)}/respawn`);
   }
 
   issueWorkerToken(name: string): Promise<RegisteredAgent> {

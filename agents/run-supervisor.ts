@@ -17,7 +17,7 @@ const modelSettings: Record<string, string> = {
 
 const supervisor = new Supervisor({
   serverUrl: env.HANDSHAKE_URL,
-  leadToken: env.HANDSHAKE_SUPERVISOR_TOKEN,
+  supervisorToken: env.HANDSHAKE_SUPERVISOR_TOKEN,
   dataDir: path.resolve(env.HANDSHAKE_DATA_DIR),
   workerEnv: modelSettings,
   heartbeatMs: env.HANDSHAKE_HEARTBEAT_MS,

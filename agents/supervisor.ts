@@ -9,8 +9,8 @@ import { LeadClient } from "./lead-client";
 
 export type SupervisorOptions = {
   serverUrl: string;
-  /** A Lead API token: the supervisor acts through the public API like any client. */
-  leadToken: string;
+  /** A `supervisor`-scoped API token: the supervisor acts through the public API like any client. */
+  supervisorToken: string;
   dataDir: string;
   /** Extra variables for workers (model provider settings); never database credentials. */
   workerEnv?: Record<string, string>;
@@ -39,7 +39,7 @@ export class Supervisor {
   private isPolling = false;
 
   constructor(private readonly options: SupervisorOptions) {
-    this.client = new LeadClient(options.serverUrl, options.leadToken);
+    this.client = new LeadClient(options.serverUrl, options.supervisorToken);
   }
 
   /** Recovers agents that should be running (as new incarnations), then follows the event log. */
@@ -85,14 +85,8 @@ export class Supervisor {
         reason: "supervisor restarted; worker restarted as a new incarnation",
       })
       .catch(ignoreStale);
-    const { agent: respawned, token } = await this.client.registerAgent({
-      name: agent.name,
-      role: agent.role,
-      ...(agent.prompt ? { prompt: agent.prompt } : {}),
-      requirePlan: agent.requirePlan,
-      worker,
-    });
-    this.launch(respawned, worker, token);
+    const { agent: respawned, token } = await this.client.respawnAgent(agent.name);
+    this.launch(respawned, parseWorker(respawned) ?? worker, token);
   }
 
   private async poll(): Promise<void> {

@@ -7,7 +7,7 @@ import path from "node:path";
 import pg from "pg";
 import { createDb } from "../lib/db";
 import { applyMigrations } from "../lib/migrations";
-import { createApiToken } from "../lib/users/api-tokens";
+import { createApiToken } from "../lib/tokens/mutations";
 import { createScratchDatabase, dropScratchDatabase } from "../tests/test-database";
 import { connectConsole, registerAgents, signIn, type Agent, type ConsoleClient } from "./clients";
 import { benchEnv, isPhaseSelected, sizes } from "./config";
@@ -223,7 +223,8 @@ async function main(): Promise<void> {
   // A Lead API token for scripted decisions and registrations; a session cookie for the consoles.
   const db = createDb(databaseUrl);
   const leadUser = await db.user.findFirstOrThrow({ where: { role: "lead" } });
-  const leadToken = (await createApiToken(db, leadUser.id, "bench")).token;
+  const leadToken = (await createApiToken(db, leadUser.id, { name: "bench", scope: "admin" }))
+    .token;
   await db.$disconnect();
   const cookie = await signIn(server.url, LEAD.email, LEAD.password);
 

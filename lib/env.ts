@@ -40,7 +40,7 @@ const envSchema = z.object({
   HANDSHAKE_MODEL: z.enum(["scripted", "anthropic"]).default("scripted"),
   HANDSHAKE_SCRIPT: z.string().min(1).optional(),
   HANDSHAKE_HEARTBEAT_MS: z.coerce.number().int().min(100).max(60_000).default(5_000),
-  /** Supervisor: a Lead API token (`npm start` issues one). */
+  /** Supervisor: a `supervisor`-scoped API token (`npm start` issues one per start). */
   HANDSHAKE_SUPERVISOR_TOKEN: z.string().min(16).optional(),
   /** Start the three scripted demo agents with `npm start`. */
   HANDSHAKE_DEMO: z.stringbool().default(true),

@@ -9,6 +9,12 @@ export const errorStatus = {
   FORBIDDEN: 403,
   CROSS_SITE_REQUEST: 403,
   NOT_TARGET: 403,
+  /** An API token whose scope does not allow the route; the message names the scopes that do. */
+  INSUFFICIENT_SCOPE: 403,
+  /** A token scope the owner's role does not allow (at creation, or after a downgrade). */
+  SCOPE_ABOVE_ROLE: 403,
+  /** A `connect` token touching an agent it did not register. */
+  NOT_AGENT_OWNER: 403,
   NOT_ALLOWED_TO_SEND: 403,
   PLAN_GATE_BLOCKED: 403,
   NOT_FOUND: 404,
@@ -17,10 +23,13 @@ export const errorStatus = {
   AGENT_NOT_FOUND: 404,
   REQUEST_NOT_FOUND: 404,
   TASK_NOT_FOUND: 404,
+  TOKEN_NOT_FOUND: 404,
   METHOD_NOT_ALLOWED: 405,
   USER_EXISTS: 409,
   AGENT_EXISTS: 409,
   AGENT_NOT_ACTIVE: 409,
+  /** Worker tokens are for agents the supervisor runs; others keep the token they registered with. */
+  AGENT_HAS_NO_WORKER: 409,
   ALREADY_DECIDED: 409,
   STALE_INCARNATION: 409,
   STALE_WORK_VERSION: 409,

@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { createDb } from "../lib/db";
 import { agentSideProcessEnv, env } from "../lib/env";
-import { rotateApiToken } from "../lib/users/api-tokens";
+import { rotateApiToken } from "../lib/tokens/mutations";
 
 export async function waitForHealth(serverUrl: string, serverExit: Promise<number>): Promise<void> {
   let hasExited = false;
@@ -16,7 +16,10 @@ export async function waitForHealth(serverUrl: string, serverExit: Promise<numbe
   }
 }
 
-/** The supervisor acts through the API with a Lead token, renewed (and the old one revoked) per start. */
+/**
+ * The supervisor acts through the API with a `supervisor`-scoped token of the first Lead, renewed
+ * (and the old one revoked) per start: it can run workers, never decide or mint credentials.
+ */
 export async function issueSupervisorToken(url: string): Promise<string> {
   const db = createDb(url);
   try {
@@ -24,13 +27,14 @@ export async function issueSupervisorToken(url: string): Promise<string> {
       where: { role: "lead" },
       orderBy: { createdAt: "asc" },
     });
-    return (await rotateApiToken(db, firstLead.id, "supervisor")).token;
+    return (await rotateApiToken(db, firstLead.id, { name: "supervisor", scope: "supervisor" }))
+      .token;
   } finally {
     await db.$disconnect();
   }
 }
 
-/** The supervisor, on the agents' side of the line: the server URL and a Lead token, no database. */
+/** The supervisor, on the agents' side of the line: the server URL and its scoped token, no database. */
 export function spawnSupervisor(options: {
   serverUrl: string;
   supervisorToken: string;

@@ -1,10 +1,9 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import path from "node:path";
-import { registerDemoTeam } from "../agents/demo-team";
-import { LeadClient } from "../agents/lead-client";
 import { childProcessEnv, env } from "../lib/env";
 import { applyMigrations } from "../lib/migrations";
 import { buildIfNeeded } from "./build-if-needed";
+import { registerDemoTeam } from "./demo-team";
 import { loadOrCreateLocalSecrets } from "./local-secrets";
 import { issueSupervisorToken, spawnSupervisor, waitForHealth } from "./product-processes";
 
@@ -75,7 +74,7 @@ try {
   const supervisor = spawnSupervisor({ serverUrl, supervisorToken, dataDir });
   children.push(supervisor);
   if (env.HANDSHAKE_DEMO) {
-    const registered = await registerDemoTeam(new LeadClient(serverUrl, supervisorToken));
+    const registered = await registerDemoTeam(databaseUrl);
     if (registered.length) console.log(`[demo] started the demo team: ${registered.join(", ")}`);
   }
 

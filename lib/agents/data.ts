@@ -64,6 +64,7 @@ const AGENT_COLUMNS = {
   isForcedStop: "is_forced_stop",
   inboxAckedId: "inbox_acked_id",
   lastHeartbeatAt: "last_heartbeat_at",
+  ownerTokenId: "owner_token_id",
   createdAt: "created_at",
   updatedAt: "updated_at",
 } as const satisfies Record<keyof Agent, string>;

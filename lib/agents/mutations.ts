@@ -1,5 +1,5 @@
 import type { PrismaClient, Agent } from "../generated/prisma/client";
-import { hashToken } from "../auth/actor";
+import { hashToken, type HumanActor } from "../auth/actor";
 import type { Db } from "../db";
 import { AppError } from "../errors";
 import { appendEvent } from "../events/mutations";
@@ -12,6 +12,7 @@ import {
   type GateState,
   type HeartbeatInput,
   type RegisterAgentInput,
+  type WorkerConfig,
   type WorkerExitInput,
 } from "./schema";
 import { endIncarnation, setAgentState } from "./state";
@@ -24,64 +25,116 @@ export function initialGate(requirePlan: boolean): GateState {
 
 export type RegisteredAgent = { agent: AgentView; token: string };
 
+/** The `connect` token a caller acts with, if any: such a caller may touch only agents it registered. */
+function connectTokenOf(caller: HumanActor | undefined): string | null {
+  return caller?.via === "token" && caller.scope === "connect" ? caller.tokenId : null;
+}
+
+function assertMayRespawn(agent: Agent, caller: HumanActor | undefined): void {
+  const connectTokenId = connectTokenOf(caller);
+  if (connectTokenId && agent.ownerTokenId !== connectTokenId) {
+    throw new AppError("NOT_AGENT_OWNER", `agent '${agent.name}' was not registered by this token`);
+  }
+  if (caller?.via === "token" && caller.scope === "supervisor" && agent.worker === null) {
+    throw new AppError(
+      "AGENT_HAS_NO_WORKER",
+      `agent '${agent.name}' is not run by the supervisor: whoever registered it holds its token`,
+    );
+  }
+}
+
+type AgentConfig = Pick<Agent, "role" | "prompt" | "requirePlan"> & {
+  /** Undefined keeps the stored worker configuration. */
+  worker: WorkerConfig | undefined;
+};
+
 /**
- * Registers a new agent, or respawns an ended one under the same name as a new incarnation: the
- * old incarnation's pending requests are cancelled and its token stops working, so nothing fenced
- * to the old `alice` can act on the new one.
+ * Starts a new incarnation of an ended (or offline) agent: the old incarnation's pending requests
+ * are cancelled and its token stops working, so nothing fenced to the old `alice` can act on the
+ * new one. The caller holds the agent's row lock.
+ */
+async function startNewIncarnation(
+  tx: Db,
+  locked: Agent,
+  config: AgentConfig,
+  tokenHash: string,
+): Promise<Agent> {
+  if (isAgentActive(locked.status) && locked.status !== "offline") {
+    throw new AppError(
+      "AGENT_EXISTS",
+      `agent '${locked.name}' is ${locked.status}; stop it before respawning`,
+    );
+  }
+  const reason = `incarnation ${locked.incarnation} was replaced`;
+  await cancelPendingRequests(tx, locked.id, reason);
+  const agent = await tx.agent.update({
+    where: { id: locked.id },
+    data: {
+      role: config.role,
+      prompt: config.prompt,
+      status: "starting",
+      gate: initialGate(config.requirePlan),
+      requirePlan: config.requirePlan,
+      incarnation: locked.incarnation + 1,
+      workVersion: locked.workVersion + 1,
+      taskId: null,
+      tokenHash,
+      worker: config.worker,
+      isForcedStop: false,
+      lastHeartbeatAt: null,
+      updatedAt: new Date(),
+    },
+  });
+  await appendEvent(tx, "agent.respawned", `agent:${agent.name}`, {
+    agent: agent.name,
+    incarnation: agent.incarnation,
+    previousIncarnation: locked.incarnation,
+  });
+  return agent;
+}
+
+/**
+ * Registers a new agent, or respawns an ended one under the same name with the configuration
+ * given. A `connect` token's agents are recorded as its own; it may respawn only those, and never
+ * asks for a server-side worker (its agents run on the user's machine).
  */
 export async function registerAgent(
   db: PrismaClient,
   input: RegisterAgentInput,
+  caller?: HumanActor,
 ): Promise<RegisteredAgent> {
+  if (connectTokenOf(caller) && input.worker) {
+    throw new AppError(
+      "FORBIDDEN",
+      "a 'connect' token registers agents that run elsewhere; only a Lead spawns server workers",
+    );
+  }
   const token = newAgentToken();
   const tokenHash = hashToken(token);
-  const requirePlan = input.requirePlan ?? false;
+  const config: AgentConfig = {
+    role: input.role,
+    prompt: input.prompt ?? null,
+    requirePlan: input.requirePlan ?? false,
+    worker: input.worker,
+  };
   return inTransaction(db, async (tx) => {
     const existing = await tx.agent.findUnique({ where: { name: input.name } });
     let agent: Agent;
     if (existing) {
       const locked = await lockAgent(tx, existing.id);
-      if (isAgentActive(locked.status) && locked.status !== "offline") {
-        throw new AppError(
-          "AGENT_EXISTS",
-          `agent '${input.name}' is ${locked.status}; stop it before respawning`,
-        );
-      }
-      const reason = `incarnation ${locked.incarnation} was replaced`;
-      await cancelPendingRequests(tx, locked.id, reason);
-      agent = await tx.agent.update({
-        where: { id: locked.id },
-        data: {
-          role: input.role,
-          prompt: input.prompt ?? null,
-          status: "starting",
-          gate: initialGate(requirePlan),
-          requirePlan,
-          incarnation: locked.incarnation + 1,
-          workVersion: locked.workVersion + 1,
-          taskId: null,
-          tokenHash,
-          worker: input.worker ?? undefined,
-          isForcedStop: false,
-          lastHeartbeatAt: null,
-          updatedAt: new Date(),
-        },
-      });
-      await appendEvent(tx, "agent.respawned", `agent:${agent.name}`, {
-        agent: agent.name,
-        incarnation: agent.incarnation,
-        previousIncarnation: locked.incarnation,
-      });
+      assertMayRespawn(locked, caller);
+      agent = await startNewIncarnation(tx, locked, config, tokenHash);
     } else {
       agent = await tx.agent.create({
         data: {
           name: input.name,
-          role: input.role,
-          prompt: input.prompt ?? null,
-          gate: initialGate(requirePlan),
-          requirePlan,
+          role: config.role,
+          prompt: config.prompt,
+          gate: initialGate(config.requirePlan),
+          requirePlan: config.requirePlan,
           tokenHash,
-          worker: input.worker ?? undefined,
+          worker: config.worker,
+          ownerTokenId: caller?.via === "token" ? caller.tokenId : null,
         },
       });
       await appendEvent(tx, "agent.registered", `agent:${agent.name}`, {
@@ -91,6 +144,35 @@ export async function registerAgent(
       });
     }
     if (input.taskId) agent = await assignTask(tx, agent, input.taskId);
+    return { agent: toAgentView(agent), token };
+  });
+}
+
+/**
+ * Respawns an existing agent with the configuration it has stored (role, prompt, plan
+ * requirement, worker): what the supervisor does after a restart, without the power to register
+ * a new agent or change one.
+ */
+export async function respawnAgent(
+  db: PrismaClient,
+  name: string,
+  caller: HumanActor,
+): Promise<RegisteredAgent> {
+  const token = newAgentToken();
+  return inTransaction(db, async (tx) => {
+    const locked = await lockAgent(tx, (await findAgentByName(tx, name)).id);
+    assertMayRespawn(locked, caller);
+    const agent = await startNewIncarnation(
+      tx,
+      locked,
+      {
+        role: locked.role,
+        prompt: locked.prompt,
+        requirePlan: locked.requirePlan,
+        worker: undefined,
+      },
+      hashToken(token),
+    );
     return { agent: toAgentView(agent), token };
   });
 }
@@ -235,6 +317,14 @@ export async function issueWorkerToken(db: PrismaClient, name: string): Promise<
   return inTransaction(db, async (tx) => {
     const agent = await lockAgent(tx, (await findAgentByName(tx, name)).id);
     assertActive(agent);
+    // Only agents the supervisor runs: any other agent's token stays with whoever registered it,
+    // so a supervisor token cannot take over an agent it does not run.
+    if (agent.worker === null) {
+      throw new AppError(
+        "AGENT_HAS_NO_WORKER",
+        `agent '${agent.name}' is not run by the supervisor: whoever registered it holds its token`,
+      );
+    }
     const updated = await tx.agent.update({
       where: { id: agent.id },
       data: { tokenHash: hashToken(token) },

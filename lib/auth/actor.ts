@@ -3,21 +3,23 @@ import type { Db } from "../db";
 import { AppError } from "../errors";
 import { getAuth } from "./auth";
 import { userRoleSchema, type UserRole } from "./schema";
+import { tokenScopeSchema, type TokenScope } from "./scopes";
 
-/** Who is calling: a signed-in human, or an agent holding its token. */
-export type Actor =
-  | {
-      kind: "human";
-      userId: string;
-      email: string;
-      name: string;
-      role: UserRole;
-      via: "session" | "token";
-    }
-  | { kind: "agent"; agentId: string; name: string; incarnation: number };
+type Human = { kind: "human"; userId: string; email: string; name: string; role: UserRole };
+/** A human signed in with the session cookie: acts by role. */
+export type SessionActor = Human & { via: "session"; sessionId: string };
+/** A human's API token: acts by role and, on top of that, only within its scope. */
+export type TokenActor = Human & {
+  via: "token";
+  tokenId: string;
+  tokenName: string;
+  scope: TokenScope;
+};
+export type HumanActor = SessionActor | TokenActor;
+export type AgentActor = { kind: "agent"; agentId: string; name: string; incarnation: number };
 
-export type HumanActor = Extract<Actor, { kind: "human" }>;
-export type AgentActor = Extract<Actor, { kind: "agent" }>;
+/** Who is calling: a signed-in human, a human's API token, or an agent holding its token. */
+export type Actor = HumanActor | AgentActor;
 
 /** Tokens are 256-bit random strings, so a fast hash is enough: nothing to brute-force. */
 export function hashToken(token: string): string {
@@ -44,12 +46,26 @@ async function findAgentActor(db: Db, tokenHash: string): Promise<AgentActor | n
     : null;
 }
 
-async function findApiTokenActor(db: Db, tokenHash: string): Promise<HumanActor | null> {
+/** `lastUsedAt` is for people deciding what to revoke: minute precision, not a write per call. */
+const LAST_USED_PRECISION_MS = 60_000;
+
+async function findApiTokenActor(db: Db, tokenHash: string): Promise<TokenActor | null> {
   const apiToken = await db.apiToken.findUnique({
     where: { tokenHash },
     include: { user: true },
   });
   if (!apiToken || apiToken.revokedAt) return null;
+  const now = Date.now();
+  if (!apiToken.lastUsedAt || now - apiToken.lastUsedAt.getTime() >= LAST_USED_PRECISION_MS) {
+    // Conditional, so callers racing on the same token still write once.
+    await db.apiToken.updateMany({
+      where: {
+        id: apiToken.id,
+        OR: [{ lastUsedAt: null }, { lastUsedAt: { lt: new Date(now - LAST_USED_PRECISION_MS) } }],
+      },
+      data: { lastUsedAt: new Date(now) },
+    });
+  }
   return {
     kind: "human",
     userId: apiToken.user.id,
@@ -57,10 +73,13 @@ async function findApiTokenActor(db: Db, tokenHash: string): Promise<HumanActor 
     name: apiToken.user.name,
     role: userRoleSchema.parse(apiToken.user.role),
     via: "token",
+    tokenId: apiToken.id,
+    tokenName: apiToken.name,
+    scope: tokenScopeSchema.parse(apiToken.scope),
   };
 }
 
-/** Lead API tokens are minted with this prefix (lib/users/api-tokens.ts). */
+/** API tokens are minted with this prefix (lib/users/api-tokens.ts). */
 export const API_TOKEN_PREFIX = "hs_lead_";
 
 async function actorFromToken(db: Db, token: string): Promise<Actor> {
@@ -77,7 +96,7 @@ async function actorFromToken(db: Db, token: string): Promise<Actor> {
   throw new AppError("UNAUTHENTICATED", "unknown or revoked token");
 }
 
-export async function actorFromSession(headers: Headers): Promise<HumanActor | null> {
+export async function actorFromSession(headers: Headers): Promise<SessionActor | null> {
   const session = await getAuth().api.getSession({ headers });
   if (!session) return null;
   return {
@@ -87,6 +106,7 @@ export async function actorFromSession(headers: Headers): Promise<HumanActor | n
     name: session.user.name,
     role: userRoleSchema.catch("viewer").parse(session.user.role),
     via: "session",
+    sessionId: session.session.id,
   };
 }
 

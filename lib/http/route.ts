@@ -1,5 +1,6 @@
 import type { z } from "zod";
 import { resolveActor, type Actor, type AgentActor, type HumanActor } from "../auth/actor";
+import { isScopeWithinRole, type TokenScope } from "../auth/scopes";
 import { getDb } from "../db";
 import { AppError, invalidInput, isAppError } from "../errors";
 import { readJsonBody } from "./body";
@@ -20,6 +21,11 @@ type ActorFor<A extends Access> = A extends "public"
 
 type RouteSpec<A extends Access, B, Q, P> = {
   access: A;
+  /**
+   * The API-token scopes that may call this route (on top of `access`, which the token's owner
+   * must meet by role). Empty: no API token may, e.g. routes only agents or sessions use.
+   */
+  scopes: readonly TokenScope[];
   body?: z.ZodType<B, unknown>;
   query?: z.ZodType<Q, unknown>;
   params?: z.ZodType<P, unknown>;
@@ -53,6 +59,30 @@ export function jsonResponse(data: unknown, init: ResponseInit = {}): Response {
 
 export function errorResponse(error: AppError): Response {
   return jsonResponse(error.toBody(), { status: error.status, headers: error.headers });
+}
+
+/** What a route declares about its callers; read by the scope table test and its document. */
+export type RoutePolicy = { access: Access; scopes: readonly TokenScope[] };
+
+function authorizeScope(policy: RoutePolicy, actor: Actor | null, request: Request): void {
+  if (actor?.kind !== "human" || actor.via !== "token") return;
+  if (!isScopeWithinRole(actor.scope, actor.role)) {
+    throw new AppError(
+      "SCOPE_ABOVE_ROLE",
+      `this token's scope '${actor.scope}' is above its owner's role '${actor.role}'; revoke it and create one the role allows`,
+    );
+  }
+  if (policy.scopes.includes(actor.scope)) return;
+  const route = `${request.method} ${new URL(request.url).pathname}`;
+  const needed =
+    policy.scopes.length > 0
+      ? `it needs a token with scope ${policy.scopes.map((scope) => `'${scope}'`).join(" or ")}`
+      : "no API token may call it";
+  throw new AppError(
+    "INSUFFICIENT_SCOPE",
+    `this token's scope '${actor.scope}' does not allow ${route}: ${needed}`,
+    { details: { scope: actor.scope, neededScopes: policy.scopes } },
+  );
 }
 
 function authorize(access: Access, actor: Actor | null): void {
@@ -173,15 +203,25 @@ function toAppError(error: unknown): AppError {
   return new AppError("INTERNAL", "internal error");
 }
 
-/** Wraps a route handler: authenticate, parse, call, map the result or error to JSON. */
+export type RouteHandler = ((
+  request: Request,
+  nextContext: NextRouteContext,
+) => Promise<Response>) & { policy: RoutePolicy };
+
+/**
+ * Wraps a route handler: authenticate, authorize (access by kind and role, then the token's
+ * scope), parse, call, map the result or error to JSON.
+ */
 export function defineRoute<A extends Access, B = undefined, Q = undefined, P = undefined>(
   spec: RouteSpec<A, B, Q, P>,
   handler: (context: RouteContext<A, B, Q, P>) => Promise<unknown>,
-): (request: Request, nextContext: NextRouteContext) => Promise<Response> {
-  return async (request, nextContext) => {
+): RouteHandler {
+  const policy: RoutePolicy = { access: spec.access, scopes: spec.scopes };
+  const handle = async (request: Request, nextContext: NextRouteContext): Promise<Response> => {
     try {
       const actor = await resolveActor(getDb(), request.headers);
       authorize(spec.access, actor);
+      if (spec.access !== "public") authorizeScope(policy, actor, request);
       refuseCrossSite(request, actor);
       const params = parseWith(spec.params, await nextContext.params, "path");
       const query = parseWith(
@@ -204,6 +244,7 @@ export function defineRoute<A extends Access, B = undefined, Q = undefined, P = 
       return errorResponse(toAppError(error));
     }
   };
+  return Object.assign(handle, { policy });
 }
 
 const API_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"] as const;

@@ -9,7 +9,7 @@ import { requireDatabaseUrl } from "../../lib/env";
 import { startEventBridge, type EventBridge } from "../../lib/realtime/event-bridge";
 import { getEventHub } from "../../lib/realtime/event-hub";
 import { startSweeper } from "../../lib/requests/sweeper";
-import { createApiToken } from "../../lib/users/api-tokens";
+import { createApiToken } from "../../lib/tokens/mutations";
 import { api, lead, uniqueName } from "../api/fixtures";
 import { startApiServer } from "../support/api-server";
 
@@ -33,14 +33,17 @@ beforeAll(async () => {
   supervisor = await startSupervisor("supervisor");
 }, 60_000);
 
-/** A supervisor with its own Lead API token, following the test server's event log. */
+/** A supervisor with its own `supervisor`-scoped token, following the test server's event log. */
 async function startSupervisor(tokenName: string): Promise<Supervisor> {
   const { email } = await lead();
   const user = await getDb().user.findUniqueOrThrow({ where: { email } });
-  const { token } = await createApiToken(getDb(), user.id, tokenName);
+  const { token } = await createApiToken(getDb(), user.id, {
+    name: tokenName,
+    scope: "supervisor",
+  });
   const started = new Supervisor({
     serverUrl: apiServer.url,
-    leadToken: token,
+    supervisorToken: token,
     dataDir,
     heartbeatMs: 500,
     pollIntervalMs: 100,

@@ -13,7 +13,7 @@ import {
   submitRequest,
 } from "../../lib/requests/mutations";
 import { inTransaction } from "../../lib/transaction";
-import { createApiToken } from "../../lib/users/api-tokens";
+import { createApiToken } from "../../lib/tokens/mutations";
 
 // A mutation's cost is mostly the client work around each statement (docs/PERFORMANCE.md), so the
 // number of statements the two hottest mutations send is held here: a new per-row event insert,
@@ -32,6 +32,9 @@ const lead: HumanActor = {
   name: "Lead",
   role: "lead",
   via: "token",
+  tokenId: "00000000-0000-4000-8000-000000000000",
+  tokenName: "round trips",
+  scope: "admin",
 };
 let agent: AgentActor;
 
@@ -141,7 +144,7 @@ describe("resolving a bearer token", () => {
         role: "lead",
       },
     });
-    const { token } = await createApiToken(db, user.id, "round trips");
+    const { token } = await createApiToken(db, user.id, { name: "round trips", scope: "admin" });
     let actor: Actor | null = null;
     const sent = await statementsOf(async () => {
       actor = await resolveActor(db, new Headers({ authorization: `Bearer ${token}` }));

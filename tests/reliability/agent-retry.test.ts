@@ -3,7 +3,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { agentSideProcessEnv } from "../../lib/env";
 import type { PrismaClient } from "../../lib/generated/prisma/client";
-import { createApiToken } from "../../lib/users/api-tokens";
+import { createApiToken } from "../../lib/tokens/mutations";
 import { HandshakeClient } from "../../agents/api-client";
 import { startApiNode, type ApiNode } from "../support/api-node";
 import { startFaultProxy } from "../support/fault-proxy";
@@ -39,7 +39,10 @@ beforeAll(async () => {
   database = await createOwnDatabase(inject("adminDatabaseUrl"), "handshake_agent_retry");
   db = database.db;
   const leadUser = await createHuman(db, "lead");
-  const { token } = await createApiToken(db, leadUser.userId, "agent-retry");
+  const { token } = await createApiToken(db, leadUser.userId, {
+    name: "agent-retry",
+    scope: "admin",
+  });
   node = await startApiNode({ databaseUrl: database.url, label: "retry" });
   lead = new LeadApi(node.url, token);
   proxy = await startFaultProxy(node.port);

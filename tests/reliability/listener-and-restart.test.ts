@@ -8,7 +8,7 @@ import type { PrismaClient } from "../../lib/generated/prisma/client";
 import type { MessageView } from "../../lib/messages/views";
 import { applyMigrations } from "../../lib/migrations";
 import { LISTENER_APPLICATION_NAME } from "../../lib/realtime/event-bridge";
-import { createApiToken } from "../../lib/users/api-tokens";
+import { createApiToken } from "../../lib/tokens/mutations";
 import { freePort, startApiNode, type ApiNode } from "../support/api-node";
 import {
   ApiError,
@@ -191,7 +191,10 @@ beforeAll(async () => {
   db = createDb(cluster.url);
   const leadUser = await createHuman(db, "lead");
   const viewer = await createHuman(db, "viewer");
-  const { token } = await createApiToken(db, leadUser.userId, "listener-and-restart");
+  const { token } = await createApiToken(db, leadUser.userId, {
+    name: "listener-and-restart",
+    scope: "admin",
+  });
   node = await startApiNode({ databaseUrl: cluster.url, label: "pg" });
   lead = new LeadApi(node.url, token);
   const cookie = await signIn(node.url, viewer);

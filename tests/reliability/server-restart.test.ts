@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import type { PrismaClient } from "../../lib/generated/prisma/client";
 import type { RequestView } from "../../lib/requests/views";
-import { createApiToken } from "../../lib/users/api-tokens";
+import { createApiToken } from "../../lib/tokens/mutations";
 import { startApiNode, type ApiNode } from "../support/api-node";
 import {
   ApiError,
@@ -39,7 +39,10 @@ beforeAll(async () => {
   db = database.db;
   const leadUser = await createHuman(db, "lead");
   const viewer = await createHuman(db, "viewer");
-  const { token } = await createApiToken(db, leadUser.userId, "server-restart");
+  const { token } = await createApiToken(db, leadUser.userId, {
+    name: "server-restart",
+    scope: "admin",
+  });
   node = await startApiNode({ databaseUrl: database.url, label: "restart" });
   lead = new LeadApi(node.url, token);
   recorder = new ConsoleRecorder("console", node.url, await signIn(node.url, viewer), 0);

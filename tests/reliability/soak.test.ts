@@ -9,7 +9,7 @@ import { Supervisor } from "../../agents/supervisor";
 import type { PrismaClient } from "../../lib/generated/prisma/client";
 import type { MessageView } from "../../lib/messages/views";
 import type { RequestView } from "../../lib/requests/views";
-import { createApiToken } from "../../lib/users/api-tokens";
+import { createApiToken } from "../../lib/tokens/mutations";
 import { startApiNode, type ApiNode } from "../support/api-node";
 import {
   ApiError,
@@ -592,8 +592,13 @@ beforeAll(async () => {
     createHuman(db, "lead"),
     createHuman(db, "viewer"),
   ]);
-  const { token } = await createApiToken(db, leadUser.userId, "soak-lead");
-  const supervisorToken = (await createApiToken(db, leadUser.userId, "soak-supervisor")).token;
+  const { token } = await createApiToken(db, leadUser.userId, {
+    name: "soak-lead",
+    scope: "admin",
+  });
+  const supervisorToken = (
+    await createApiToken(db, leadUser.userId, { name: "soak-supervisor", scope: "supervisor" })
+  ).token;
   lead = new LeadApi(node.url, token);
   [viewerCookie, leadCookie] = await Promise.all([
     signIn(node.url, viewer),
@@ -604,7 +609,7 @@ beforeAll(async () => {
   dataDir = await mkdtemp(path.join(tmpdir(), "handshake-soak-"));
   supervisor = new Supervisor({
     serverUrl: node.url,
-    leadToken: supervisorToken,
+    supervisorToken,
     dataDir,
     heartbeatMs: 1_000,
     pollIntervalMs: 200,

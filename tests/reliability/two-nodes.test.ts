@@ -18,7 +18,7 @@ import {
   writeFigures,
   type AgentHandle,
 } from "../support/reliability";
-import { createApiToken } from "../../lib/users/api-tokens";
+import { createApiToken } from "../../lib/tokens/mutations";
 
 // Two web nodes (separate OS processes, separate ports, each with its own bridge, sweeper and
 // socket.io) on one database. Fan-out between them exists only through LISTEN/NOTIFY and the
@@ -52,7 +52,7 @@ beforeAll(async () => {
   db = database.db;
   const lead = await createHuman(db, "lead");
   const viewer = await createHuman(db, "viewer");
-  const { token } = await createApiToken(db, lead.userId, "two-nodes");
+  const { token } = await createApiToken(db, lead.userId, { name: "two-nodes", scope: "admin" });
   [nodeA, nodeB] = await Promise.all([
     startApiNode({ databaseUrl: database.url, label: "A" }),
     startApiNode({ databaseUrl: database.url, label: "B" }),

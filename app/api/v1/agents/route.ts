@@ -5,13 +5,16 @@ import { getDb } from "@/lib/db";
 import { defineRoute, otherMethods } from "@/lib/http/route";
 
 export const POST = defineRoute(
-  { access: "lead", body: registerAgentSchema, status: 201 },
-  ({ body }) => registerAgent(getDb(), body),
+  { access: "lead", scopes: ["admin", "connect"], body: registerAgentSchema, status: 201 },
+  ({ actor, body }) => registerAgent(getDb(), body, actor),
 );
 
-export const GET = defineRoute({ access: "human" }, async () => ({
-  items: await listTeamMembers(getDb()),
-  nextCursor: null,
-}));
+export const GET = defineRoute(
+  { access: "human", scopes: ["admin", "decide", "read", "supervisor"] },
+  async () => ({
+    items: await listTeamMembers(getDb()),
+    nextCursor: null,
+  }),
+);
 
 export const { PUT, PATCH, DELETE } = otherMethods({ GET, POST });

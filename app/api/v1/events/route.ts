@@ -4,7 +4,11 @@ import { listEventsQuerySchema } from "@/lib/events/schema";
 import { defineRoute, otherMethods } from "@/lib/http/route";
 
 export const GET = defineRoute(
-  { access: "human", query: listEventsQuerySchema },
+  {
+    access: "human",
+    scopes: ["admin", "decide", "read", "supervisor"],
+    query: listEventsQuerySchema,
+  },
   async ({ query }) => {
     const items = await listEventsAfter(getDb(), query.after, query.limit, query.order);
     return { items, nextCursor: items.length === query.limit ? String(items.at(-1)?.id) : null };

@@ -5,7 +5,7 @@ import { inboxQuerySchema } from "@/lib/messages/schema";
 import { getEventHub } from "@/lib/realtime/event-hub";
 
 export const GET = defineRoute(
-  { access: "agent", query: inboxQuerySchema },
+  { access: "agent", scopes: [], query: inboxQuerySchema },
   ({ actor, query, request }) => readInbox(getDb(), getEventHub(), actor, query, request.signal),
 );
 

@@ -5,15 +5,16 @@ import { submitRequest } from "@/lib/requests/mutations";
 import { createRequestSchema, listRequestsQuerySchema } from "@/lib/requests/schema";
 
 export const POST = defineRoute(
-  { access: "agent", body: createRequestSchema },
+  { access: "agent", scopes: [], body: createRequestSchema },
   async ({ actor, body }) => {
     const { request, isCreated } = await submitRequest(getDb(), actor, body);
     return jsonResponse(request, { status: isCreated ? 201 : 200 });
   },
 );
 
-export const GET = defineRoute({ access: "human", query: listRequestsQuerySchema }, ({ query }) =>
-  listRequests(getDb(), query),
+export const GET = defineRoute(
+  { access: "human", scopes: ["admin", "decide", "read"], query: listRequestsQuerySchema },
+  ({ query }) => listRequests(getDb(), query),
 );
 
 export const { PUT, PATCH, DELETE } = otherMethods({ GET, POST });

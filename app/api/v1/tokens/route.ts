@@ -1,10 +1,17 @@
 import { getDb } from "@/lib/db";
 import { defineRoute, otherMethods } from "@/lib/http/route";
-import { createApiToken, createApiTokenSchema } from "@/lib/users/api-tokens";
+import { listTokens } from "@/lib/tokens/data";
+import { createApiToken } from "@/lib/tokens/mutations";
+import { createTokenSchema, listTokensQuerySchema } from "@/lib/tokens/schema";
 
 export const POST = defineRoute(
-  { access: "lead", body: createApiTokenSchema, status: 201 },
-  ({ actor, body }) => createApiToken(getDb(), actor.userId, body.name),
+  { access: "human", scopes: ["admin"], body: createTokenSchema, status: 201 },
+  ({ actor, body }) => createApiToken(getDb(), actor.userId, body),
 );
 
-export const { GET, PUT, PATCH, DELETE } = otherMethods({ POST });
+export const GET = defineRoute(
+  { access: "human", scopes: ["admin"], query: listTokensQuerySchema },
+  ({ actor, query }) => listTokens(getDb(), actor, query),
+);
+
+export const { PUT, PATCH, DELETE } = otherMethods({ GET, POST });

@@ -4,7 +4,7 @@ import { defineRoute, otherMethods } from "@/lib/http/route";
 import { createUser } from "@/lib/users/mutations";
 
 export const POST = defineRoute(
-  { access: "lead", body: createUserSchema, status: 201 },
+  { access: "lead", scopes: ["admin"], body: createUserSchema, status: 201 },
   ({ body }) => createUser(getDb(), body),
 );
 

@@ -4,7 +4,7 @@ import { getDb } from "@/lib/db";
 import { defineRoute, jsonResponse, otherMethods } from "@/lib/http/route";
 
 export const POST = defineRoute(
-  { access: "public", body: loginSchema },
+  { access: "public", scopes: [], body: loginSchema },
   async ({ body, request }) => {
     const { user, headers } = await signIn(getDb(), body, request.headers);
     return jsonResponse({ user }, { headers });

@@ -1,7 +1,7 @@
 import { signOut } from "@/lib/auth/sessions";
 import { defineRoute, jsonResponse, otherMethods } from "@/lib/http/route";
 
-export const POST = defineRoute({ access: "human" }, async ({ request }) => {
+export const POST = defineRoute({ access: "human", scopes: [] }, async ({ request }) => {
   const headers = await signOut(request.headers);
   return jsonResponse({ ok: true }, { headers });
 });

@@ -4,7 +4,7 @@ import { getRequestForActor } from "@/lib/requests/data";
 import { requestParamsSchema } from "@/lib/requests/schema";
 
 export const GET = defineRoute(
-  { access: "human_or_agent", params: requestParamsSchema },
+  { access: "human_or_agent", scopes: ["admin", "decide", "read"], params: requestParamsSchema },
   ({ actor, params }) => getRequestForActor(getDb(), actor, params.id),
 );
 

@@ -4,7 +4,12 @@ import { getDb } from "@/lib/db";
 import { defineRoute, otherMethods } from "@/lib/http/route";
 
 export const POST = defineRoute(
-  { access: "lead", params: agentParamsSchema, body: workerExitSchema },
+  {
+    access: "lead",
+    scopes: ["admin", "supervisor"],
+    params: agentParamsSchema,
+    body: workerExitSchema,
+  },
   ({ params, body }) => recordWorkerExit(getDb(), params.name, body),
 );
 

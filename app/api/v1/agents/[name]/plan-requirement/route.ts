@@ -4,7 +4,7 @@ import { getDb } from "@/lib/db";
 import { defineRoute, otherMethods } from "@/lib/http/route";
 
 export const POST = defineRoute(
-  { access: "lead", params: agentParamsSchema, body: reasonSchema },
+  { access: "lead", scopes: ["admin"], params: agentParamsSchema, body: reasonSchema },
   ({ params, body }) => requirePlan(getDb(), params.name, body.reason),
 );
 

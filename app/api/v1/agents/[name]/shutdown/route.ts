@@ -5,7 +5,7 @@ import { defineRoute, jsonResponse, otherMethods } from "@/lib/http/route";
 import { sendLeadRequest } from "@/lib/requests/mutations";
 
 export const POST = defineRoute(
-  { access: "lead", params: agentParamsSchema, body: shutdownAgentSchema },
+  { access: "lead", scopes: ["admin"], params: agentParamsSchema, body: shutdownAgentSchema },
   async ({ params, body }) => {
     const agent = await findAgentByName(getDb(), params.name);
     const { request, isCreated } = await sendLeadRequest(getDb(), agent.id, {

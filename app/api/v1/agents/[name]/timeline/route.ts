@@ -4,7 +4,12 @@ import { getDb } from "@/lib/db";
 import { defineRoute, otherMethods } from "@/lib/http/route";
 
 export const GET = defineRoute(
-  { access: "human", params: agentParamsSchema, query: timelineQuerySchema },
+  {
+    access: "human",
+    scopes: ["admin", "decide", "read"],
+    params: agentParamsSchema,
+    query: timelineQuerySchema,
+  },
   ({ params, query }) => listAgentTimeline(getDb(), params.name, query),
 );
 

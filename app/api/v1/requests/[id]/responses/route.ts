@@ -4,7 +4,12 @@ import { decideRequest } from "@/lib/requests/mutations";
 import { requestParamsSchema, respondSchema } from "@/lib/requests/schema";
 
 export const POST = defineRoute(
-  { access: "lead_or_agent", params: requestParamsSchema, body: respondSchema },
+  {
+    access: "lead_or_agent",
+    scopes: ["admin", "decide"],
+    params: requestParamsSchema,
+    body: respondSchema,
+  },
   ({ actor, params, body }) => decideRequest(getDb(), actor, params.id, body),
 );
 

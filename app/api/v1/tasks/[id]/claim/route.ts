@@ -4,7 +4,7 @@ import { claimTask } from "@/lib/tasks/mutations";
 import { taskParamsSchema } from "@/lib/tasks/schema";
 
 export const POST = defineRoute(
-  { access: "agent", params: taskParamsSchema },
+  { access: "agent", scopes: [], params: taskParamsSchema },
   ({ actor, params }) => claimTask(getDb(), actor, params.id),
 );
 

@@ -1,0 +1,71 @@
+import { randomBytes } from "node:crypto";
+import { API_TOKEN_PREFIX, hashToken, type HumanActor } from "../auth/actor";
+import { userRoleSchema } from "../auth/schema";
+import { isScopeWithinRole } from "../auth/scopes";
+import type { Db } from "../db";
+import { AppError } from "../errors";
+import { canManageAllTokens } from "./data";
+import type { CreateTokenInput } from "./schema";
+import { toTokenView, type IssuedToken, type TokenView } from "./views";
+
+/**
+ * An API token for scripts, the supervisor or a connector: shown once, stored as a SHA-256 hash.
+ * The owner's role is read here, not taken from the caller, so no path can mint a scope above it.
+ */
+export async function createApiToken(
+  db: Db,
+  userId: string,
+  input: CreateTokenInput,
+): Promise<IssuedToken> {
+  const owner = await db.user.findUnique({ where: { id: userId }, select: { role: true } });
+  if (!owner) throw new AppError("USER_NOT_FOUND", `no user ${userId}`);
+  const role = userRoleSchema.parse(owner.role);
+  if (!isScopeWithinRole(input.scope, role)) {
+    throw new AppError(
+      "SCOPE_ABOVE_ROLE",
+      `a ${role} cannot hold a '${input.scope}' token${role === "viewer" ? "; viewers may create 'read' tokens" : ""}`,
+    );
+  }
+  const token = `${API_TOKEN_PREFIX}${randomBytes(32).toString("base64url")}`;
+  const row = await db.apiToken.create({
+    data: { userId, name: input.name, scope: input.scope, tokenHash: hashToken(token) },
+  });
+  return {
+    id: row.id,
+    name: row.name,
+    scope: input.scope,
+    token,
+    createdAt: row.createdAt.toISOString(),
+  };
+}
+
+/** Replaces every earlier token of that name (e.g. the supervisor's from a previous start). */
+export async function rotateApiToken(
+  db: Db,
+  userId: string,
+  input: CreateTokenInput,
+): Promise<IssuedToken> {
+  await db.apiToken.updateMany({
+    where: { userId, name: input.name, revokedAt: null },
+    data: { revokedAt: new Date() },
+  });
+  return createApiToken(db, userId, input);
+}
+
+/**
+ * Revokes a token: its next call gets 401. Revoking a revoked token returns it unchanged. A token
+ * the caller may not manage is reported as unknown, so ids of others' tokens reveal nothing.
+ */
+export async function revokeApiToken(db: Db, actor: HumanActor, id: string): Promise<TokenView> {
+  const ownerFilter = canManageAllTokens(actor) ? {} : { userId: actor.userId };
+  await db.apiToken.updateMany({
+    where: { id, revokedAt: null, ...ownerFilter },
+    data: { revokedAt: new Date() },
+  });
+  const row = await db.apiToken.findFirst({
+    where: { id, ...ownerFilter },
+    include: { user: { select: { email: true } } },
+  });
+  if (!row) throw new AppError("TOKEN_NOT_FOUND", `no token ${id}`);
+  return toTokenView(row);
+}

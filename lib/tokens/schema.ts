@@ -1,0 +1,18 @@
+import { z } from "zod";
+import { tokenScopeSchema } from "../auth/scopes";
+import { queryInteger } from "../http/query";
+
+export const createTokenSchema = z.strictObject({
+  name: z.string().trim().min(1).max(100),
+  scope: tokenScopeSchema,
+});
+export type CreateTokenInput = z.infer<typeof createTokenSchema>;
+
+export const tokenParamsSchema = z.strictObject({ id: z.uuid("token ids are UUIDs") });
+
+export const listTokensQuerySchema = z.strictObject({
+  /** The `nextCursor` of the previous page. */
+  cursor: z.uuid("not a cursor this API returned").optional(),
+  limit: queryInteger({ min: 1, max: 200 }).default(100),
+});
+export type ListTokensQuery = z.infer<typeof listTokensQuerySchema>;
