@@ -23,6 +23,7 @@ export function makeRequestView(overrides: Partial<RequestView> = {}): RequestVi
     payload: {},
     feedback: null,
     respondedBy: null,
+    decidedBy: null,
     respondedAt: null,
     createdAt: "2025-01-01T00:00:00.000Z",
     expiresAt: "2025-01-01T00:15:00.000Z",

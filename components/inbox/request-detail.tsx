@@ -6,6 +6,7 @@ import { queryKeys } from "@/components/realtime/query-keys";
 import { Button } from "@/components/ui/button";
 import { Markdown } from "@/components/ui/markdown";
 import { formatAge, formatClock } from "@/components/ui/use-now";
+import { describeOutcome } from "@/components/history/request-text";
 import { TimelineEntry } from "@/components/timeline/timeline-entry";
 import type { AgentDetail } from "@/lib/agents/data";
 import type { TimelinePage } from "@/lib/agents/timeline";
@@ -26,14 +27,11 @@ type Props = {
 
 function DecisionBanner({ request, isConflict }: { request: RequestView; isConflict: boolean }) {
   const when = request.respondedAt ? new Date(request.respondedAt).toLocaleTimeString() : "";
-  const who =
-    request.respondedBy && request.respondedBy !== "system" ? ` by ${request.respondedBy}` : "";
   return (
     <div role="status" className="rounded-lg bg-slate-100 px-4 py-3 text-sm text-slate-800">
       {isConflict && <p className="font-medium text-rose-700">Someone else decided first.</p>}
       <p>
-        <span className="font-semibold">{request.status}</span>
-        {who} at {when}
+        <span className="font-semibold">{describeOutcome(request)}</span> at {when}
         {request.feedback ? ` — “${request.feedback}”` : ""}
       </p>
     </div>

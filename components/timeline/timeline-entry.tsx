@@ -1,6 +1,6 @@
 import type { ReactNode } from "react";
 import {
-  describeDecider,
+  describeOutcome,
   describeRequestType,
   summarizeRequest,
 } from "@/components/history/request-text";
@@ -98,7 +98,7 @@ function describe(item: TimelineItem): { tone: Tone; title: string; body?: React
       }
       return {
         tone: OUTCOME_TONES[request.status] ?? "neutral",
-        title: `${type} ${request.status} by ${describeDecider(request)}`,
+        title: `${type} ${describeOutcome(request)}`,
         body: request.feedback ? (
           <blockquote className="border-l-2 border-slate-200 pl-3 whitespace-pre-wrap text-slate-700">
             {request.feedback}

@@ -15,7 +15,7 @@ import {
 } from "../protocol/definition";
 import { getProtocolType } from "../protocol/registry";
 import { newRequestId } from "../protocol/tokens";
-import type { CreateRequestInput, RespondInput } from "./schema";
+import type { CreateRequestInput, DecidedBy, RespondInput } from "./schema";
 import { directionOf, toRequestView, type RequestView } from "./views";
 import { inTransaction } from "../transaction";
 
@@ -67,6 +67,8 @@ async function compareAndSetStatus(
     status: Exclude<Request["status"], "pending">;
     feedback?: string | null;
     respondedBy: string;
+    /** Set for decisions (approve, reject, expire); supersede and cancel leave it null. */
+    decidedBy?: DecidedBy;
   },
 ): Promise<Request | null> {
   const [updated] = await db.request.updateManyAndReturn({
@@ -234,6 +236,22 @@ function responderLabel(responder: Responder): string {
   return responder.kind === "human" ? responder.email : responder.name;
 }
 
+/** Taken from the authenticated caller, never from the request body. */
+function decidedByOf(responder: Responder): DecidedBy {
+  if (responder.kind === "agent") {
+    return { kind: "agent", agent: responder.name, incarnation: responder.incarnation };
+  }
+  if (responder.via === "token") {
+    return {
+      kind: "token",
+      userId: responder.userId,
+      tokenId: responder.tokenId,
+      tokenName: responder.tokenName,
+    };
+  }
+  return { kind: "human", userId: responder.userId, sessionId: responder.sessionId };
+}
+
 function alreadyDecided(request: Request): AppError {
   return new AppError("ALREADY_DECIDED", `request ${request.id} is already ${request.status}`, {
     details: { request: toRequestView(request) },
@@ -311,6 +329,7 @@ export async function decideRequest(
             status: input.approve ? "approved" : "rejected",
             feedback,
             respondedBy: responderLabel(responder),
+            decidedBy: decidedByOf(responder),
           })
         : null;
     if (!decided) {
@@ -334,6 +353,7 @@ export async function decideRequest(
       agent: agent.name,
       status: decided.status,
       respondedBy: decided.respondedBy,
+      decidedBy: decided.decidedBy,
       feedback,
     });
     return toRequestView(decided);
@@ -404,6 +424,7 @@ export async function expireDueRequests(
         status: "expired",
         feedback,
         respondedBy: "system",
+        decidedBy: { kind: "timeout", policy },
       });
       if (!stored) return null;
       await definition.onExpired(effectContext(tx, stored, agent));
@@ -420,6 +441,7 @@ export async function expireDueRequests(
         type: stored.type,
         agent: agent.name,
         policy,
+        decidedBy: stored.decidedBy,
       });
       return toRequestView(stored);
     });

@@ -32,6 +32,28 @@ export const respondSchema = z.strictObject({
 });
 export type RespondInput = z.infer<typeof respondSchema>;
 
+/**
+ * Who decided a request, stored with the decision (`requests.decided_by`) and shown beside
+ * `respondedBy`: a signed-in human (with the session), a human's API token (always with its id and
+ * name), a timeout (with the policy that acted), or an agent answering the Lead's request.
+ * Supersede and cancel are not decisions: theirs is null.
+ */
+export const decidedBySchema = z.discriminatedUnion("kind", [
+  z.strictObject({ kind: z.literal("human"), userId: z.string(), sessionId: z.string() }),
+  z.strictObject({
+    kind: z.literal("token"),
+    userId: z.string(),
+    tokenId: z.string(),
+    tokenName: z.string(),
+  }),
+  z.strictObject({
+    kind: z.literal("timeout"),
+    policy: z.enum(["reject", "approve", "deny", "force_stop"]),
+  }),
+  z.strictObject({ kind: z.literal("agent"), agent: z.string(), incarnation: z.number().int() }),
+]);
+export type DecidedBy = z.infer<typeof decidedBySchema>;
+
 export const requestParamsSchema = z.strictObject({ id: z.string().min(1).max(100) });
 
 /** `status=approved` or `status=approved,rejected`: history asks for every decided state at once. */

@@ -1,6 +1,7 @@
 import type { Request } from "../generated/prisma/client";
 import { describeTimeoutPolicy, type Direction } from "../protocol/definition";
 import { findProtocolType } from "../protocol/registry";
+import { decidedBySchema, type DecidedBy } from "./schema";
 
 export type RequestView = {
   id: string;
@@ -13,6 +14,8 @@ export type RequestView = {
   payload: Record<string, unknown>;
   feedback: string | null;
   respondedBy: string | null;
+  /** Who decided, structured; null while pending, when superseded or cancelled, and for requests decided before it was recorded. */
+  decidedBy: DecidedBy | null;
   respondedAt: string | null;
   createdAt: string;
   expiresAt: string;
@@ -42,6 +45,7 @@ export function toRequestView(request: Request): RequestView {
     payload: request.payload as Record<string, unknown>,
     feedback: request.feedback,
     respondedBy: request.respondedBy,
+    decidedBy: request.decidedBy === null ? null : decidedBySchema.parse(request.decidedBy),
     respondedAt: request.respondedAt?.toISOString() ?? null,
     createdAt: request.createdAt.toISOString(),
     expiresAt: request.expiresAt.toISOString(),
