@@ -2,7 +2,10 @@ import { randomBytes } from "node:crypto";
 import * as agentsRoute from "../../app/api/v1/agents/route";
 import * as agentRoute from "../../app/api/v1/agents/[name]/route";
 import * as timelineRoute from "../../app/api/v1/agents/[name]/timeline/route";
+import * as exitRoute from "../../app/api/v1/agents/[name]/exit/route";
 import * as forceStopRoute from "../../app/api/v1/agents/[name]/force-stop/route";
+import * as respawnRoute from "../../app/api/v1/agents/[name]/respawn/route";
+import * as workerTokenRoute from "../../app/api/v1/agents/[name]/worker-token/route";
 import * as planRequirementRoute from "../../app/api/v1/agents/[name]/plan-requirement/route";
 import * as shutdownRoute from "../../app/api/v1/agents/[name]/shutdown/route";
 import * as eventsRoute from "../../app/api/v1/events/route";
@@ -18,6 +21,8 @@ import * as claimRoute from "../../app/api/v1/tasks/[id]/claim/route";
 import * as completeRoute from "../../app/api/v1/tasks/[id]/complete/route";
 import * as releaseRoute from "../../app/api/v1/tasks/[id]/release/route";
 import * as tasksRoute from "../../app/api/v1/tasks/route";
+import * as tokenRoute from "../../app/api/v1/tokens/[id]/route";
+import * as tokensRoute from "../../app/api/v1/tokens/route";
 import * as toolCallsRoute from "../../app/api/v1/tool-calls/route";
 import * as usersRoute from "../../app/api/v1/users/route";
 import { callRoute, signedInHuman } from "../route-client";
@@ -70,6 +75,22 @@ export const api = {
       headers,
       params: { name },
     }),
+  respawn: (headers: Headers, name: string) =>
+    call(respawnRoute.POST, {
+      method: "POST",
+      path: `/api/v1/agents/${name}/respawn`,
+      headers,
+      params: { name },
+    }),
+  workerToken: (headers: Headers, name: string) =>
+    call(workerTokenRoute.POST, {
+      method: "POST",
+      path: `/api/v1/agents/${name}/worker-token`,
+      headers,
+      params: { name },
+    }),
+  reportExit: (headers: Headers, name: string, body: unknown) =>
+    call(exitRoute.POST, { path: `/api/v1/agents/${name}/exit`, body, headers, params: { name } }),
   submitRequest: (headers: Headers, body: unknown) =>
     call(requestsRoute.POST, { path: "/api/v1/requests", body, headers }),
   listRequests: (headers: Headers, query = "") =>
@@ -120,6 +141,17 @@ export const api = {
     }),
   createUser: (headers: Headers, body: unknown) =>
     call(usersRoute.POST, { path: "/api/v1/users", body, headers }),
+  createToken: (headers: Headers, body: unknown) =>
+    call(tokensRoute.POST, { path: "/api/v1/tokens", body, headers }),
+  listTokens: (headers: Headers, query = "") =>
+    call(tokensRoute.GET, { path: `/api/v1/tokens${query}`, headers }),
+  revokeToken: (headers: Headers, id: string) =>
+    call(tokenRoute.DELETE, {
+      method: "DELETE",
+      path: `/api/v1/tokens/${id}`,
+      headers,
+      params: { id },
+    }),
   events: (headers: Headers, query = "") =>
     call(eventsRoute.GET, { path: `/api/v1/events${query}`, headers }),
 };
@@ -163,4 +195,32 @@ export async function createTask(title = "a task"): Promise<string> {
   const response = await api.createTask((await lead()).headers, { title });
   if (response.status !== 201) throw new Error(`task failed: ${JSON.stringify(response.json)}`);
   return String(response.json.id);
+}
+
+export type TestToken = {
+  id: string;
+  name: string;
+  scope: string;
+  token: string;
+  headers: Headers;
+};
+
+/** An API token of the given scope, created through the API by the signed-in human `owner`. */
+export async function createToken(
+  scope: string,
+  owner: { headers: Headers } | null = null,
+): Promise<TestToken> {
+  const response = await api.createToken((owner ?? (await lead())).headers, {
+    name: uniqueName(scope),
+    scope,
+  });
+  if (response.status !== 201) throw new Error(`token failed: ${JSON.stringify(response.json)}`);
+  const token = String(response.json.token);
+  return {
+    id: String(response.json.id),
+    name: String(response.json.name),
+    scope,
+    token,
+    headers: { authorization: `Bearer ${token}` },
+  };
 }
