@@ -58,6 +58,21 @@ const ROUTES: Route[] = [
     call: (h, c) => api.forceStop(h, c.other.name),
   },
   {
+    route: "POST /agents/{name}/respawn",
+    allowed: ["lead"],
+    call: (h, c) => api.respawn(h, c.other.name),
+  },
+  {
+    route: "POST /agents/{name}/worker-token",
+    allowed: ["lead"],
+    call: (h, c) => api.workerToken(h, c.other.name),
+  },
+  {
+    route: "POST /agents/{name}/exit",
+    allowed: ["lead"],
+    call: (h, c) => api.reportExit(h, c.other.name, { incarnation: 99, exitCode: 0, signal: null }),
+  },
+  {
     route: "POST /requests",
     allowed: AGENTS,
     call: (h) => api.submitRequest(h, { type: "shutdown", payload: {} }),
@@ -105,6 +120,17 @@ const ROUTES: Route[] = [
       }),
   },
   { route: "GET /events", allowed: HUMANS, call: (h) => api.events(h) },
+  {
+    route: "POST /tokens",
+    allowed: HUMANS,
+    call: (h) => api.createToken(h, { name: uniqueName("t"), scope: "read" }),
+  },
+  { route: "GET /tokens", allowed: HUMANS, call: (h) => api.listTokens(h) },
+  {
+    route: "DELETE /tokens/{id}",
+    allowed: HUMANS,
+    call: (h) => api.revokeToken(h, "00000000-0000-4000-8000-000000000000"),
+  },
 ];
 
 let headersOf: Record<ActorName, Headers>;
