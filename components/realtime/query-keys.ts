@@ -8,6 +8,7 @@ export const queryKeys = {
   agent: (name: string) => ["agents", "one", name] as const,
   timeline: (name: string) => ["timeline", name] as const,
   tasks: ["tasks"] as const,
+  tokens: ["tokens"] as const,
 };
 
 /** Which cached data an event kind makes stale. Coarse on purpose: refetching is cheap, drift isn't. */
