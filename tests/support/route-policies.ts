@@ -23,11 +23,11 @@ export async function listDeclaredRoutes(): Promise<DeclaredRoute[]> {
     .sort();
   const routes: DeclaredRoute[] = [];
   for (const file of files) {
-    const module = (await import(path.join(API_ROOT, file))) as Record<string, unknown>;
+    const routeModule = (await import(path.join(API_ROOT, file))) as Record<string, unknown>;
     const dir = path.dirname(file).replaceAll("\\", "/");
     const routePath = `/api/v1/${dir}`.replace(/\[([a-z]+)\]/g, "{$1}");
     for (const method of METHODS) {
-      const handler = module[method] as Partial<RouteHandler> | undefined;
+      const handler = routeModule[method] as Partial<RouteHandler> | undefined;
       if (handler?.policy) {
         routes.push({
           method,
