@@ -28,6 +28,8 @@ function pendingRequest(agentId: string, type: string) {
   };
 }
 
+const DECIDED_BY = { kind: "human", userId: "u", sessionId: "s" };
+
 describe("database constraints", () => {
   it("refuses a second pending request of the same type for the same agent", async () => {
     const agent = await createAgent(`dup-${randomBytes(3).toString("hex")}`);
@@ -39,7 +41,12 @@ describe("database constraints", () => {
     await db.request.create({ data: pendingRequest(agent.id, "shutdown") });
     await db.request.updateMany({
       where: { agentId: agent.id, type: "plan_approval" },
-      data: { status: "approved", respondedAt: new Date(), respondedBy: "lead@example.com" },
+      data: {
+        status: "approved",
+        respondedAt: new Date(),
+        respondedBy: "lead@example.com",
+        decidedBy: DECIDED_BY,
+      },
     });
     await db.request.create({ data: pendingRequest(agent.id, "plan_approval") });
     expect(await db.request.count({ where: { agentId: agent.id, status: "pending" } })).toBe(2);
@@ -50,7 +57,13 @@ describe("database constraints", () => {
     const request = await db.request.create({ data: pendingRequest(agent.id, "plan_approval") });
     await db.request.update({
       where: { id: request.id },
-      data: { status: "rejected", feedback: "no", respondedAt: new Date(), respondedBy: "lead" },
+      data: {
+        status: "rejected",
+        feedback: "no",
+        respondedAt: new Date(),
+        respondedBy: "lead",
+        decidedBy: DECIDED_BY,
+      },
     });
     await expect(
       db.request.update({ where: { id: request.id }, data: { status: "approved" } }),

@@ -41,6 +41,7 @@ const ROUTES = {
   shutdown: { module: "agents/[name]/shutdown/route", method: "POST" },
   forceStop: { module: "agents/[name]/force-stop/route", method: "POST" },
   workerExit: { module: "agents/[name]/exit/route", method: "POST" },
+  respawn: { module: "agents/[name]/respawn/route", method: "POST" },
   requests: { module: "requests/route", method: "POST" },
   listRequests: { module: "requests/route", method: "GET" },
   request: { module: "requests/[id]/route", method: "GET" },
@@ -258,6 +259,12 @@ const CASES: Case[] = [
     NUL,
     "nobody-here",
   ]),
+  ...paramCases("POST /agents/{name}/respawn", ROUTES.respawn, "name", [
+    "../x",
+    SQL,
+    NUL,
+    "nobody-here",
+  ]),
   ...bodyCases(
     "POST /agents/{name}/exit",
     ROUTES.workerExit,
@@ -434,7 +441,7 @@ const CASES: Case[] = [
         body: { email: "owner@example.com", password: "long-enough-pass", role: "owner" },
       }),
   },
-  ...bodyCases("POST /tokens", ROUTES.tokens, { name: "ci" }),
+  ...bodyCases("POST /tokens", ROUTES.tokens, { name: "ci", scope: "read" }),
   ...queryCases("GET /events", ROUTES.events, [
     ...BAD_NUMBERS.map((n) => `after=${encodeURIComponent(n)}`),
     "limit=501",
