@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { loadShellParser } from "./shell-command";
+import { storedToolRiskSchema } from "./tool-risk-schema";
 import { classifyShellCommand, classifyToolCall, type ToolRiskClass } from "./tool-risk";
 
 beforeAll(async () => {
@@ -249,6 +250,13 @@ describe("what a classification carries", () => {
     const pipe = risk.reasons.find((reason) => reason.message.includes("pipes into"));
     expect(pipe?.span && command.slice(pipe.span.start, pipe.span.end)).toBe("sh");
     expect(JSON.parse(JSON.stringify(risk))).toEqual(risk);
+  });
+
+  it("matches the stored schema the console reads it with, for every row of the table", () => {
+    for (const [command] of TABLE) {
+      const parsed = storedToolRiskSchema.safeParse(classifyShellCommand(command));
+      expect(parsed.success, `${command}: ${parsed.error?.message}`).toBe(true);
+    }
   });
 
   it("gives every part a reason, read-only parts included", () => {

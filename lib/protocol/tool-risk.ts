@@ -17,6 +17,7 @@ import {
   SYSTEM_BINARY_DIRECTORIES,
 } from "./command-lists";
 import { MUTATING_TOOLS } from "./gate";
+import { TOOL_RISK_CLASSES } from "./tool-risk-schema";
 import {
   analyzeShellCommand,
   loadShellParser,
@@ -33,7 +34,6 @@ import {
  * - needs_approval: also needs the Lead's yes for this exact call (a tool_approval request);
  * - refused: never runs and nobody is asked (a path outside the workspace).
  */
-export const TOOL_RISK_CLASSES = ["read_only", "workspace", "needs_approval", "refused"] as const;
 export type ToolRiskClass = (typeof TOOL_RISK_CLASSES)[number];
 
 export type ToolRiskReason = {
