@@ -116,9 +116,10 @@ function moveCwd(cwd: Cwd, target: string): Cwd {
   return next;
 }
 
-// Controls (but tab, newline, carriage return), bidi overrides and isolates, zero-width characters.
+// Controls but tab and newline (a carriage return is a word character to bash but a space to the
+// grammar), bidi overrides and isolates, zero-width and non-ASCII spaces.
 const HIDDEN_CHARACTERS =
-  /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]/u;
+  /[\u0000-\u0008\u000b-\u001f\u007f-\u00a0\u1680\u180e\u2000-\u200f\u2028-\u202f\u205f-\u2064\u2066-\u2069\u3000\ufeff]/u;
 const NON_ASCII = /[^\x20-\x7e]/;
 
 function isOption(value: string): boolean {
@@ -152,17 +153,18 @@ function isRecursiveDelete(args: readonly string[]): boolean {
 }
 
 /**
- * GNU sed can run commands (`e`, the `e` flag of `s`) and read or write files (`r`, `w`). After
- * removing what is only text (s and y commands' patterns and replacements, regex addresses),
- * none of those letters may be left.
+ * GNU sed can run commands (`e`, the `e` flag of `s`) and read or write files (`r`, `w`). A script
+ * counts as plain only if, once s and y commands and regex addresses are taken out, nothing but
+ * addresses and a few commands that only print or move text is left; anything else (labels,
+ * branches, text commands) could start a command where this reading sees text.
  */
 function isSedScriptPlain(script: string): boolean {
   const rest = script
     .replace(/([sy])(.)((?:\\.|(?!\2).)*)\2((?:\\.|(?!\2).)*)\2([a-zA-Z0-9]*)/gs, (...match) =>
-      /[ewW]/.test(String(match[5])) ? "e" : "",
+      match[1] === "s" && /[^gipIM0-9]/.test(String(match[5])) ? "e" : "",
     )
     .replace(/\/(?:\\.|[^/])*\//g, "");
-  return !/[ewWrR]/.test(rest);
+  return /^[\s\d$,!;{}=+~dpPnNgGhHxqQlz]*$/.test(rest);
 }
 
 /** The sed scripts of a call, or "file" when the script comes from a file. */
@@ -432,7 +434,8 @@ function judgeCommand(command: SimpleCommand, context: CommandContext, judge: Ma
     return;
   }
   if (PROGRAM_TAKERS.has(program)) {
-    if (literals.some((value) => usesOption(value, "-f") || usesOption(value, "--file"))) {
+    // -f takes a value, so only a leading -f counts (`-vfs=1` sets a variable named fs).
+    if (literals.some((value) => value.startsWith("-f") || usesOption(value, "--file"))) {
       mark("workspace", `${program} runs a program file`);
     } else {
       mark("needs_approval", `${program} is given a program inline (system() runs commands)`);
