@@ -358,6 +358,11 @@ function judgeCommand(command: SimpleCommand, context: CommandContext, judge: Ma
   const values = args.map((arg) => arg.value);
   const literals = values.filter((value): value is string => value !== null);
   const operands = args.filter((arg) => arg.value === null || !isOption(arg.value));
+  // `touch -- -rf; rm *` runs `rm -rf …`: a glob before `--` can expand to option-like file names.
+  const endOfOptions = args.findIndex((arg) => arg.value === "--");
+  const hasOptionGlob = args.some(
+    (arg, index) => arg.isGlob && (endOfOptions < 0 || index < endOfOptions),
+  );
 
   // Paths in operands and in option values (`--output=/etc/x`, `-o/etc/x`, `of=/etc/x`). echo's
   // words and a grep pattern or sed script are text, not paths.
@@ -451,7 +456,9 @@ function judgeCommand(command: SimpleCommand, context: CommandContext, judge: Ma
       if (values.includes(null))
         mark("needs_approval", "rm with computed arguments may delete recursively");
       else if (isRecursiveDelete(literals)) mark("needs_approval", "rm -r deletes recursively");
-      else if (literals.some((value) => usesOption(value, "--no-preserve-root"))) {
+      else if (hasOptionGlob) {
+        mark("needs_approval", "rm with a glob may delete recursively (a file named -rf)");
+      } else if (literals.some((value) => usesOption(value, "--no-preserve-root"))) {
         mark("needs_approval", "rm --no-preserve-root");
       } else mark("workspace", "rm deletes files");
       return;
@@ -472,6 +479,8 @@ function judgeCommand(command: SimpleCommand, context: CommandContext, judge: Ma
     case "git":
       if (judgeGit(args, mark)) {
         if (values.includes(null)) mark("workspace", "git with computed arguments");
+        else if (hasOptionGlob)
+          mark("workspace", "git with a glob may receive a file name as an option");
         else if (isReadOnly) mark("read_only", "git only reads here");
       }
       return;
@@ -497,7 +506,9 @@ function judgeCommand(command: SimpleCommand, context: CommandContext, judge: Ma
     literals.some((value) => usesOption(value, option)),
   );
   if (denied) mark("workspace", `${program} ${denied} can write a file or run a program`);
-  else if (values.includes(null))
+  else if (hasOptionGlob && readOnly.deniedOptions) {
+    mark("workspace", `${program} with a glob may receive a file name as an option`);
+  } else if (values.includes(null))
     mark("workspace", `${program} with arguments computed when it runs`);
   else if (readOnly.maxOperands !== undefined && operands.length > readOnly.maxOperands) {
     mark("workspace", `${program} with ${operands.length} operands writes to the last one`);
