@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { decideGate } from "../../lib/protocol/gate";
-import { assessToolRisk } from "../../lib/protocol/tool-risk";
+import { classifyToolCall } from "../../lib/protocol/tool-risk";
 import type {
   ModelStep,
   ProtocolNotice,
@@ -31,7 +31,7 @@ const TOOLS: ToolSpec[] = [
 
 /**
  * A stand-in for the worker loop: it records every step and answers tool calls the way the real
- * gate would (the plan gate from lib/protocol/gate, tool approvals from lib/protocol/tool-risk),
+ * gate would (lib/protocol/gate with the risk class from lib/protocol/tool-risk),
  * and delivers the notices and messages a test hands it.
  */
 class FakeWorker {
@@ -51,7 +51,8 @@ class FakeWorker {
     });
     this.transcript.push({ role: "assistant", text: step.text, toolCalls: step.toolCalls });
     if (step.toolCalls.length > 0) {
-      this.transcript.push({ role: "tool", results: step.toolCalls.map((call) => this.run(call)) });
+      const results = await Promise.all(step.toolCalls.map((call) => this.run(call)));
+      this.transcript.push({ role: "tool", results });
     }
     return step;
   }
@@ -122,15 +123,13 @@ class FakeWorker {
     return `req_${this.requestId}`;
   }
 
-  private run(call: ToolCall): ToolResult {
+  private async run(call: ToolCall): Promise<ToolResult> {
     const base = { toolCallId: call.id, name: call.name };
-    const gateVerdict = decideGate(this.gate, call.name);
-    if (!gateVerdict.allowed) {
-      return { ...base, content: gateVerdict.reason, isError: true, code: gateVerdict.code };
-    }
+    const verdict = decideGate(this.gate, call.name, await classifyToolCall(call.name, call.args));
     const command = typeof call.args.command === "string" ? call.args.command : "";
-    if (assessToolRisk(call.name, call.args) && !this.approvedCommands.has(command)) {
-      return { ...base, content: "needs approval", isError: true, code: "TOOL_APPROVAL_REQUIRED" };
+    if (!verdict.allowed && !("needsApproval" in verdict && this.approvedCommands.has(command))) {
+      const content = "needsApproval" in verdict ? "needs approval" : verdict.reason;
+      return { ...base, content, isError: true, code: verdict.code };
     }
     if (call.name === "submit_plan") this.gate = "pending";
     return { ...base, content: "ok", isError: false };

@@ -143,6 +143,43 @@ describe("dispatchToolCall", () => {
     });
   });
 
+  describe("the risk class, judged locally by the same code as the server", () => {
+    it("runs read-only bash under a closed plan gate", async () => {
+      harness.gate.value = "required";
+      const result = await harness.call("bash", { command: "ls -la && git status" });
+      expect(result.isError, result.content).toBe(false);
+    });
+
+    it("still blocks workspace bash under a closed plan gate", async () => {
+      harness.gate.value = "required";
+      const result = await harness.call("bash", { command: "touch ran" });
+      expect(result.code).toBe("PLAN_GATE_BLOCKED");
+      expect(await isPresent(path.join(harness.workspace, "ran"))).toBe(false);
+    });
+
+    it("refuses a path outside the workspace even when the server would allow it", async () => {
+      harness.gate.value = "approved";
+      harness.client.verdict = { allowed: true };
+      const result = await harness.call("bash", { command: "touch ran; cat /etc/hostname" });
+      expect(result).toMatchObject({ isError: true, code: "PATH_OUTSIDE_WORKSPACE" });
+      expect(result.content).toContain("/etc/hostname is outside the workspace");
+      expect(await isPresent(path.join(harness.workspace, "ran"))).toBe(false);
+    });
+
+    it("runs a call that needs approval only when the server names the approval", async () => {
+      harness.gate.value = "approved";
+      harness.client.verdict = { allowed: true };
+      const command = "touch ran; $(echo true)";
+      const unnamed = await harness.call("bash", { command });
+      expect(unnamed).toMatchObject({ isError: true, code: "TOOL_APPROVAL_REQUIRED" });
+      expect(await isPresent(path.join(harness.workspace, "ran"))).toBe(false);
+
+      harness.client.verdict = { allowed: true, requestId: "req-7" };
+      expect((await harness.call("bash", { command })).isError).toBe(false);
+      expect(await isPresent(path.join(harness.workspace, "ran"))).toBe(true);
+    });
+  });
+
   describe("the server's verdict", () => {
     it.each([
       ["TOOL_APPROVAL_REQUIRED", "needs the Lead's approval: recursive forced delete (rm -rf)"],

@@ -1,5 +1,6 @@
 import type { z } from "zod";
-import { decideGate } from "../../lib/protocol/gate";
+import { decideGate, type GateVerdict } from "../../lib/protocol/gate";
+import { classifyToolCall } from "../../lib/protocol/tool-risk";
 import type { ToolVerdict } from "../../lib/tool-calls/schema";
 import { ApiError } from "../api-client";
 import type { ToolCall, ToolResult, ToolSpec } from "../models/model";
@@ -44,20 +45,21 @@ function describeVerdict(verdict: { code?: string; reason?: string; requestId?: 
 type GateOutcome = { allowed: true } | { allowed: false; code?: string; content: string };
 
 /**
- * The gate: the local plan-gate verdict and the server's verdict must both allow the call. The
- * server is asked even when the local verdict already blocks, because it records every attempt,
- * and it may block what the local copy of the gate allows (a tool approval, a gate that changed).
- * Anything short of an explicit yes from the server blocks.
+ * The gate: the local verdict (plan gate and risk class, from the same lib/protocol code the server
+ * runs) and the server's verdict must both allow the call. The server is asked even when the local
+ * verdict already blocks, because it records every attempt, and it may block what the local copy
+ * allows (a gate that changed). A call that needs the Lead's approval runs only when the server
+ * names the approval it uses. Anything short of an explicit yes from the server blocks.
  */
 async function checkGate(
   name: string,
   args: Record<string, unknown>,
   context: ToolContext,
 ): Promise<GateOutcome> {
-  let local: ReturnType<typeof decideGate>;
+  let local: GateVerdict;
   let remote: ToolVerdict;
   try {
-    local = decideGate(context.getGate(), name);
+    local = decideGate(context.getGate(), name, await classifyToolCall(name, args));
     remote = await context.client.checkToolCall(name, args);
   } catch (error) {
     return {
@@ -66,9 +68,15 @@ async function checkGate(
       content: `blocked: the gate could not be checked (${describeError(error)}); nothing was run`,
     };
   }
-  if (!local.allowed) return { allowed: false, code: local.code, content: describeVerdict(local) };
+  if (!local.allowed && !("needsApproval" in local)) {
+    return { allowed: false, code: local.code, content: describeVerdict(local) };
+  }
   if (remote.allowed !== true) {
     return { allowed: false, code: remote.code, content: describeVerdict(remote) };
+  }
+  if (!local.allowed && !remote.requestId) {
+    const reason = `${local.reason} (the server allowed it without naming the Lead's approval)`;
+    return { allowed: false, code: local.code, content: describeVerdict({ ...local, reason }) };
   }
   return { allowed: true };
 }

@@ -11,6 +11,7 @@ import { TimelineEntry } from "@/components/timeline/timeline-entry";
 import type { AgentDetail } from "@/lib/agents/data";
 import type { TimelinePage } from "@/lib/agents/timeline";
 import { apiFetch } from "@/lib/http/api-fetch";
+import { storedToolRiskSchema, type StoredToolRisk } from "@/lib/protocol/tool-risk-schema";
 import type { RequestView } from "@/lib/requests/views";
 import { typeLabel } from "./request-list";
 
@@ -88,6 +89,36 @@ function RecentActivity({ name }: { name: string }) {
   );
 }
 
+const RISK_LABELS: Record<StoredToolRisk["class"], string> = {
+  read_only: "read-only",
+  workspace: "workspace work",
+  needs_approval: "needs your approval",
+  refused: "refused",
+};
+
+/** The server's classification stored with the request: the class and each part's reason. */
+function ToolRiskSummary({ value }: { value: unknown }) {
+  const parsed = storedToolRiskSchema.safeParse(value);
+  if (!parsed.success) return null;
+  const risk = parsed.data;
+  return (
+    <div aria-label="Risk" className="space-y-1">
+      <p>
+        Risk: <strong>{RISK_LABELS[risk.class]}</strong>
+      </p>
+      <ul className="list-disc pl-5">
+        {risk.reasons
+          .filter((reason) => reason.class === risk.class)
+          .map((reason, index) => (
+            <li key={index} className="break-words">
+              {reason.message}
+            </li>
+          ))}
+      </ul>
+    </div>
+  );
+}
+
 function RequestBody({ request }: { request: RequestView }) {
   const payload = request.payload;
   if (request.type === "plan_approval") return <Markdown source={String(payload.plan ?? "")} />;
@@ -98,6 +129,7 @@ function RequestBody({ request }: { request: RequestView }) {
           Tool <code className="rounded bg-slate-100 px-1 font-mono">{String(payload.tool)}</code>
           {payload.reason ? ` — ${String(payload.reason)}` : ""}
         </p>
+        <ToolRiskSummary value={payload.risk} />
         <pre
           aria-label="Tool arguments"
           className="overflow-x-auto rounded-md bg-slate-900 p-3 text-xs text-slate-100"

@@ -28,7 +28,9 @@ export type ProtocolTypeDefinition = {
   label: string;
   /** Validates what a sender submits; `preparePayload` may enrich it before it is stored. */
   payloadSchema: z.ZodType<Record<string, unknown>, unknown>;
-  preparePayload?: (payload: Record<string, unknown>) => Record<string, unknown>;
+  preparePayload?: (
+    payload: Record<string, unknown>,
+  ) => Record<string, unknown> | Promise<Record<string, unknown>>;
   /** The text an inbox shows for the request. */
   summarize: (payload: Record<string, unknown>) => string;
   directions: readonly Direction[];

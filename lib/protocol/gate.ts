@@ -1,4 +1,5 @@
 import type { GateState } from "../agents/schema";
+import type { ToolRisk } from "./tool-risk";
 
 /** Tools that change the world. Everything else (reads, messaging, submit_plan) always runs. */
 export const MUTATING_TOOLS: ReadonlySet<string> = new Set([
@@ -9,25 +10,61 @@ export const MUTATING_TOOLS: ReadonlySet<string> = new Set([
 ]);
 
 const OPEN_GATES: ReadonlySet<string> = new Set<GateState>(["not_required", "approved"]);
+const KNOWN_GATES: ReadonlySet<string> = new Set<GateState>([
+  "not_required",
+  "required",
+  "pending",
+  "approved",
+  "rejected",
+]);
 
 export type GateVerdict =
-  { allowed: true } | { allowed: false; code: "PLAN_GATE_BLOCKED"; reason: string };
+  | { allowed: true }
+  | { allowed: false; code: "PLAN_GATE_BLOCKED" | "PATH_OUTSIDE_WORKSPACE"; reason: string }
+  /** The plan gate lets it through, but only the Lead's approval of this exact call opens it. */
+  | { allowed: false; code: "TOOL_APPROVAL_REQUIRED"; reason: string; needsApproval: true };
+
+function describeReasons(risk: ToolRisk): string {
+  return risk.reasons
+    .filter((reason) => reason.class === risk.class)
+    .map((reason) => reason.message)
+    .join("; ");
+}
 
 /**
- * The plan gate. Takes the gate as a plain string on purpose: a value we do not recognise (a
- * corrupted row, a newer server) must fail closed, not be coerced into something permissive.
+ * The plan gate combined with the call's risk class. Takes the gate as a plain string on purpose:
+ * a value we do not recognise (a corrupted row, a newer server) must fail closed, not be coerced
+ * into something permissive.
  */
-export function decideGate(gate: string, tool: string): GateVerdict {
+export function decideGate(gate: string, tool: string, risk: ToolRisk): GateVerdict {
   if (!MUTATING_TOOLS.has(tool)) return { allowed: true };
-  if (OPEN_GATES.has(gate)) return { allowed: true };
-  const reasons: Record<string, string> = {
-    required: "a plan must be approved first: call submit_plan",
-    pending: "your plan is waiting for the Lead's approval",
-    rejected: "your plan was rejected: revise it and submit a new one",
-  };
-  return {
-    allowed: false,
-    code: "PLAN_GATE_BLOCKED",
-    reason: `${tool} is blocked: ${reasons[gate] ?? `unknown gate state '${gate}' (fails closed)`}`,
-  };
+  if (risk.class === "refused") {
+    return {
+      allowed: false,
+      code: "PATH_OUTSIDE_WORKSPACE",
+      reason: `${tool} is refused: ${describeReasons(risk)}`,
+    };
+  }
+  if (risk.class === "read_only" && KNOWN_GATES.has(gate)) return { allowed: true };
+  if (!OPEN_GATES.has(gate)) {
+    const reasons: Record<string, string> = {
+      required: "a plan must be approved first: call submit_plan",
+      pending: "your plan is waiting for the Lead's approval",
+      rejected: "your plan was rejected: revise it and submit a new one",
+    };
+    return {
+      allowed: false,
+      code: "PLAN_GATE_BLOCKED",
+      reason: `${tool} is blocked: ${reasons[gate] ?? `unknown gate state '${gate}' (fails closed)`}`,
+    };
+  }
+  if (risk.class === "needs_approval") {
+    return {
+      allowed: false,
+      code: "TOOL_APPROVAL_REQUIRED",
+      reason: describeReasons(risk),
+      needsApproval: true,
+    };
+  }
+  return { allowed: true };
 }

@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import { z } from "zod";
 import type { ProtocolTypeDefinition } from "./definition";
+import { classifyToolCall } from "./tool-risk";
 
 const toolPayloadSchema = z.strictObject({
   tool: z.string().regex(/^[a-z][a-z0-9_]{0,63}$/, "tool names are [a-z][a-z0-9_]"),
@@ -31,10 +32,16 @@ export const toolApproval: ProtocolTypeDefinition = {
   responseType: "tool_approval_response",
   label: "tool call",
   payloadSchema: toolPayloadSchema,
-  preparePayload: (payload) => ({
-    ...payload,
-    callHash: hashToolCall(String(payload.tool), payload.args as Record<string, unknown>),
-  }),
+  // The server's own classification and parse are stored with the request, whoever raised it, so
+  // the card shows what the gate judged, never what the agent claims.
+  preparePayload: async (payload) => {
+    const args = payload.args as Record<string, unknown>;
+    return {
+      ...payload,
+      callHash: hashToolCall(String(payload.tool), args),
+      risk: await classifyToolCall(String(payload.tool), args),
+    };
+  },
   summarize: (payload) => `${String(payload.tool)} ${canonicalJson(payload.args)}`.slice(0, 200),
   directions: ["agent_to_lead"],
   defaultTimeoutSeconds: () => 10 * 60,

@@ -44,16 +44,19 @@ function effectContext(db: Db, request: Request, agent: Agent): EffectContext {
   };
 }
 
-function parsePayload(
+async function parsePayload(
   definition: ProtocolTypeDefinition,
   payload: unknown,
-): Prisma.InputJsonObject {
+): Promise<Prisma.InputJsonObject> {
   const parsed = definition.payloadSchema.safeParse(payload);
   if (!parsed.success) {
     const error = invalidInput(parsed.error);
     throw new AppError("INVALID_INPUT", `payload.${error.message}`, { details: error.details });
   }
-  return (definition.preparePayload?.(parsed.data) ?? parsed.data) as Prisma.InputJsonObject;
+  const prepared = definition.preparePayload
+    ? await definition.preparePayload(parsed.data)
+    : parsed.data;
+  return prepared as Prisma.InputJsonObject;
 }
 
 /**
@@ -184,7 +187,7 @@ export async function submitRequest(
   if (!definition.directions.includes("agent_to_lead")) {
     throw new AppError("NOT_ALLOWED_TO_SEND", `agents cannot send '${input.type}' requests`);
   }
-  const payload = parsePayload(definition, input.payload);
+  const payload = await parsePayload(definition, input.payload);
   return inTransaction(db, (tx) =>
     createRequestInTransaction(tx, {
       definition,
@@ -208,7 +211,7 @@ export async function sendLeadRequest(
   if (!definition.directions.includes("lead_to_agent")) {
     throw new AppError("NOT_ALLOWED_TO_SEND", `the Lead cannot send '${input.type}' requests`);
   }
-  const payload = parsePayload(definition, input.payload);
+  const payload = await parsePayload(definition, input.payload);
   return inTransaction(db, (tx) =>
     createRequestInTransaction(tx, {
       definition,

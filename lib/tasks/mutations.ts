@@ -7,10 +7,16 @@ import { AppError } from "../errors";
 import { appendEvent } from "../events/mutations";
 import type { Agent, PrismaClient } from "../generated/prisma/client";
 import { decideGate } from "../protocol/gate";
+import type { ToolRisk } from "../protocol/tool-risk";
 import { recordToolCall } from "../tool-calls/mutations";
 import type { CreateTaskInput } from "./schema";
 import { toTaskView, type TaskView } from "./views";
 import { inTransaction } from "../transaction";
+
+const COMPLETE_TASK_RISK: ToolRisk = {
+  class: "workspace",
+  reasons: [{ class: "workspace", message: "complete_task changes state" }],
+};
 
 const withAssignee = { assignee: { select: { name: true } } } as const;
 
@@ -150,7 +156,7 @@ export async function completeTask(
     status: "done",
     // The gate may have closed since the attempt was recorded (a require-plan in between).
     beforeFinish: (agent) => {
-      const recheck = decideGate(agent.gate, "complete_task");
+      const recheck = decideGate(agent.gate, "complete_task", COMPLETE_TASK_RISK);
       if (!recheck.allowed) throw new AppError("PLAN_GATE_BLOCKED", recheck.reason);
     },
   });

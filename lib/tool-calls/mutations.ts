@@ -8,7 +8,7 @@ import type { Agent, Prisma, PrismaClient } from "../generated/prisma/client";
 import { decideGate } from "../protocol/gate";
 import { getProtocolType } from "../protocol/registry";
 import { hashToolCall } from "../protocol/tool-approval";
-import { assessToolRisk } from "../protocol/tool-risk";
+import { classifyToolCall, type ToolRisk } from "../protocol/tool-risk";
 import { createRequestInTransaction } from "../requests/mutations";
 import type { ToolCallInput, ToolVerdict } from "./schema";
 import { inTransaction } from "../transaction";
@@ -21,7 +21,8 @@ async function decideRiskyCall(
   tx: Db,
   agent: Agent,
   input: ToolCallInput,
-  risk: string,
+  risk: ToolRisk,
+  reason: string,
 ): Promise<ToolVerdict> {
   const callHash = hashToolCall(input.tool, input.args);
   const earlier = await tx.request.findMany({
@@ -46,7 +47,7 @@ async function decideRiskyCall(
     return {
       allowed: false,
       code: "TOOL_APPROVAL_PENDING",
-      reason: `waiting for the Lead to approve: ${risk}`,
+      reason: `waiting for the Lead to approve: ${reason}`,
       requestId: latest.id,
     };
   }
@@ -62,17 +63,19 @@ async function decideRiskyCall(
     definition: getProtocolType("tool_approval"),
     direction: "agent_to_lead",
     agentId: agent.id,
+    // The same parse and classes the gate judged, so the Lead's card cannot disagree with it.
     payload: {
       tool: input.tool,
       args: input.args as Prisma.InputJsonObject,
-      reason: risk,
+      reason,
       callHash,
+      risk: risk as unknown as Prisma.InputJsonObject,
     },
   });
   return {
     allowed: false,
     code: "TOOL_APPROVAL_REQUIRED",
-    reason: `needs the Lead's approval: ${risk}`,
+    reason: `needs the Lead's approval: ${reason}`,
     requestId: request.id,
   };
 }
@@ -83,6 +86,9 @@ export async function recordToolCall(
   actor: AgentActor,
   input: ToolCallInput,
 ): Promise<ToolVerdict> {
+  // Classified before the transaction: the grammar may still be loading, and the agent's row
+  // lock should not wait for it.
+  const risk = await classifyToolCall(input.tool, input.args);
   return inTransaction(db, async (tx) => {
     const agent = await lockAgent(tx, actor.agentId);
     if (agent.incarnation !== actor.incarnation) {
@@ -93,9 +99,13 @@ export async function recordToolCall(
     }
     if (!isAgentActive(agent.status))
       throw new AppError("AGENT_NOT_ACTIVE", `agent '${agent.name}' is ${agent.status}`);
-    const gateVerdict = decideGate(agent.gate, input.tool);
-    const risk = gateVerdict.allowed ? assessToolRisk(input.tool, input.args) : null;
-    const verdict: ToolVerdict = risk ? await decideRiskyCall(tx, agent, input, risk) : gateVerdict;
+    const gateVerdict = decideGate(agent.gate, input.tool, risk);
+    const verdict: ToolVerdict =
+      "needsApproval" in gateVerdict
+        ? await decideRiskyCall(tx, agent, input, risk, gateVerdict.reason)
+        : gateVerdict.allowed
+          ? { allowed: true }
+          : { allowed: false, code: gateVerdict.code, reason: gateVerdict.reason };
     await tx.toolCall.create({
       data: {
         agentId: agent.id,
@@ -106,6 +116,11 @@ export async function recordToolCall(
         isAllowed: verdict.allowed,
         code: verdict.code ?? null,
         reason: verdict.reason ?? null,
+        risk: {
+          class: risk.class,
+          ...(risk.code ? { code: risk.code } : {}),
+          reasons: risk.reasons,
+        },
         requestId: verdict.requestId ?? null,
       },
     });
@@ -117,6 +132,7 @@ export async function recordToolCall(
         agent: agent.name,
         tool: input.tool,
         gate: agent.gate,
+        riskClass: risk.class,
         ...(verdict.code ? { code: verdict.code } : {}),
         ...(verdict.requestId ? { requestId: verdict.requestId } : {}),
       },

@@ -178,14 +178,15 @@ describe("plan approval", () => {
   it("the Lead can require a plan at any time: the gate closes before the agent reads the message", async () => {
     const agent = await registerAgent();
     expect(
-      (await api.toolCall(agent.headers, { tool: "bash", args: { command: "ls" } })).json.allowed,
+      (await api.toolCall(agent.headers, { tool: "bash", args: { command: "touch x" } })).json
+        .allowed,
     ).toBe(true);
     const required = await api.requirePlan((await lead()).headers, agent.name, {
       reason: "show me first",
     });
     expect(required.json).toMatchObject({ gate: "required", requirePlan: true });
     expect(
-      (await api.toolCall(agent.headers, { tool: "bash", args: { command: "ls" } })).json,
+      (await api.toolCall(agent.headers, { tool: "bash", args: { command: "touch x" } })).json,
     ).toMatchObject({
       allowed: false,
       code: "PLAN_GATE_BLOCKED",

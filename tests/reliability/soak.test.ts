@@ -299,8 +299,8 @@ class SoakAgent {
 
   private async toolFlow(n: number): Promise<void> {
     const args = { command: `rm -rf build/${this.name}-${n}` };
-    const redirect = { command: `echo ${n} > /tmp/${this.name}-${n}.txt` };
-    const chosen = this.rng() < 0.5 ? args : redirect;
+    const push = { command: `git push origin ${this.name}-${n}` };
+    const chosen = this.rng() < 0.5 ? args : push;
     stats.toolCalls += 1;
     const verdict = await this.client.checkToolCall("bash", chosen);
     if (verdict.code === "PLAN_GATE_BLOCKED") {

@@ -1,0 +1,505 @@
+import { readFile } from "node:fs/promises";
+import { createRequire } from "node:module";
+import path from "node:path";
+import { Language, Parser, type Node } from "web-tree-sitter";
+
+/**
+ * A bash command as a syntax tree sees it, reduced to what the risk classifier and the approval
+ * card need. Pure data (JSON-serialisable) so the server can store it with a tool_approval request
+ * and the console can render exactly what the gate judged.
+ */
+
+/** Half-open range of UTF-16 code units in the source, like String.prototype.slice. */
+export type ShellSpan = { start: number; end: number };
+
+/** One word as written and, when it is fully literal, its value after quote removal. */
+export type ShellWord = {
+  text: string;
+  /** null when the word is built by an expansion, a substitution or brace expansion. */
+  value: string | null;
+  /** Unquoted glob characters: the shell may replace the word with file names. */
+  isGlob: boolean;
+  span: ShellSpan;
+};
+
+export type ShellRedirect = {
+  kind: "file" | "heredoc" | "herestring";
+  /** `>`, `>>`, `>|`, `&>`, `&>>`, `<`, `<>`, `>&`, `<&`, `<<`, `<<-`, `<<<`. */
+  operator: string;
+  descriptor: string | null;
+  /** The file (or, for a here-string, the string); null for a here-doc. */
+  target: ShellWord | null;
+  span: ShellSpan;
+};
+
+export type ShellAssignment = { name: string; value: ShellWord | null; span: ShellSpan };
+
+/** How a command is joined to the one after it ("newline" when only a line break separates them). */
+export type ShellJoiner = "|" | "|&" | ";" | "&&" | "||" | "&" | "newline" | null;
+
+export type SimpleCommand = {
+  /** null for a bare assignment (`x=1`) or a redirection with no command (`> file`). */
+  name: ShellWord | null;
+  args: ShellWord[];
+  assignments: ShellAssignment[];
+  redirects: ShellRedirect[];
+  joiner: ShellJoiner;
+  /** Reads the output of an earlier pipeline stage (`a | b` → true for b). */
+  isPiped: boolean;
+  isBackground: boolean;
+  /** Nested inside $(…), `…`, <(…) or >(…): its output becomes part of another command. */
+  isInSubstitution: boolean;
+  isInSubshell: boolean;
+  /** The function whose body holds it; it runs only when that function is called. */
+  inFunction: string | null;
+  span: ShellSpan;
+};
+
+export type ShellConstruct =
+  | { kind: "command_substitution" | "process_substitution" | "backticks"; span: ShellSpan }
+  | { kind: "function_definition"; name: string; span: ShellSpan }
+  | { kind: "subshell" | "arithmetic" | "declaration" | "test"; span: ShellSpan };
+
+export type ShellAnalysis = {
+  source: string;
+  isParseable: boolean;
+  /** Why it cannot be trusted as parsed (syntax errors, NUL, joined lines…); empty when it can. */
+  problems: { message: string; span: ShellSpan }[];
+  /** Every simple command, in source order, including those in substitutions and functions. */
+  commands: SimpleCommand[];
+  constructs: ShellConstruct[];
+};
+
+/** Nesting deeper than this is reported rather than walked (a stack overflow would be a 500). */
+const MAX_DEPTH = 200;
+
+const PARSER_KEY = Symbol.for("handshake.shellParser");
+type ParserHolder = { [PARSER_KEY]?: Promise<Parser> };
+
+let ready: Parser | null = null;
+
+const GRAMMAR = "tree-sitter-bash/tree-sitter-bash.wasm";
+
+/**
+ * Resolved from this module at run time (tsx, vitest, the worker); a bundler may rewrite
+ * import.meta.url, so the project's node_modules under the working directory (where server.ts
+ * runs) is the fallback.
+ */
+function locateGrammar(): string {
+  try {
+    return createRequire(import.meta.url).resolve(GRAMMAR);
+  } catch {
+    return createRequire(path.join(process.cwd(), "package.json")).resolve(GRAMMAR);
+  }
+}
+
+async function createParser(): Promise<Parser> {
+  await Parser.init();
+  const parser = new Parser();
+  parser.setLanguage(await Language.load(new Uint8Array(await readFile(locateGrammar()))));
+  return parser;
+}
+
+/** Loads the bash grammar once per process; later calls resolve at once. */
+export async function loadShellParser(): Promise<void> {
+  if (ready) return;
+  const holder = globalThis as ParserHolder;
+  holder[PARSER_KEY] ??= createParser();
+  try {
+    ready = await holder[PARSER_KEY];
+  } catch (error) {
+    delete holder[PARSER_KEY];
+    throw error;
+  }
+}
+
+function spanOf(node: Node): ShellSpan {
+  return { start: node.startIndex, end: node.endIndex };
+}
+
+const GLOB_CHARACTERS = /[*?[]/;
+const BRACE_EXPANSION = /\{[^{}]*(,|\.\.)[^{}]*\}/;
+
+/** Removes the backslashes bash removes in an unquoted word. */
+function unescapeUnquoted(text: string): string {
+  return text.replace(/\\\r?\n/g, "").replace(/\\(.)/gs, "$1");
+}
+
+/** Inside double quotes a backslash only escapes $ ` " \ and a newline. */
+function unescapeDoubleQuoted(text: string): string {
+  return text.replace(/\\\r?\n/g, "").replace(/\\([$`"\\])/g, "$1");
+}
+
+/** `unquoted` is the text outside quotes with escapes removed: where globs and braces act. */
+type Literal = { value: string | null; isGlob: boolean; unquoted: string };
+
+function resolveLiteral(node: Node): Literal {
+  switch (node.type) {
+    case "command_name":
+      if (node.namedChildCount === 1) return resolveLiteral(node.namedChildren[0] as Node);
+      return { value: null, isGlob: false, unquoted: node.text };
+    case "word":
+    case "number": {
+      if (node.namedChildCount > 0) return { value: null, isGlob: false, unquoted: node.text };
+      const unquoted = node.text.replace(/\\./gs, "");
+      return {
+        value: unescapeUnquoted(node.text),
+        isGlob: GLOB_CHARACTERS.test(unquoted),
+        unquoted,
+      };
+    }
+    case "raw_string":
+      return { value: node.text.slice(1, -1), isGlob: false, unquoted: "" };
+    case "string": {
+      let value = "";
+      for (const child of node.namedChildren) {
+        if (!child) continue;
+        if (child.type !== "string_content") return { value: null, isGlob: false, unquoted: "" };
+        value += unescapeDoubleQuoted(child.text);
+      }
+      return { value, isGlob: false, unquoted: "" };
+    }
+    case "concatenation": {
+      let value: string | null = "";
+      let isGlob = false;
+      let unquoted = "";
+      for (const child of node.children) {
+        if (!child) continue;
+        const part = resolveLiteral(child);
+        value = value === null || part.value === null ? null : value + part.value;
+        isGlob ||= part.isGlob;
+        unquoted += part.unquoted;
+      }
+      return { value, isGlob, unquoted };
+    }
+    default:
+      // Expansions, substitutions, $'…', $"…", brace expressions: only the shell knows the value.
+      return { value: null, isGlob: false, unquoted: node.text };
+  }
+}
+
+function toWord(node: Node): ShellWord {
+  const literal = resolveLiteral(node);
+  return {
+    text: node.text,
+    value: BRACE_EXPANSION.test(literal.unquoted) ? null : literal.value,
+    isGlob: literal.isGlob,
+    span: spanOf(node),
+  };
+}
+
+const JOINERS: ReadonlySet<string> = new Set(["|", "|&", ";", "&&", "||", "&", ";;"]);
+
+const SCOPE_BOUNDARIES: ReadonlySet<string> = new Set([
+  "program",
+  "command_substitution",
+  "process_substitution",
+  "function_definition",
+]);
+
+/**
+ * The operator after a statement, looked up the tree: in `(a; b) | c` b is joined to c by a pipe,
+ * since b's output is the subshell's.
+ */
+function joinerOf(node: Node): ShellJoiner {
+  for (let current: Node | null = node; current; current = current.parent) {
+    if (SCOPE_BOUNDARIES.has(current.type)) return null;
+    const sibling = current.nextSibling;
+    if (!sibling) continue;
+    if (!sibling.isNamed && JOINERS.has(sibling.type)) {
+      return sibling.type === ";;" ? ";" : (sibling.type as ShellJoiner);
+    }
+    if (sibling.isNamed && sibling.type !== "comment") return "newline";
+  }
+  return null;
+}
+
+/** Whether the statement reads the output of an earlier stage of a pipeline. */
+function isPipedInto(node: Node): boolean {
+  for (let current: Node | null = node; current?.parent; current = current.parent) {
+    if (SCOPE_BOUNDARIES.has(current.type)) return false;
+    const parent: Node = current.parent;
+    if (parent.type === "pipeline" && parent.namedChildren[0]?.id !== current.id) return true;
+  }
+  return false;
+}
+
+/** One redirect node; a here-doc carries the redirects written after its delimiter inside it. */
+function parseRedirects(node: Node): ShellRedirect[] {
+  const descriptor = node.childForFieldName("descriptor")?.text ?? null;
+  const operator = node.children.find((child) => child && !child.isNamed)?.type;
+  if (node.type === "heredoc_redirect") {
+    const nested = node.namedChildren
+      .filter((child): child is Node => child !== null && child.type.endsWith("_redirect"))
+      .flatMap(parseRedirects);
+    const heredoc: ShellRedirect = {
+      kind: "heredoc",
+      operator: operator ?? "<<",
+      descriptor,
+      target: null,
+      span: spanOf(node),
+    };
+    return [heredoc, ...nested];
+  }
+  if (node.type === "herestring_redirect") {
+    const value = node.namedChildren.find((child) => child && child.type !== "file_descriptor");
+    return [
+      {
+        kind: "herestring",
+        operator: "<<<",
+        descriptor,
+        target: value ? toWord(value) : null,
+        span: spanOf(node),
+      },
+    ];
+  }
+  const destination = node.childForFieldName("destination");
+  return [
+    {
+      kind: "file",
+      operator: operator ?? ">",
+      descriptor,
+      target: destination ? toWord(destination) : null,
+      span: spanOf(node),
+    },
+  ];
+}
+
+class DepthExceeded extends Error {}
+
+type WalkContext = {
+  isInSubstitution: boolean;
+  isInSubshell: boolean;
+  inFunction: string | null;
+  depth: number;
+};
+
+/** The syntax of the whole command: every simple command and construct, with problems found. */
+class ShellWalker {
+  readonly problems: ShellAnalysis["problems"] = [];
+  readonly commands: SimpleCommand[] = [];
+  readonly constructs: ShellConstruct[] = [];
+
+  walk(node: Node, context: WalkContext): void {
+    if (context.depth > MAX_DEPTH) throw new DepthExceeded();
+    const next = { ...context, depth: context.depth + 1 };
+    if (node.isMissing) {
+      this.problems.push({ message: `missing '${node.type}'`, span: spanOf(node) });
+      return;
+    }
+    switch (node.type) {
+      case "ERROR":
+        this.problems.push({ message: "syntax error", span: spanOf(node) });
+        break;
+      case "command":
+        this.collectCommand(node, node, [], next);
+        return;
+      case "redirected_statement": {
+        const body = node.childForFieldName("body");
+        const redirectNodes = node.namedChildren.filter(
+          (child): child is Node => child !== null && child.id !== body?.id,
+        );
+        const redirects = redirectNodes.flatMap(parseRedirects);
+        if (body?.type === "command") {
+          this.collectCommand(body, node, redirects, next);
+        } else {
+          // A redirect on a compound statement (`{ …; } > f`) or on nothing at all (`> f`).
+          this.commands.push(this.describe(node, context, { redirects }));
+          if (body) this.walk(body, next);
+        }
+        for (const redirect of redirectNodes) this.walkChildren(redirect, next);
+        return;
+      }
+      case "variable_assignment":
+      case "variable_assignments": {
+        const parts =
+          node.type === "variable_assignment"
+            ? [node]
+            : node.namedChildren.filter((child): child is Node => child !== null);
+        this.commands.push(this.describe(node, context, { assignments: parts.map(toAssignment) }));
+        this.walkChildren(node, next);
+        return;
+      }
+      case "command_substitution":
+        this.constructs.push({
+          kind: node.text.startsWith("`") ? "backticks" : "command_substitution",
+          span: spanOf(node),
+        });
+        this.walkChildren(node, { ...next, isInSubstitution: true });
+        return;
+      case "process_substitution":
+        this.constructs.push({ kind: "process_substitution", span: spanOf(node) });
+        this.walkChildren(node, { ...next, isInSubstitution: true });
+        return;
+      case "function_definition": {
+        const name = node.childForFieldName("name")?.text ?? "";
+        this.constructs.push({ kind: "function_definition", name, span: spanOf(node) });
+        const body = node.childForFieldName("body");
+        if (body) this.walk(body, { ...next, inFunction: name });
+        return;
+      }
+      case "subshell":
+        this.constructs.push({ kind: "subshell", span: spanOf(node) });
+        this.walkChildren(node, { ...next, isInSubshell: true });
+        return;
+      case "arithmetic_expansion":
+      case "c_style_for_statement":
+        this.constructs.push({ kind: "arithmetic", span: spanOf(node) });
+        break;
+      case "compound_statement":
+        if (node.child(0)?.type === "((") {
+          this.constructs.push({ kind: "arithmetic", span: spanOf(node) });
+        }
+        break;
+      case "declaration_command":
+      case "unset_command":
+        this.constructs.push({ kind: "declaration", span: spanOf(node) });
+        this.collectDeclaration(node, next);
+        return;
+      case "test_command":
+        this.constructs.push({ kind: "test", span: spanOf(node) });
+        break;
+      default:
+        break;
+    }
+    this.walkChildren(node, next);
+  }
+
+  private walkChildren(node: Node, context: WalkContext): void {
+    for (const child of node.children) if (child) this.walk(child, context);
+  }
+
+  /** Assignments inside a command belong to it; only their values may hide substitutions. */
+  private walkParts(node: Node, context: WalkContext): void {
+    for (const child of node.children) {
+      if (child?.type === "variable_assignment") this.walkChildren(child, context);
+      else if (child) this.walk(child, context);
+    }
+  }
+
+  private describe(
+    statement: Node,
+    context: WalkContext,
+    parts: Partial<Pick<SimpleCommand, "name" | "args" | "assignments" | "redirects">>,
+  ): SimpleCommand {
+    const joiner = joinerOf(statement);
+    return {
+      name: parts.name ?? null,
+      args: parts.args ?? [],
+      assignments: parts.assignments ?? [],
+      redirects: parts.redirects ?? [],
+      joiner,
+      isPiped: isPipedInto(statement),
+      isBackground: joiner === "&",
+      isInSubstitution: context.isInSubstitution,
+      isInSubshell: context.isInSubshell,
+      inFunction: context.inFunction,
+      span: spanOf(statement),
+    };
+  }
+
+  private collectCommand(
+    node: Node,
+    statement: Node,
+    redirects: ShellRedirect[],
+    context: WalkContext,
+  ): void {
+    const nameNode = node.childForFieldName("name");
+    const args: ShellWord[] = [];
+    const assignments: ShellAssignment[] = [];
+    const ownRedirects = [...redirects];
+    for (const child of node.namedChildren) {
+      if (!child || child.id === nameNode?.id) continue;
+      if (child.type === "variable_assignment") assignments.push(toAssignment(child));
+      else if (child.type.endsWith("_redirect")) ownRedirects.push(...parseRedirects(child));
+      else args.push(toWord(child));
+    }
+    const name = nameNode ? toWord(nameNode) : null;
+    this.commands.push(
+      this.describe(statement, context, { name, args, assignments, redirects: ownRedirects }),
+    );
+    this.walkParts(node, context);
+  }
+
+  private collectDeclaration(node: Node, context: WalkContext): void {
+    const keyword = node.child(0);
+    const args: ShellWord[] = [];
+    const assignments: ShellAssignment[] = [];
+    for (const child of node.namedChildren) {
+      if (!child) continue;
+      if (child.type === "variable_assignment") assignments.push(toAssignment(child));
+      else args.push(toWord(child));
+    }
+    const name = keyword
+      ? { text: keyword.text, value: keyword.text, isGlob: false, span: spanOf(keyword) }
+      : null;
+    this.commands.push(this.describe(node, context, { name, args, assignments }));
+    this.walkParts(node, context);
+  }
+}
+
+function toAssignment(node: Node): ShellAssignment {
+  const value = node.childForFieldName("value");
+  return {
+    name: node.childForFieldName("name")?.text ?? "",
+    value: value ? toWord(value) : null,
+    span: spanOf(node),
+  };
+}
+
+/** Problems bash and the grammar would disagree on, found in the raw text. */
+function findTextProblems(source: string): ShellAnalysis["problems"] {
+  const problems: ShellAnalysis["problems"] = [];
+  const nul = source.indexOf("\0");
+  if (nul >= 0) {
+    problems.push({ message: "contains a NUL character", span: { start: nul, end: nul + 1 } });
+  }
+  // bash deletes backslash-newline before splitting words (`gi\⏎t push` is `git push`); the
+  // grammar reads it as a space, which would hide the real command name.
+  for (const match of source.matchAll(/\S\\\r?\n(?=\S)/g)) {
+    problems.push({
+      message: "a backslash-newline joins two words",
+      span: { start: match.index + 1, end: match.index + match[0].length },
+    });
+  }
+  return problems;
+}
+
+/** The parse of one bash command. Requires loadShellParser() to have resolved. */
+export function analyzeShellCommand(source: string): ShellAnalysis {
+  if (!ready) throw new Error("the shell parser is not loaded: await loadShellParser() first");
+  const walker = new ShellWalker();
+  walker.problems.push(...findTextProblems(source));
+  const tree = ready.parse(source);
+  if (!tree) {
+    walker.problems.push({
+      message: "the parser gave no tree",
+      span: { start: 0, end: source.length },
+    });
+  } else {
+    try {
+      walker.walk(tree.rootNode, {
+        isInSubstitution: false,
+        isInSubshell: false,
+        inFunction: null,
+        depth: 0,
+      });
+    } catch (error) {
+      if (!(error instanceof DepthExceeded)) throw error;
+      walker.problems.push({
+        message: `nested more than ${MAX_DEPTH} levels deep`,
+        span: { start: 0, end: source.length },
+      });
+    } finally {
+      tree.delete();
+    }
+  }
+  const commands = [...walker.commands].sort((a, b) => a.span.start - b.span.start);
+  return {
+    source,
+    isParseable: walker.problems.length === 0,
+    problems: walker.problems,
+    commands,
+    constructs: walker.constructs,
+  };
+}
