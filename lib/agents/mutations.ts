@@ -30,17 +30,22 @@ function connectTokenOf(caller: HumanActor | undefined): string | null {
   return caller?.via === "token" && caller.scope === "connect" ? caller.tokenId : null;
 }
 
-function assertMayRespawn(agent: Agent, caller: HumanActor | undefined): void {
-  const connectTokenId = connectTokenOf(caller);
-  if (connectTokenId && agent.ownerTokenId !== connectTokenId) {
-    throw new AppError("NOT_AGENT_OWNER", `agent '${agent.name}' was not registered by this token`);
-  }
+/** The supervisor's token acts only on agents the supervisor runs (those with a worker config). */
+function assertSupervisorRuns(agent: Agent, caller: HumanActor | undefined): void {
   if (caller?.via === "token" && caller.scope === "supervisor" && agent.worker === null) {
     throw new AppError(
       "AGENT_HAS_NO_WORKER",
       `agent '${agent.name}' is not run by the supervisor: whoever registered it holds its token`,
     );
   }
+}
+
+function assertMayRespawn(agent: Agent, caller: HumanActor | undefined): void {
+  const connectTokenId = connectTokenOf(caller);
+  if (connectTokenId && agent.ownerTokenId !== connectTokenId) {
+    throw new AppError("NOT_AGENT_OWNER", `agent '${agent.name}' was not registered by this token`);
+  }
+  assertSupervisorRuns(agent, caller);
 }
 
 type AgentConfig = Pick<Agent, "role" | "prompt" | "requirePlan"> & {
@@ -342,9 +347,11 @@ export async function recordWorkerExit(
   db: PrismaClient,
   name: string,
   input: WorkerExitInput,
+  caller?: HumanActor,
 ): Promise<AgentView> {
   return inTransaction(db, async (tx) => {
     const agent = await lockAgent(tx, (await findAgentByName(tx, name)).id);
+    assertSupervisorRuns(agent, caller);
     if (agent.incarnation !== input.incarnation) {
       throw new AppError(
         "STALE_INCARNATION",

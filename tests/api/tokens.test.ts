@@ -199,13 +199,19 @@ describe("the supervisor's token", () => {
     expect((await api.me(bearer(String(issued.json.token)))).status).toBe(401);
   });
 
-  it("cannot take over an agent it does not run: no worker token, no respawn", async () => {
+  it("cannot take over or end an agent it does not run: no worker token, exit or respawn", async () => {
     const supervisor = await createToken("supervisor");
     const agent = await registerAgent();
     const issued = await api.workerToken(supervisor.headers, agent.name);
     expect(issued.status).toBe(409);
     expect(issued.json.error?.code).toBe("AGENT_HAS_NO_WORKER");
-    expect((await api.me(agent.headers)).status).toBe(200);
+    const exit = await api.reportExit(supervisor.headers, agent.name, {
+      incarnation: 1,
+      exitCode: null,
+      signal: "SIGKILL",
+    });
+    expect(exit.json.error?.code).toBe("AGENT_HAS_NO_WORKER");
+    expect((await api.me(agent.headers)).json.status).toBe("starting");
 
     await api.forceStop((await lead()).headers, agent.name);
     const before = await agentRow(agent.name);

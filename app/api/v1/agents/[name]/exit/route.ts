@@ -10,7 +10,7 @@ export const POST = defineRoute(
     params: agentParamsSchema,
     body: workerExitSchema,
   },
-  ({ params, body }) => recordWorkerExit(getDb(), params.name, body),
+  ({ actor, params, body }) => recordWorkerExit(getDb(), params.name, body, actor),
 );
 
 export const { GET, PUT, PATCH, DELETE } = otherMethods({ POST });
