@@ -3,12 +3,15 @@ import type { MessageView } from "../lib/messages/views";
 import { ApiError, type HandshakeClient } from "./api-client";
 import type { Model, ProtocolNotice, ToolResult, TranscriptEntry } from "./models/model";
 import { dispatchToolCall, TOOL_SPECS, type ToolContext } from "./tools/dispatch";
+import type { SandboxState } from "./tools/sandbox";
 import { WorkState } from "./tools/work-state";
 
 export type WorkerOptions = {
   client: HandshakeClient;
   model: Model;
   workspace: string;
+  /** The probe's verdict at start: reported in every heartbeat, and bash runs only when sandboxed. */
+  sandbox: SandboxState;
   stateFile?: string | undefined;
   heartbeatMs: number;
   /** Longest single inbox long-poll while idle (the API caps it at 30 s). */
@@ -101,7 +104,9 @@ export class Worker {
 
   private startHeartbeats(): void {
     const beat = () => {
-      this.options.client.heartbeat(this.currentStatus()).catch(() => undefined);
+      this.options.client
+        .heartbeat(this.currentStatus(), this.options.sandbox.status)
+        .catch(() => undefined);
     };
     beat();
     this.heartbeatTimer = setInterval(beat, this.options.heartbeatMs);
@@ -180,6 +185,7 @@ export class Worker {
   private toolContext(): ToolContext {
     return {
       workspace: this.options.workspace,
+      sandbox: this.options.sandbox,
       client: this.options.client,
       getGate: () => this.gate,
       state: this.state,
@@ -271,7 +277,9 @@ export class Worker {
   }
 
   private async finish(processedUpTo: number): Promise<void> {
-    await this.options.client.heartbeat("stopping").catch(() => undefined);
+    await this.options.client
+      .heartbeat("stopping", this.options.sandbox.status)
+      .catch(() => undefined);
     if (this.options.stateFile) {
       const snapshot = {
         name: this.name,

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
+import { secretsStdio, sendSecrets } from "../agents/secrets-pipe";
 import { createDb } from "../lib/db";
-import { agentSideProcessEnv, env } from "../lib/env";
+import { agentSideProcessEnv, env, sandboxSettingsEnv } from "../lib/env";
 import { rotateApiToken } from "../lib/users/api-tokens";
 
 export async function waitForHealth(serverUrl: string, serverExit: Promise<number>): Promise<void> {
@@ -30,22 +31,29 @@ export async function issueSupervisorToken(url: string): Promise<string> {
   }
 }
 
-/** The supervisor, on the agents' side of the line: the server URL and a Lead token, no database. */
+/**
+ * The supervisor, on the agents' side of the line: the server URL in its environment, its Lead
+ * token and the model API key over a pipe (agents/secrets-pipe.ts), no database.
+ */
 export function spawnSupervisor(options: {
   serverUrl: string;
   supervisorToken: string;
   dataDir: string;
 }): ChildProcess {
-  return spawn(process.execPath, ["--import", "tsx", "agents/run-supervisor.ts"], {
-    stdio: "inherit",
+  const child = spawn(process.execPath, ["--import", "tsx", "agents/run-supervisor.ts"], {
+    stdio: secretsStdio("inherit"),
     env: agentSideProcessEnv({
       HANDSHAKE_URL: options.serverUrl,
-      HANDSHAKE_SUPERVISOR_TOKEN: options.supervisorToken,
       HANDSHAKE_DATA_DIR: options.dataDir,
       HANDSHAKE_HEARTBEAT_MS: String(env.HANDSHAKE_HEARTBEAT_MS),
       ANTHROPIC_MODEL: env.ANTHROPIC_MODEL,
-      ...(env.ANTHROPIC_API_KEY ? { ANTHROPIC_API_KEY: env.ANTHROPIC_API_KEY } : {}),
       ...(env.ANTHROPIC_BASE_URL ? { ANTHROPIC_BASE_URL: env.ANTHROPIC_BASE_URL } : {}),
+      ...sandboxSettingsEnv(),
     }),
   });
+  sendSecrets(child, {
+    supervisorToken: options.supervisorToken,
+    ...(env.ANTHROPIC_API_KEY ? { anthropicApiKey: env.ANTHROPIC_API_KEY } : {}),
+  });
+  return child;
 }
