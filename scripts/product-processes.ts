@@ -1,5 +1,8 @@
 import { spawn, type ChildProcess } from "node:child_process";
+import { mkdir, rm } from "node:fs/promises";
+import path from "node:path";
 import { secretsStdio, sendSecrets } from "../agents/secrets-pipe";
+import { probeSandbox, readSandboxSettings } from "../agents/tools/sandbox";
 import { createDb } from "../lib/db";
 import { agentSideProcessEnv, env, sandboxSettingsEnv } from "../lib/env";
 import { rotateApiToken } from "../lib/users/api-tokens";
@@ -56,4 +59,25 @@ export function spawnSupervisor(options: {
     ...(env.ANTHROPIC_API_KEY ? { anthropicApiKey: env.ANTHROPIC_API_KEY } : {}),
   });
   return child;
+}
+
+/**
+ * Runs the workers' sandbox probe once, on a folder where their workspaces live, so a machine
+ * without bubblewrap (or user namespaces) is named at start-up instead of in each agent's card.
+ * Returns the line to print, or null when bash will be sandboxed.
+ */
+export async function describeMissingSandbox(
+  dataDir: string,
+  settings = readSandboxSettings(env, process.getuid?.() === 0),
+): Promise<string | null> {
+  const probeDir = path.join(dataDir, "workspaces", ".sandbox-probe");
+  await mkdir(probeDir, { recursive: true });
+  try {
+    const state = await probeSandbox(probeDir, settings);
+    return state.status === "sandboxed"
+      ? null
+      : `[sandbox] agents' bash tool is DISABLED: ${state.reason}`;
+  } finally {
+    await rm(probeDir, { recursive: true, force: true });
+  }
 }

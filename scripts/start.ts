@@ -6,7 +6,12 @@ import { childProcessEnv, env } from "../lib/env";
 import { applyMigrations } from "../lib/migrations";
 import { buildIfNeeded } from "./build-if-needed";
 import { loadOrCreateLocalSecrets } from "./local-secrets";
-import { issueSupervisorToken, spawnSupervisor, waitForHealth } from "./product-processes";
+import {
+  describeMissingSandbox,
+  issueSupervisorToken,
+  spawnSupervisor,
+  waitForHealth,
+} from "./product-processes";
 
 // `npm start`: the whole product on one machine. Uses DATABASE_URL when given, else boots an
 // embedded PostgreSQL under HANDSHAKE_DATA_DIR; then migrates, builds if needed and serves.
@@ -71,6 +76,8 @@ try {
 
   const serverUrl = `http://127.0.0.1:${env.PORT}`;
   await waitForHealth(serverUrl, serverExit);
+  const missingSandbox = await describeMissingSandbox(dataDir);
+  if (missingSandbox) console.warn(missingSandbox);
   const supervisorToken = await issueSupervisorToken(databaseUrl);
   const supervisor = spawnSupervisor({ serverUrl, supervisorToken, dataDir });
   children.push(supervisor);
