@@ -104,6 +104,7 @@ describe("bash in the sandbox", () => {
         "ls /root /home /work /proc/1/root/root",
         "touch /usr/x /etc/x /x /dev/x",
         "echo private > /tmp/private-tmp-marker && cat /tmp/private-tmp-marker",
+        "unshare --user true 2>/dev/null || echo no-nested-userns",
       ].join("; "),
     );
     const listing = outcome.stdout.split("\n");
@@ -112,8 +113,11 @@ describe("bash in the sandbox", () => {
     );
     expect(outcome.stdout).not.toMatch(/outside secret|describe\("bash in the sandbox"/);
     expect(outcome.stderr).toMatch(/\/etc\/shadow: No such file or directory/);
+    for (const hidden of ["/root", "/home", "/work", "/proc/1/root/root"])
+      expect(outcome.stderr).toContain(`ls: cannot access '${hidden}': No such file or directory`);
     expect(outcome.stderr.match(/Read-only file system/g)).toHaveLength(4);
     expect(outcome.stdout).toContain("private\n");
+    expect(outcome.stdout).toContain("no-nested-userns\n");
     await expect(stat("/tmp/private-tmp-marker")).rejects.toThrow();
     expect(listing).not.toContain("shadow");
   });
