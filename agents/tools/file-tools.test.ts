@@ -104,6 +104,23 @@ describe("workspace confinement", () => {
     }
   });
 
+  it("reads /workspace/… (the workspace as bash shows it) as the workspace, and nothing else as it", async () => {
+    await writeFile(workspaceFile("in.txt"), "inside");
+    expect(await harness.call("read_file", { path: "/workspace/in.txt" })).toMatchObject({
+      isError: false,
+      content: "inside",
+    });
+    expect((await harness.call("list_files", { path: "/workspace" })).content).toContain("in.txt");
+    for (const target of [
+      "/workspace/../etc/passwd",
+      "/workspaces/in.txt",
+      "/workspace-x/in.txt",
+    ]) {
+      const result = await harness.call("read_file", { path: target });
+      expect(result, target).toMatchObject({ isError: true });
+    }
+  });
+
   it("follows symlinks that stay inside", async () => {
     await writeFile(workspaceFile("real.txt"), "real");
     await symlink(workspaceFile("real.txt"), workspaceFile("alias.txt"));

@@ -1,6 +1,7 @@
 import { constants } from "node:fs";
 import { lstat, open, readlink, realpath, type FileHandle } from "node:fs/promises";
 import path from "node:path";
+import { SANDBOX_WORKSPACE } from "./sandbox";
 
 function isInside(root: string, candidate: string): boolean {
   const relative = path.relative(root, candidate);
@@ -12,6 +13,17 @@ function isInside(root: string, candidate: string): boolean {
 
 function refuse(requested: string): Error {
   return new Error(`${requested} is outside the workspace`);
+}
+
+/**
+ * bash shows the model its workspace as /workspace; a path it saw there means the same file to the
+ * file tools. Only that prefix is mapped: any other absolute path is checked as a host path.
+ */
+function fromSandboxPath(requested: string): string {
+  if (requested === SANDBOX_WORKSPACE) return ".";
+  return requested.startsWith(`${SANDBOX_WORKSPACE}/`)
+    ? `.${requested.slice(SANDBOX_WORKSPACE.length)}`
+    : requested;
 }
 
 async function isPresent(candidate: string): Promise<boolean> {
@@ -34,7 +46,7 @@ async function isPresent(candidate: string): Promise<boolean> {
  */
 export async function resolveWorkspacePath(workspace: string, requested: string): Promise<string> {
   if (requested.includes("\0")) throw new Error("paths cannot contain NUL bytes");
-  const target = path.resolve(workspace, requested);
+  const target = path.resolve(workspace, fromSandboxPath(requested));
   if (!isInside(workspace, target)) throw refuse(requested);
 
   const realWorkspace = await realpath(workspace);
