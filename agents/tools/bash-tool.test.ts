@@ -1,3 +1,4 @@
+import { spawnSync } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import { readFile, stat, writeFile } from "node:fs/promises";
 import { createServer, type Server } from "node:net";
@@ -136,6 +137,29 @@ describe("bash in the sandbox", () => {
     );
     expect(outcome.stdout).toBe("refused\ncurl-failed\n");
     expect(connections).toBe(0);
+  });
+
+  it("closes descriptors the worker inherited, so an open host folder is not a way out", async () => {
+    const { outside, workspace } = await sandboxed();
+    await writeFile(path.join(outside, "secret.txt"), "outside secret");
+    // bash opens the folder on fd 30 without close-on-exec and becomes the process that runs a
+    // sandboxed command, as a worker started by a careless parent would.
+    const child = spawnSync(
+      "/bin/bash",
+      [
+        "-c",
+        'exec 30<"$1" && exec "$2" --import tsx tests/support/sandbox-with-inherited-fd.ts "$3"',
+        "bash",
+        outside,
+        process.execPath,
+        workspace,
+      ],
+      { cwd: path.resolve(import.meta.dirname, "../.."), encoding: "utf8", timeout: 30_000 },
+    );
+    const outcome = JSON.parse(child.stdout) as { stdout: string; stderr: string };
+    expect(outcome.stdout.split("\n").filter(Boolean).sort()).toEqual(["0", "1", "2", "3"]);
+    expect(`${outcome.stdout}${outcome.stderr}`).not.toContain("outside secret");
+    expect(outcome.stderr).toContain("/proc/self/fd/30/");
   });
 
   it("cannot make a hard link to a file outside the workspace", async () => {

@@ -183,7 +183,12 @@ function sandboxCommand(command: string, limits: SandboxLimits): string[] {
   const kib = (bytes: number) => String(Math.floor(bytes / 1024));
   // Limits are set inside the new user namespace, by the sandbox's first shell: set before it,
   // RLIMIT_NPROC would also cap the namespace's parent count, i.e. every process of the host user.
+  // Descriptors the worker inherited without close-on-exec (from whatever started it) pass
+  // through bwrap; an open directory among them would be a way out, so all but stdio are closed.
+  const closeInherited =
+    'for fd in /proc/self/fd/*; do fd="${fd##*/}"; if [ "$fd" -gt 2 ]; then eval "exec $fd>&-"; fi; done';
   const prelude = [
+    closeInherited,
     `ulimit -t ${limits.cpuSeconds}`,
     `ulimit -v ${kib(limits.memoryBytes)}`,
     `ulimit -u ${limits.processes}`,
