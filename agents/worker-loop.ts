@@ -10,8 +10,11 @@ export type WorkerOptions = {
   client: HandshakeClient;
   model: Model;
   workspace: string;
-  /** The probe's verdict at start: reported in every heartbeat, and bash runs only when sandboxed. */
-  sandbox: SandboxState;
+  /**
+   * The start-up probe's verdict (awaited alongside the first call to the server): reported in
+   * every heartbeat, and bash runs only when sandboxed.
+   */
+  sandbox: Promise<SandboxState>;
   stateFile?: string | undefined;
   heartbeatMs: number;
   /** Longest single inbox long-poll while idle (the API caps it at 30 s). */
@@ -51,12 +54,14 @@ export class Worker {
   /** A risky tool call is waiting for the Lead's approval (raised by the server's gate). */
   private isAwaitingToolApproval = false;
   private exit: WorkerExit | null = null;
+  private sandbox: SandboxState = { status: "no_sandbox", reason: "not probed yet" };
   private heartbeatTimer: NodeJS.Timeout | undefined;
 
   constructor(private readonly options: WorkerOptions) {}
 
   async run(): Promise<WorkerExit> {
-    const me = await this.options.client.me();
+    const [me, sandbox] = await Promise.all([this.options.client.me(), this.options.sandbox]);
+    this.sandbox = sandbox;
     this.name = me.name;
     this.incarnation = me.incarnation;
     this.gate = me.gate;
@@ -105,7 +110,7 @@ export class Worker {
   private startHeartbeats(): void {
     const beat = () => {
       this.options.client
-        .heartbeat(this.currentStatus(), this.options.sandbox.status)
+        .heartbeat(this.currentStatus(), this.sandbox.status)
         .catch(() => undefined);
     };
     beat();
@@ -185,7 +190,7 @@ export class Worker {
   private toolContext(): ToolContext {
     return {
       workspace: this.options.workspace,
-      sandbox: this.options.sandbox,
+      sandbox: this.sandbox,
       client: this.options.client,
       getGate: () => this.gate,
       state: this.state,
@@ -277,9 +282,7 @@ export class Worker {
   }
 
   private async finish(processedUpTo: number): Promise<void> {
-    await this.options.client
-      .heartbeat("stopping", this.options.sandbox.status)
-      .catch(() => undefined);
+    await this.options.client.heartbeat("stopping", this.sandbox.status).catch(() => undefined);
     if (this.options.stateFile) {
       const snapshot = {
         name: this.name,

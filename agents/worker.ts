@@ -18,8 +18,13 @@ function required(value: string | undefined, name: string): string {
 
 const secrets = await readSecrets(workerSecretsSchema, "worker");
 const workspace = required(env.HANDSHAKE_WORKSPACE, "HANDSHAKE_WORKSPACE");
-const sandbox = await probeSandbox(workspace, readSandboxSettings(env, process.getuid?.() === 0));
-if (sandbox.status === "no_sandbox") console.error(`[worker] bash disabled: ${sandbox.reason}`);
+// Probed while the worker makes its first call to the server; bash waits for the verdict.
+const sandbox = probeSandbox(workspace, readSandboxSettings(env, process.getuid?.() === 0)).then(
+  (state) => {
+    if (state.status === "no_sandbox") console.error(`[worker] bash disabled: ${state.reason}`);
+    return state;
+  },
+);
 
 const client = new HandshakeClient(
   required(env.HANDSHAKE_URL, "HANDSHAKE_URL"),
