@@ -1,4 +1,5 @@
 import type { AgentDetail } from "../lib/agents/data";
+import type { ToolHost } from "../lib/agents/schema";
 import type { MessageView } from "../lib/messages/views";
 import type { RequestView } from "../lib/requests/views";
 import type { TaskView } from "../lib/tasks/views";
@@ -25,8 +26,11 @@ export class HandshakeClient {
     return this.call("GET", "/me");
   }
 
-  heartbeat(status: "working" | "idle" | "waiting_approval" | "stopping"): Promise<AgentDetail> {
-    return this.call("POST", "/heartbeat", { status });
+  heartbeat(
+    status: "working" | "idle" | "waiting_approval" | "stopping",
+    toolHost?: ToolHost,
+  ): Promise<AgentDetail> {
+    return this.call("POST", "/heartbeat", toolHost ? { status, toolHost } : { status });
   }
 
   readInbox(query: { after?: number; waitSeconds?: number }, signal?: AbortSignal): Promise<Inbox> {

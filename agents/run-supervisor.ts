@@ -1,25 +1,23 @@
 import path from "node:path";
-import { env } from "../lib/env";
+import { env, sandboxSettingsEnv } from "../lib/env";
+import { readSecrets, supervisorSecretsSchema } from "./secrets-pipe";
 import { Supervisor } from "./supervisor";
 
-// The supervisor process `npm start` runs beside the web server.
-if (!env.HANDSHAKE_URL || !env.HANDSHAKE_SUPERVISOR_TOKEN) {
-  throw new Error(
-    "HANDSHAKE_URL and HANDSHAKE_SUPERVISOR_TOKEN are required (npm start sets both)",
-  );
-}
-
-const modelSettings: Record<string, string> = {
-  ...(env.ANTHROPIC_API_KEY ? { ANTHROPIC_API_KEY: env.ANTHROPIC_API_KEY } : {}),
-  ...(env.ANTHROPIC_BASE_URL ? { ANTHROPIC_BASE_URL: env.ANTHROPIC_BASE_URL } : {}),
-  ANTHROPIC_MODEL: env.ANTHROPIC_MODEL,
-};
+// The supervisor process `npm start` runs beside the web server. Its Lead token and the model API
+// key arrive over a pipe from npm start, never in its environment.
+if (!env.HANDSHAKE_URL) throw new Error("HANDSHAKE_URL is required (npm start sets it)");
+const secrets = await readSecrets(supervisorSecretsSchema, "supervisor");
 
 const supervisor = new Supervisor({
   serverUrl: env.HANDSHAKE_URL,
-  supervisorToken: env.HANDSHAKE_SUPERVISOR_TOKEN,
+  supervisorToken: secrets.supervisorToken,
   dataDir: path.resolve(env.HANDSHAKE_DATA_DIR),
-  workerEnv: modelSettings,
+  workerEnv: {
+    ...(env.ANTHROPIC_BASE_URL ? { ANTHROPIC_BASE_URL: env.ANTHROPIC_BASE_URL } : {}),
+    ANTHROPIC_MODEL: env.ANTHROPIC_MODEL,
+    ...sandboxSettingsEnv(),
+  },
+  ...(secrets.anthropicApiKey ? { anthropicApiKey: secrets.anthropicApiKey } : {}),
   heartbeatMs: env.HANDSHAKE_HEARTBEAT_MS,
 });
 

@@ -6,14 +6,17 @@ import { workerConfigSchema, type WorkerConfig } from "../lib/agents/schema";
 import type { ConsoleEvent } from "../lib/realtime/contract";
 import { ApiError } from "./http-transport";
 import { LeadClient } from "./lead-client";
+import { secretsStdio, sendSecrets } from "./secrets-pipe";
 
 export type SupervisorOptions = {
   serverUrl: string;
   /** A `supervisor`-scoped API token: the supervisor acts through the public API like any client. */
   supervisorToken: string;
   dataDir: string;
-  /** Extra variables for workers (model provider settings); never database credentials. */
+  /** Extra variables for workers (model and sandbox settings); never a secret. */
   workerEnv?: Record<string, string>;
+  /** The model API key: handed to each worker over its secrets pipe with its token. */
+  anthropicApiKey?: string;
   pollIntervalMs?: number;
   heartbeatMs?: number;
   /** Grace period between SIGTERM and SIGKILL when stopping a worker. */
@@ -144,13 +147,13 @@ export class Supervisor {
     const stateDir = path.resolve(this.options.dataDir, "agent-state");
     mkdirSync(workspace, { recursive: true });
     mkdirSync(stateDir, { recursive: true });
-    // Built from nothing rather than copied: the worker gets its token, the server URL, its
-    // workspace and model settings, and not one variable of ours (no DATABASE_URL, no secrets).
+    // Built from nothing rather than copied: the worker gets the server URL, its workspace and
+    // model settings, and not one variable of ours (no DATABASE_URL, no secrets). Its token and
+    // the model API key go over a pipe, so they are in no environment or argv anyone can read.
     const env: NodeJS.ProcessEnv = {
       PATH: "/usr/local/bin:/usr/bin:/bin",
       NODE_ENV: "production",
       HANDSHAKE_URL: this.options.serverUrl,
-      HANDSHAKE_AGENT_TOKEN: token,
       HANDSHAKE_WORKSPACE: workspace,
       HANDSHAKE_STATE_FILE: path.join(stateDir, `${agent.name}.json`),
       HANDSHAKE_MODEL: worker.model,
@@ -161,7 +164,11 @@ export class Supervisor {
     const child = spawn(process.execPath, ["--import", "tsx", WORKER_ENTRY], {
       env,
       cwd: path.resolve(import.meta.dirname, ".."),
-      stdio: ["ignore", "inherit", "inherit"],
+      stdio: secretsStdio("inherit"),
+    });
+    sendSecrets(child, {
+      agentToken: token,
+      ...(this.options.anthropicApiKey ? { anthropicApiKey: this.options.anthropicApiKey } : {}),
     });
     const running: RunningWorker = { name: agent.name, incarnation: agent.incarnation, child };
     this.workers.set(agent.name, running);

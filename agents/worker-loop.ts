@@ -3,12 +3,18 @@ import type { MessageView } from "../lib/messages/views";
 import { ApiError, type HandshakeClient } from "./api-client";
 import type { Model, ProtocolNotice, ToolResult, TranscriptEntry } from "./models/model";
 import { dispatchToolCall, TOOL_SPECS, type ToolContext } from "./tools/dispatch";
+import type { SandboxState } from "./tools/sandbox";
 import { WorkState } from "./tools/work-state";
 
 export type WorkerOptions = {
   client: HandshakeClient;
   model: Model;
   workspace: string;
+  /**
+   * The start-up probe's verdict (awaited alongside the first call to the server): reported in
+   * every heartbeat, and bash runs only when sandboxed.
+   */
+  sandbox: Promise<SandboxState>;
   stateFile?: string | undefined;
   heartbeatMs: number;
   /** Longest single inbox long-poll while idle (the API caps it at 30 s). */
@@ -48,12 +54,14 @@ export class Worker {
   /** A risky tool call is waiting for the Lead's approval (raised by the server's gate). */
   private isAwaitingToolApproval = false;
   private exit: WorkerExit | null = null;
+  private sandbox: SandboxState = { status: "no_sandbox", reason: "not probed yet" };
   private heartbeatTimer: NodeJS.Timeout | undefined;
 
   constructor(private readonly options: WorkerOptions) {}
 
   async run(): Promise<WorkerExit> {
-    const me = await this.options.client.me();
+    const [me, sandbox] = await Promise.all([this.options.client.me(), this.options.sandbox]);
+    this.sandbox = sandbox;
     this.name = me.name;
     this.incarnation = me.incarnation;
     this.gate = me.gate;
@@ -101,7 +109,9 @@ export class Worker {
 
   private startHeartbeats(): void {
     const beat = () => {
-      this.options.client.heartbeat(this.currentStatus()).catch(() => undefined);
+      this.options.client
+        .heartbeat(this.currentStatus(), this.sandbox.status)
+        .catch(() => undefined);
     };
     beat();
     this.heartbeatTimer = setInterval(beat, this.options.heartbeatMs);
@@ -180,6 +190,7 @@ export class Worker {
   private toolContext(): ToolContext {
     return {
       workspace: this.options.workspace,
+      sandbox: this.sandbox,
       client: this.options.client,
       getGate: () => this.gate,
       state: this.state,
@@ -271,7 +282,7 @@ export class Worker {
   }
 
   private async finish(processedUpTo: number): Promise<void> {
-    await this.options.client.heartbeat("stopping").catch(() => undefined);
+    await this.options.client.heartbeat("stopping", this.sandbox.status).catch(() => undefined);
     if (this.options.stateFile) {
       const snapshot = {
         name: this.name,

@@ -37,6 +37,7 @@ test("the Lead spawns a planning teammate, it is approved through the API and sh
   const countdown = await plan.textContent();
   await expect(plan).not.toHaveText(countdown ?? "", { timeout: 3_000 });
   await expect(team.fact(name, "Blocked tool attempts")).toHaveText("1");
+  await expect(team.fact(name, "Tools")).toHaveText("sandboxed");
   await expect(team.fact(name, "Blocked on Lead")).toHaveText(/^\d+:\d\d$/);
   await page.screenshot({ path: "test-results/screenshots/team.png", fullPage: true });
 

@@ -31,7 +31,10 @@ const envSchema = z.object({
   E2E_PORT: z.coerce.number().int().min(1024).max(65535).default(3210),
   /** Worker and supervisor: the server they call, like any external agent. */
   HANDSHAKE_URL: z.url().optional(),
-  /** Worker: its own agent token (passed by the supervisor; never to the tools it runs). */
+  /**
+   * An external agent's token (tests/support/idempotent-agent.ts). Supervised workers never get
+   * theirs this way: the supervisor hands it over an inherited pipe (agents/secrets-pipe.ts).
+   */
   HANDSHAKE_AGENT_TOKEN: z.string().min(16).optional(),
   /** Worker: the folder its file tools and bash are confined to. */
   HANDSHAKE_WORKSPACE: z.string().min(1).optional(),
@@ -40,8 +43,19 @@ const envSchema = z.object({
   HANDSHAKE_MODEL: z.enum(["scripted", "anthropic"]).default("scripted"),
   HANDSHAKE_SCRIPT: z.string().min(1).optional(),
   HANDSHAKE_HEARTBEAT_MS: z.coerce.number().int().min(100).max(60_000).default(5_000),
-  /** Supervisor: a `supervisor`-scoped API token (`npm start` issues one per start). */
-  HANDSHAKE_SUPERVISOR_TOKEN: z.string().min(16).optional(),
+  /** bubblewrap, which sandboxes every bash call; without it bash is refused, never run bare. */
+  HANDSHAKE_BWRAP_PATH: z.string().min(1).default("/usr/bin/bwrap"),
+  /** Host uid/gid bash runs as when the worker is root (root ignores RLIMIT_NPROC). */
+  HANDSHAKE_SANDBOX_UID: z.coerce.number().int().min(1).max(4_294_967_294).default(61_000),
+  HANDSHAKE_SANDBOX_GID: z.coerce.number().int().min(1).max(4_294_967_294).default(61_000),
+  /** Per bash call: CPU seconds per process, address space, processes, largest file, /tmp. */
+  HANDSHAKE_SANDBOX_CPU_SECONDS: z.coerce.number().int().min(1).max(3_600).default(60),
+  HANDSHAKE_SANDBOX_MEMORY_MB: z.coerce.number().int().min(64).max(1_048_576).default(4_096),
+  HANDSHAKE_SANDBOX_PROCESSES: z.coerce.number().int().min(4).max(100_000).default(256),
+  HANDSHAKE_SANDBOX_FILE_MB: z.coerce.number().int().min(1).max(1_048_576).default(512),
+  HANDSHAKE_SANDBOX_TMP_MB: z.coerce.number().int().min(1).max(1_048_576).default(256),
+  /** Disk an agent's workspace may use; over it, bash runs with writes disabled. */
+  HANDSHAKE_WORKSPACE_QUOTA_MB: z.coerce.number().int().min(1).max(10_485_760).default(2_048),
   /** Start the three scripted demo agents with `npm start`. */
   HANDSHAKE_DEMO: z.stringbool().default(true),
   ANTHROPIC_API_KEY: z.string().min(1).optional(),
@@ -93,6 +107,25 @@ export function requireDatabaseUrl(): string {
  */
 export function childProcessEnv(overrides: Record<string, string>): NodeJS.ProcessEnv {
   return { ...process.env, ...overrides };
+}
+
+const SANDBOX_VARIABLES = [
+  "HANDSHAKE_BWRAP_PATH",
+  "HANDSHAKE_SANDBOX_UID",
+  "HANDSHAKE_SANDBOX_GID",
+  "HANDSHAKE_SANDBOX_CPU_SECONDS",
+  "HANDSHAKE_SANDBOX_MEMORY_MB",
+  "HANDSHAKE_SANDBOX_PROCESSES",
+  "HANDSHAKE_SANDBOX_FILE_MB",
+  "HANDSHAKE_SANDBOX_TMP_MB",
+  "HANDSHAKE_WORKSPACE_QUOTA_MB",
+] as const satisfies readonly (keyof Env)[];
+
+/** The sandbox settings the user gave, to pass on to the supervisor and its workers (no secrets). */
+export function sandboxSettingsEnv(): Record<string, string> {
+  return Object.fromEntries(
+    SANDBOX_VARIABLES.flatMap((name) => (process.env[name] ? [[name, process.env[name]]] : [])),
+  );
 }
 
 /**

@@ -1,6 +1,10 @@
 import { spawn, type ChildProcess } from "node:child_process";
+import { mkdir, rm } from "node:fs/promises";
+import path from "node:path";
+import { secretsStdio, sendSecrets } from "../agents/secrets-pipe";
+import { probeSandbox, readSandboxSettings } from "../agents/tools/sandbox";
 import { createDb } from "../lib/db";
-import { agentSideProcessEnv, env } from "../lib/env";
+import { agentSideProcessEnv, env, sandboxSettingsEnv } from "../lib/env";
 import { rotateApiToken } from "../lib/tokens/mutations";
 
 export async function waitForHealth(serverUrl: string, serverExit: Promise<number>): Promise<void> {
@@ -34,22 +38,50 @@ export async function issueSupervisorToken(url: string): Promise<string> {
   }
 }
 
-/** The supervisor, on the agents' side of the line: the server URL and its scoped token, no database. */
+/**
+ * The supervisor, on the agents' side of the line: the server URL in its environment, its
+ * `supervisor`-scoped token and the model API key over a pipe (agents/secrets-pipe.ts), no database.
+ */
 export function spawnSupervisor(options: {
   serverUrl: string;
   supervisorToken: string;
   dataDir: string;
 }): ChildProcess {
-  return spawn(process.execPath, ["--import", "tsx", "agents/run-supervisor.ts"], {
-    stdio: "inherit",
+  const child = spawn(process.execPath, ["--import", "tsx", "agents/run-supervisor.ts"], {
+    stdio: secretsStdio("inherit"),
     env: agentSideProcessEnv({
       HANDSHAKE_URL: options.serverUrl,
-      HANDSHAKE_SUPERVISOR_TOKEN: options.supervisorToken,
       HANDSHAKE_DATA_DIR: options.dataDir,
       HANDSHAKE_HEARTBEAT_MS: String(env.HANDSHAKE_HEARTBEAT_MS),
       ANTHROPIC_MODEL: env.ANTHROPIC_MODEL,
-      ...(env.ANTHROPIC_API_KEY ? { ANTHROPIC_API_KEY: env.ANTHROPIC_API_KEY } : {}),
       ...(env.ANTHROPIC_BASE_URL ? { ANTHROPIC_BASE_URL: env.ANTHROPIC_BASE_URL } : {}),
+      ...sandboxSettingsEnv(),
     }),
   });
+  sendSecrets(child, {
+    supervisorToken: options.supervisorToken,
+    ...(env.ANTHROPIC_API_KEY ? { anthropicApiKey: env.ANTHROPIC_API_KEY } : {}),
+  });
+  return child;
+}
+
+/**
+ * Runs the workers' sandbox probe once, on a folder where their workspaces live, so a machine
+ * without bubblewrap (or user namespaces) is named at start-up instead of in each agent's card.
+ * Returns the line to print, or null when bash will be sandboxed.
+ */
+export async function describeMissingSandbox(
+  dataDir: string,
+  settings = readSandboxSettings(env, process.getuid?.() === 0),
+): Promise<string | null> {
+  const probeDir = path.join(dataDir, "workspaces", ".sandbox-probe");
+  await mkdir(probeDir, { recursive: true });
+  try {
+    const state = await probeSandbox(probeDir, settings);
+    return state.status === "sandboxed"
+      ? null
+      : `[sandbox] agents' bash tool is DISABLED: ${state.reason}`;
+  } finally {
+    await rm(probeDir, { recursive: true, force: true });
+  }
 }

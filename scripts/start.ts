@@ -5,7 +5,12 @@ import { applyMigrations } from "../lib/migrations";
 import { buildIfNeeded } from "./build-if-needed";
 import { registerDemoTeam } from "./demo-team";
 import { loadOrCreateLocalSecrets } from "./local-secrets";
-import { issueSupervisorToken, spawnSupervisor, waitForHealth } from "./product-processes";
+import {
+  describeMissingSandbox,
+  issueSupervisorToken,
+  spawnSupervisor,
+  waitForHealth,
+} from "./product-processes";
 
 // `npm start`: the whole product on one machine. Uses DATABASE_URL when given, else boots an
 // embedded PostgreSQL under HANDSHAKE_DATA_DIR; then migrates, builds if needed and serves.
@@ -70,6 +75,8 @@ try {
 
   const serverUrl = `http://127.0.0.1:${env.PORT}`;
   await waitForHealth(serverUrl, serverExit);
+  const missingSandbox = await describeMissingSandbox(dataDir);
+  if (missingSandbox) console.warn(missingSandbox);
   const supervisorToken = await issueSupervisorToken(databaseUrl);
   const supervisor = spawnSupervisor({ serverUrl, supervisorToken, dataDir });
   children.push(supervisor);

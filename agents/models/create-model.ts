@@ -1,15 +1,16 @@
 import type { Env } from "../../lib/env";
+import type { WorkerSecrets } from "../secrets-pipe";
 import { AnthropicModel } from "./anthropic-model";
 import type { Model } from "./model";
 import { loadScript, ScriptedModel } from "./scripted-model";
 
 /** The model a worker runs, from its settings: scripted by default, Anthropic when configured. */
-export function createModel(settings: Env): Model {
+export function createModel(settings: Env, secrets: Pick<WorkerSecrets, "anthropicApiKey">): Model {
   if (settings.HANDSHAKE_MODEL === "anthropic") {
-    if (!settings.ANTHROPIC_API_KEY)
-      throw new Error("HANDSHAKE_MODEL=anthropic needs ANTHROPIC_API_KEY");
+    if (!secrets.anthropicApiKey)
+      throw new Error("HANDSHAKE_MODEL=anthropic needs ANTHROPIC_API_KEY (given to npm start)");
     return new AnthropicModel({
-      apiKey: settings.ANTHROPIC_API_KEY,
+      apiKey: secrets.anthropicApiKey,
       ...(settings.ANTHROPIC_BASE_URL ? { baseURL: settings.ANTHROPIC_BASE_URL } : {}),
       model: settings.ANTHROPIC_MODEL,
     });

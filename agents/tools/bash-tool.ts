@@ -1,107 +1,23 @@
-import { spawn } from "node:child_process";
-import type { Readable } from "node:stream";
 import { z } from "zod";
-import { defineTool } from "./tool-definition";
+import {
+  INSTALL_HINT,
+  MAX_STREAM_BYTES,
+  measureWorkspace,
+  runSandboxed,
+  SANDBOX_UNAVAILABLE,
+  WORKSPACE_OVER_QUOTA,
+  type BashOutcome,
+} from "./sandbox";
+import { defineTool, ToolError } from "./tool-definition";
 
 export const MAX_COMMAND_LENGTH = 10_000;
-export const MAX_STREAM_BYTES = 64 * 1024;
-const SAFE_PATH = "/usr/local/bin:/usr/bin:/bin";
-const PIPE_GRACE_MS = 500;
+export { MAX_STREAM_BYTES };
 
-export type BashOutcome = {
-  exitCode: number | null;
-  signal: NodeJS.Signals | null;
-  isTimedOut: boolean;
-  stdout: string;
-  stderr: string;
-};
-
-/** Keeps the first `limit` bytes of a stream but drains the rest, so the writer never blocks. */
-function captureStream(stream: Readable, limit: number): () => string {
-  const chunks: Buffer[] = [];
-  let kept = 0;
-  let isTruncated = false;
-  stream.on("data", (chunk: Buffer) => {
-    const room = limit - kept;
-    if (chunk.length > room) isTruncated = true;
-    if (room <= 0) return;
-    const part = chunk.subarray(0, room);
-    chunks.push(part);
-    kept += part.length;
-  });
-  return () => Buffer.concat(chunks).toString("utf8") + (isTruncated ? "\n[truncated]" : "");
-}
-
-/** Best effort by nature: ESRCH (the group is already gone) is the usual failure, and harmless. */
-function killGroup(pid: number): void {
-  try {
-    process.kill(-pid, "SIGKILL");
-  } catch {
-    // Throwing here would crash the worker from inside a timer; there is nothing better to do.
-  }
-}
-
-/**
- * Runs a command with `/bin/bash -c` in the workspace. The environment is built from scratch, never
- * inherited: the worker holds the agent's token and the server's secrets, and a command must not
- * be able to print them. The command leads its own process group, so a timeout, and the end of
- * the command itself, take down everything it started: nothing outlives the call that was approved.
- */
-export function runBash(
-  command: string,
-  options: { workspace: string; timeoutSeconds: number },
-): Promise<BashOutcome> {
-  const env: Record<string, string> = {
-    PATH: SAFE_PATH,
-    HOME: options.workspace,
-    LANG: "C.UTF-8",
-    PWD: options.workspace,
-  };
-  return new Promise((resolve, reject) => {
-    const child = spawn("/bin/bash", ["-c", command], {
-      cwd: options.workspace,
-      // The cast only answers Next's typing, which makes NODE_ENV mandatory; the child gets none.
-      env: env as NodeJS.ProcessEnv,
-      detached: true,
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    const readStdout = captureStream(child.stdout, MAX_STREAM_BYTES);
-    const readStderr = captureStream(child.stderr, MAX_STREAM_BYTES);
-    let isTimedOut = false;
-    let graceTimer: NodeJS.Timeout | undefined;
-    const timer = setTimeout(() => {
-      isTimedOut = true;
-      if (child.pid !== undefined) killGroup(child.pid);
-      // A process that left the group (setsid) can still hold the pipes; stop waiting for it.
-      graceTimer = setTimeout(() => {
-        child.stdout.destroy();
-        child.stderr.destroy();
-      }, PIPE_GRACE_MS);
-    }, options.timeoutSeconds * 1000);
-    const clearTimers = () => {
-      clearTimeout(timer);
-      clearTimeout(graceTimer);
-    };
-
-    child.on("error", (error) => {
-      clearTimers();
-      reject(error);
-    });
-    // Background jobs share the group and may hold the pipes open; killing the group on exit lets
-    // "close" arrive instead of waiting for them.
-    child.on("exit", () => {
-      if (child.pid !== undefined) killGroup(child.pid);
-    });
-    child.on("close", (exitCode, signal) => {
-      clearTimers();
-      resolve({ exitCode, signal, isTimedOut, stdout: readStdout(), stderr: readStderr() });
-    });
-  });
-}
+const MIB = 1024 * 1024;
 
 function formatOutcome(outcome: BashOutcome, timeoutSeconds: number): string {
   const status = outcome.isTimedOut
-    ? `timed out after ${timeoutSeconds}s; the command and its process group were killed`
+    ? `timed out after ${timeoutSeconds}s; the sandbox and every process in it were killed`
     : outcome.exitCode === null
       ? `killed by ${outcome.signal ?? "a signal"}`
       : `exit code ${outcome.exitCode}`;
@@ -111,21 +27,51 @@ function formatOutcome(outcome: BashOutcome, timeoutSeconds: number): string {
   return sections.join("\n");
 }
 
+function describeUsage(bytes: number, quota: number): string {
+  return `the workspace uses more than ${Math.round(quota / MIB)} MiB (its quota; at least ${Math.round(bytes / MIB)} MiB counted)`;
+}
+
 export const bashTool = defineTool({
   name: "bash",
   description:
-    "Run a shell command with /bin/bash in your workspace and return its exit code, stdout and " +
-    `stderr (each capped at ${MAX_STREAM_BYTES / 1024} KiB). The environment is minimal: no ` +
-    "credentials, HOME is the workspace. Background processes are killed when the command ends.",
+    "Run a shell command with /bin/bash in a sandbox and return its exit code, stdout and stderr " +
+    `(each capped at ${MAX_STREAM_BYTES / 1024} KiB). The sandbox sees your workspace (at /workspace, ` +
+    "also HOME) read-write, the system read-only, a private /tmp, no network and no credentials; " +
+    "CPU, memory, processes and file sizes are limited. Every process it starts is killed when " +
+    "the command ends.",
   argsSchema: z.strictObject({
     command: z.string().min(1).max(MAX_COMMAND_LENGTH),
     timeoutSeconds: z.number().int().min(1).max(120).default(30),
   }),
+  // Checked before the gate: with no sandbox there is nothing to approve, and bash never runs
+  // unconfined.
+  refuse: (context) =>
+    context.sandbox.status === "sandboxed"
+      ? null
+      : new ToolError(
+          SANDBOX_UNAVAILABLE,
+          `bash is disabled on this worker: no sandbox (${context.sandbox.reason}). The Lead can ${INSTALL_HINT}, then respawn the agent.`,
+        ),
   run: async (args, context) => {
-    const outcome = await runBash(args.command, {
+    if (context.sandbox.status !== "sandboxed")
+      throw new ToolError(SANDBOX_UNAVAILABLE, "bash is disabled on this worker: no sandbox");
+    const { settings } = context.sandbox;
+    const quota = settings.limits.workspaceQuotaBytes;
+    // Over quota, bash still runs, but no file may grow by a byte: removing files is the way out.
+    const isOverQuota = (await measureWorkspace(context.workspace, quota)) > quota;
+    const outcome = await runSandboxed(args.command, {
       workspace: context.workspace,
       timeoutSeconds: args.timeoutSeconds,
+      settings: isOverQuota
+        ? { ...settings, limits: { ...settings.limits, fileBytes: 0 } }
+        : settings,
     });
-    return formatOutcome(outcome, args.timeoutSeconds);
+    const report = formatOutcome(outcome, args.timeoutSeconds);
+    const after = await measureWorkspace(context.workspace, quota);
+    if (after <= quota) return report;
+    const notice = isOverQuota
+      ? `${describeUsage(after, quota)}: this call ran with writes disabled; remove files to write again`
+      : `this call pushed the workspace over its quota: ${describeUsage(after, quota)}; until files are removed, bash runs with writes disabled`;
+    return `${report}\n--- workspace (${WORKSPACE_OVER_QUOTA}) ---\n${notice}`;
   },
 });

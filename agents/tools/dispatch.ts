@@ -7,7 +7,7 @@ import type { ToolCall, ToolResult, ToolSpec } from "../models/model";
 import { bashTool } from "./bash-tool";
 import { FILE_TOOLS } from "./file-tools";
 import { PROTOCOL_TOOLS } from "./protocol-tools";
-import type { ToolContext, ToolDefinition } from "./tool-definition";
+import { ToolError, type ToolContext, type ToolDefinition } from "./tool-definition";
 
 export type { ToolContext, ToolDefinition } from "./tool-definition";
 
@@ -100,6 +100,9 @@ export async function dispatchToolCall(call: ToolCall, context: ToolContext): Pr
   // Strict object schemas only ever produce plain objects.
   const args = parsed.data as Record<string, unknown>;
 
+  const refusal = tool.refuse?.(context);
+  if (refusal) return fail(refusal.message, refusal.code);
+
   const gate = await checkGate(call.name, args, context);
   if (!gate.allowed) return fail(gate.content, gate.code);
 
@@ -107,6 +110,8 @@ export async function dispatchToolCall(call: ToolCall, context: ToolContext): Pr
     const content = await tool.run(args, context);
     return { toolCallId: call.id, name: call.name, content, isError: false };
   } catch (error) {
-    return fail(describeError(error));
+    return error instanceof ToolError
+      ? fail(error.message, error.code)
+      : fail(describeError(error));
   }
 }

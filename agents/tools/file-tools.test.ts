@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { access, mkdir, readdir, readFile, symlink, writeFile } from "node:fs/promises";
+import { access, link, mkdir, readdir, readFile, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { MAX_LIST_ENTRIES, MAX_READ_BYTES, MAX_WRITE_BYTES } from "./file-tools";
@@ -104,11 +104,87 @@ describe("workspace confinement", () => {
     }
   });
 
+  it("reads /workspace/… (the workspace as bash shows it) as the workspace, and nothing else as it", async () => {
+    await writeFile(workspaceFile("in.txt"), "inside");
+    expect(await harness.call("read_file", { path: "/workspace/in.txt" })).toMatchObject({
+      isError: false,
+      content: "inside",
+    });
+    expect((await harness.call("list_files", { path: "/workspace" })).content).toContain("in.txt");
+    for (const target of [
+      "/workspace/../etc/passwd",
+      "/workspaces/in.txt",
+      "/workspace-x/in.txt",
+    ]) {
+      const result = await harness.call("read_file", { path: target });
+      expect(result, target).toMatchObject({ isError: true });
+    }
+  });
+
   it("follows symlinks that stay inside", async () => {
     await writeFile(workspaceFile("real.txt"), "real");
     await symlink(workspaceFile("real.txt"), workspaceFile("alias.txt"));
     const result = await harness.call("read_file", { path: "alias.txt" });
     expect(result).toMatchObject({ isError: false, content: "real" });
+  });
+});
+
+describe("links and paths made to escape", () => {
+  it("a symlink to / made by bash cannot be followed by any file tool", async () => {
+    const made = await harness.call("bash", {
+      command: "ln -s / root && ln -s /etc etc-link && mkdir d && ln -s ../../.. d/up && ls -l",
+    });
+    expect(made.content).toMatch(/root -> \//);
+    for (const [tool, args] of [
+      ["read_file", { path: "root/etc/passwd" }],
+      ["read_file", { path: "etc-link/passwd" }],
+      ["read_file", { path: `d/up/${path.basename(harness.outside)}/secret.txt` }],
+      ["list_files", { path: "root" }],
+      ["list_files", { path: "root/" }],
+      ["write_file", { path: "root/tmp/pwned.txt", content: "pwned" }],
+      ["write_file", { path: "d/up/outside/pwned.txt", content: "pwned" }],
+      ["edit_file", { path: "etc-link/hostname", oldText: "a", newText: "b" }],
+    ] as const) {
+      const result = await harness.call(tool, args);
+      expect(result, `${tool} ${JSON.stringify(args)}`).toMatchObject({ isError: true });
+      expect(result.content).toContain("outside the workspace");
+    }
+    expect(await isPresent("/tmp/pwned.txt")).toBe(false);
+    expect(await isPresent(path.join(harness.outside, "pwned.txt"))).toBe(false);
+  });
+
+  it("a symlink to a file outside, as the last component, is not opened", async () => {
+    await symlink(path.join(harness.outside, "secret.txt"), workspaceFile("leak.txt"));
+    const read = await harness.call("read_file", { path: "leak.txt" });
+    expect(read).toMatchObject({ isError: true });
+    expect(read.content).not.toContain("outside secret");
+    await harness.call("write_file", { path: "leak.txt", content: "pwned" });
+    expect(await readFile(path.join(harness.outside, "secret.txt"), "utf8")).toBe("outside secret");
+  });
+
+  it("a hard link to a file outside is refused by every tool, and nothing outside changes", async () => {
+    await link(path.join(harness.outside, "secret.txt"), workspaceFile("hard.txt"));
+    for (const [tool, args] of [
+      ["read_file", { path: "hard.txt" }],
+      ["write_file", { path: "hard.txt", content: "pwned" }],
+      ["edit_file", { path: "hard.txt", oldText: "outside", newText: "pwned" }],
+    ] as const) {
+      const result = await harness.call(tool, args);
+      expect(result).toMatchObject({ isError: true });
+      expect(result.content).toContain("has other hard links");
+      expect(result.content).not.toContain("outside secret");
+    }
+    expect(await readFile(path.join(harness.outside, "secret.txt"), "utf8")).toBe("outside secret");
+  });
+
+  it("refuses paths past the length limit, and names a path too long for the system", async () => {
+    const tooLong = await harness.call("read_file", { path: "a".repeat(4_097) });
+    expect(tooLong).toMatchObject({ isError: true });
+    expect(tooLong.content).toContain("path: ");
+    const longName = await harness.call("write_file", { path: "b".repeat(300), content: "x" });
+    expect(longName).toMatchObject({ isError: true });
+    expect(longName.content).toContain("the path is too long");
+    expect(await readdir(harness.workspace)).toEqual(["dangling.txt", "escape"]);
   });
 });
 

@@ -1,10 +1,10 @@
 import { constants } from "node:fs";
-import { mkdir, open, readdir, readFile, stat, writeFile } from "node:fs/promises";
+import { lchown, mkdir, readdir, type FileHandle } from "node:fs/promises";
 import path from "node:path";
 import { z } from "zod";
-import { defineTool } from "./tool-definition";
+import { defineTool, type ToolContext } from "./tool-definition";
 import { batchSchema } from "./work-state";
-import { resolveWorkspacePath } from "./workspace-path";
+import { openInWorkspace, resolveWorkspacePath } from "./workspace-path";
 
 export const MAX_WRITE_BYTES = 1024 * 1024;
 // A read lands in the model's context; past this it costs more than it can help.
@@ -20,9 +20,12 @@ function explainFsError(error: unknown, requested: string): Error {
     EISDIR: `${requested} is a directory`,
     ENOTDIR: `${requested}: a component of the path is not a directory`,
     EACCES: `${requested}: permission denied`,
+    ENAMETOOLONG: `${requested}: the path is too long`,
   };
-  const message = messages[(error as NodeJS.ErrnoException).code ?? ""];
-  return message ? new Error(message) : (error as Error);
+  const code = (error as NodeJS.ErrnoException).code;
+  if (code === undefined) return error as Error;
+  // Any other system error is reported by its code alone: its message names host paths.
+  return new Error(messages[code] ?? `${requested}: ${code}`);
 }
 
 async function withFsErrors<T>(requested: string, action: () => Promise<T>): Promise<T> {
@@ -33,27 +36,50 @@ async function withFsErrors<T>(requested: string, action: () => Promise<T>): Pro
   }
 }
 
-/**
- * Reads at most `limit` bytes, so a huge file costs no more memory than a big one. Opened
- * non-blocking because opening a FIFO for reading would otherwise wait forever for a writer.
- */
+/** Reads at most `limit` bytes, so a huge file costs no more memory than a big one. */
 async function readHead(
-  file: string,
+  handle: FileHandle,
   requested: string,
   limit: number,
 ): Promise<{ head: Buffer; size: number }> {
-  const handle = await open(file, constants.O_RDONLY | constants.O_NONBLOCK);
-  try {
-    const info = await handle.stat();
-    if (info.isDirectory()) throw new Error(`${requested} is a directory`);
-    if (!info.isFile()) throw new Error(`${requested} is not a regular file`);
-    const size = info.size;
-    const buffer = Buffer.alloc(Math.min(size, limit));
-    const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
-    return { head: buffer.subarray(0, bytesRead), size };
-  } finally {
-    await handle.close();
-  }
+  const info = await handle.stat();
+  if (info.isDirectory()) throw new Error(`${requested} is a directory`);
+  if (!info.isFile()) throw new Error(`${requested} is not a regular file`);
+  const size = info.size;
+  const buffer = Buffer.alloc(Math.min(size, limit));
+  const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
+  return { head: buffer.subarray(0, bytesRead), size };
+}
+
+/** Runs `action` on the opened file and always closes it. */
+async function withOpened<T>(
+  context: ToolContext,
+  requested: string,
+  flags: number,
+  action: (handle: FileHandle) => Promise<T>,
+): Promise<T> {
+  return withFsErrors(requested, async () => {
+    const handle = await openInWorkspace(context.workspace, requested, flags);
+    try {
+      return await action(handle);
+    } finally {
+      await handle.close();
+    }
+  });
+}
+
+/**
+ * When bash runs as another host uid (the worker is root), what the file tools create is handed
+ * to that uid, so the sandbox can go on editing it.
+ */
+function sandboxOwner(context: ToolContext): { uid: number; gid: number } | null {
+  return context.sandbox.status === "sandboxed" ? context.sandbox.settings.identity : null;
+}
+
+async function replaceContent(handle: FileHandle, requested: string, content: string) {
+  if (!(await handle.stat()).isFile()) throw new Error(`${requested} is not a regular file`);
+  await handle.truncate(0);
+  await handle.write(content, 0, "utf8");
 }
 
 export const readFileTool = defineTool({
@@ -61,9 +87,8 @@ export const readFileTool = defineTool({
   description: `Read a UTF-8 text file in your workspace (first ${MAX_READ_BYTES / 1024} KiB).`,
   argsSchema: z.strictObject({ path: pathSchema.describe("path relative to the workspace") }),
   run: async (args, context) => {
-    const file = await resolveWorkspacePath(context.workspace, args.path);
-    const { head, size } = await withFsErrors(args.path, () =>
-      readHead(file, args.path, MAX_READ_BYTES),
+    const { head, size } = await withOpened(context, args.path, constants.O_RDONLY, (handle) =>
+      readHead(handle, args.path, MAX_READ_BYTES),
     );
     const text = head.toString("utf8");
     return size > head.length ? `${text}\n[truncated: the file is ${size} bytes]` : text;
@@ -78,9 +103,12 @@ export const listFilesTool = defineTool({
   }),
   run: async (args, context) => {
     const requested = args.path ?? ".";
-    const directory = await resolveWorkspacePath(context.workspace, requested);
-    const entries = await withFsErrors(requested, () =>
-      readdir(directory, { withFileTypes: true }),
+    // Listed through the opened descriptor, so the folder read is the one that was checked.
+    const entries = await withOpened(
+      context,
+      requested,
+      constants.O_RDONLY | constants.O_DIRECTORY,
+      (handle) => readdir(`/proc/self/fd/${handle.fd}`, { withFileTypes: true }),
     );
     if (entries.length === 0) return "(empty directory)";
     const names = entries
@@ -112,10 +140,23 @@ export const writeFileTool = defineTool({
   run: async (args, context) => {
     // Before touching the disk, so a contradictory batch leaves neither file nor record behind.
     if (args.batch) context.state.assertBatchFits(args.batch);
-    const file = await resolveWorkspacePath(context.workspace, args.path);
+    const file = await withFsErrors(args.path, () =>
+      resolveWorkspacePath(context.workspace, args.path),
+    );
+    const owner = sandboxOwner(context);
     await withFsErrors(args.path, async () => {
-      await mkdir(path.dirname(file), { recursive: true });
-      await writeFile(file, args.content, "utf8");
+      const firstCreated = await mkdir(path.dirname(file), { recursive: true });
+      if (owner && firstCreated) {
+        for (let folder = path.dirname(file); ; folder = path.dirname(folder)) {
+          await lchown(folder, owner.uid, owner.gid);
+          if (folder === firstCreated || folder === path.dirname(folder)) break;
+        }
+      }
+    });
+    // No O_TRUNC: nothing is cut before the opened file has passed its checks.
+    await withOpened(context, args.path, constants.O_WRONLY | constants.O_CREAT, async (handle) => {
+      await replaceContent(handle, args.path, args.content);
+      if (owner) await handle.chown(owner.uid, owner.gid);
     });
     const bytes = Buffer.byteLength(args.content, "utf8");
     if (!args.batch) return `wrote ${bytes} bytes to ${args.path}`;
@@ -144,25 +185,31 @@ export const editFileTool = defineTool({
     newText: z.string().max(MAX_WRITE_BYTES),
   }),
   run: async (args, context) => {
-    const file = await resolveWorkspacePath(context.workspace, args.path);
-    const content = await withFsErrors(args.path, async () => {
-      if (!(await stat(file)).isFile()) throw new Error(`${args.path} is not a regular file`);
-      return readFile(file, "utf8");
+    await withOpened(context, args.path, constants.O_RDWR, async (handle) => {
+      if (!(await handle.stat()).isFile()) throw new Error(`${args.path} is not a regular file`);
+      await replaceContent(handle, args.path, editContent(await handle.readFile("utf8"), args));
     });
-    const occurrences = findOccurrences(content, args.oldText);
-    const [offset, ...others] = occurrences;
-    if (offset === undefined || others.length > 0)
-      throw new Error(
-        `oldText occurs ${occurrences.length} times in ${args.path}; it must occur exactly once`,
-      );
-    // Slicing, not String.replace: newText is literal, "$&" and friends must not expand.
-    const edited =
-      content.slice(0, offset) + args.newText + content.slice(offset + args.oldText.length);
-    if (Buffer.byteLength(edited, "utf8") > MAX_WRITE_BYTES)
-      throw new Error(`the edited ${args.path} would be larger than 1 MB`);
-    await withFsErrors(args.path, () => writeFile(file, edited, "utf8"));
     return `edited ${args.path}`;
   },
 });
+
+/** The file's content with oldText replaced, or why that cannot be done. */
+function editContent(
+  content: string,
+  args: { path: string; oldText: string; newText: string },
+): string {
+  const occurrences = findOccurrences(content, args.oldText);
+  const [offset, ...others] = occurrences;
+  if (offset === undefined || others.length > 0)
+    throw new Error(
+      `oldText occurs ${occurrences.length} times in ${args.path}; it must occur exactly once`,
+    );
+  // Slicing, not String.replace: newText is literal, "$&" and friends must not expand.
+  const edited =
+    content.slice(0, offset) + args.newText + content.slice(offset + args.oldText.length);
+  if (Buffer.byteLength(edited, "utf8") > MAX_WRITE_BYTES)
+    throw new Error(`the edited ${args.path} would be larger than 1 MB`);
+  return edited;
+}
 
 export const FILE_TOOLS = [readFileTool, listFilesTool, writeFileTool, editFileTool];

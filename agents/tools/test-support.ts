@@ -5,8 +5,16 @@ import type { RequestView } from "../../lib/requests/views";
 import type { TaskView } from "../../lib/tasks/views";
 import type { ToolVerdict } from "../../lib/tool-calls/schema";
 import type { HandshakeClient } from "../api-client";
+import { env } from "../../lib/env";
 import type { ToolCall } from "../models/model";
 import { dispatchToolCall } from "./dispatch";
+import {
+  probeSandbox,
+  readSandboxSettings,
+  type SandboxLimits,
+  type SandboxSettings,
+  type SandboxState,
+} from "./sandbox";
 import type { ToolContext } from "./tool-definition";
 import { WorkState } from "./work-state";
 
@@ -114,8 +122,21 @@ export class FakeClient {
   }
 }
 
+/** This machine's sandbox settings (as a worker here would use them), with some limits changed. */
+export function testSandboxSettings(
+  overrides: { limits?: Partial<SandboxLimits>; bwrapPath?: string } = {},
+): SandboxSettings {
+  const settings = readSandboxSettings(env, process.getuid?.() === 0);
+  return {
+    ...settings,
+    ...(overrides.bwrapPath ? { bwrapPath: overrides.bwrapPath } : {}),
+    limits: { ...settings.limits, ...overrides.limits },
+  };
+}
+
 export type Harness = {
   workspace: string;
+  sandbox: SandboxState;
   /** A sibling folder outside the workspace, for escape attempts to aim at. */
   outside: string;
   client: FakeClient;
@@ -127,18 +148,25 @@ export type Harness = {
   cleanup(): Promise<void>;
 };
 
-/** A temp workspace beside an outside folder, a fake client, and an open ("approved") gate. */
-export async function createHarness(): Promise<Harness> {
+/**
+ * A temp workspace beside an outside folder, a fake client, an open ("approved") gate, and the
+ * sandbox as the worker's start-up probe finds it on this machine.
+ */
+export async function createHarness(
+  sandboxOptions: Parameters<typeof testSandboxSettings>[0] = {},
+): Promise<Harness> {
   const root = await mkdtemp(path.join(tmpdir(), "handshake-tools-"));
   const workspace = path.join(root, "workspace");
   const outside = path.join(root, "outside");
   await Promise.all([mkdir(workspace), mkdir(outside)]);
+  const sandbox = await probeSandbox(workspace, testSandboxSettings(sandboxOptions));
   const client = new FakeClient();
   const gate = { value: "approved" };
   const submittedPlans: RequestView[] = [];
   const idleCount = { value: 0 };
   const context: ToolContext = {
     workspace,
+    sandbox,
     client: client as unknown as HandshakeClient,
     getGate: () => gate.value,
     state: new WorkState(),
@@ -150,6 +178,7 @@ export async function createHarness(): Promise<Harness> {
   let sequence = 0;
   return {
     workspace,
+    sandbox,
     outside,
     client,
     context,

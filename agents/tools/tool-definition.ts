@@ -2,12 +2,26 @@ import { z } from "zod";
 import type { HandshakeClient } from "../api-client";
 import type { ToolSpec } from "../models/model";
 import type { RequestView } from "../../lib/requests/views";
+import type { SandboxState } from "./sandbox";
 import type { WorkState } from "./work-state";
+
+/** A tool failure with a code the model and the tests can rely on (SANDBOX_UNAVAILABLE, ...). */
+export class ToolError extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = "ToolError";
+  }
+}
 
 /** What a tool may touch: its own workspace, the API as this agent, and the worker's state. */
 export type ToolContext = {
   /** Absolute path of the agent's workspace folder. */
   workspace: string;
+  /** Whether bash can run, probed once at worker start; never "try unconfined". */
+  sandbox: SandboxState;
   client: HandshakeClient;
   /** The plan gate as the worker last saw it; a raw string, so unknown values fail closed. */
   getGate(): string;
@@ -19,6 +33,8 @@ export type ToolContext = {
 export type ToolDefinition<Args = unknown> = {
   spec: ToolSpec;
   argsSchema: z.ZodType<Args>;
+  /** A refusal that needs no approval to know (the tool cannot run here at all). */
+  refuse?(context: ToolContext): ToolError | null;
   run(args: Args, context: ToolContext): Promise<string>;
 };
 
@@ -30,6 +46,7 @@ export function defineTool<Args extends Record<string, unknown>>(definition: {
   name: string;
   description: string;
   argsSchema: z.ZodType<Args>;
+  refuse?(context: ToolContext): ToolError | null;
   run(args: Args, context: ToolContext): Promise<string>;
 }): ToolDefinition<Args> {
   // "input" mode: fields with defaults are optional for the caller. `$schema` is dropped because
@@ -40,6 +57,7 @@ export function defineTool<Args extends Record<string, unknown>>(definition: {
   return {
     spec: { name: definition.name, description: definition.description, inputSchema },
     argsSchema: definition.argsSchema,
+    ...(definition.refuse ? { refuse: definition.refuse } : {}),
     run: definition.run,
   };
 }

@@ -1,5 +1,7 @@
-import { lstat, realpath } from "node:fs/promises";
+import { constants } from "node:fs";
+import { lstat, open, readlink, realpath, type FileHandle } from "node:fs/promises";
 import path from "node:path";
+import { SANDBOX_WORKSPACE } from "./sandbox";
 
 function isInside(root: string, candidate: string): boolean {
   const relative = path.relative(root, candidate);
@@ -11,6 +13,17 @@ function isInside(root: string, candidate: string): boolean {
 
 function refuse(requested: string): Error {
   return new Error(`${requested} is outside the workspace`);
+}
+
+/**
+ * bash shows the model its workspace as /workspace; a path it saw there means the same file to the
+ * file tools. Only that prefix is mapped: any other absolute path is checked as a host path.
+ */
+function fromSandboxPath(requested: string): string {
+  if (requested === SANDBOX_WORKSPACE) return ".";
+  return requested.startsWith(`${SANDBOX_WORKSPACE}/`)
+    ? `.${requested.slice(SANDBOX_WORKSPACE.length)}`
+    : requested;
 }
 
 async function isPresent(candidate: string): Promise<boolean> {
@@ -33,7 +46,7 @@ async function isPresent(candidate: string): Promise<boolean> {
  */
 export async function resolveWorkspacePath(workspace: string, requested: string): Promise<string> {
   if (requested.includes("\0")) throw new Error("paths cannot contain NUL bytes");
-  const target = path.resolve(workspace, requested);
+  const target = path.resolve(workspace, fromSandboxPath(requested));
   if (!isInside(workspace, target)) throw refuse(requested);
 
   const realWorkspace = await realpath(workspace);
@@ -49,4 +62,46 @@ export async function resolveWorkspacePath(workspace: string, requested: string)
   }
   if (!isInside(realWorkspace, realAncestor)) throw refuse(requested);
   return path.join(realAncestor, path.relative(ancestor, target));
+}
+
+function refuseOpened(requested: string, reason: string): Error {
+  return new Error(`${requested} ${reason}`);
+}
+
+/**
+ * Opens a model-supplied path inside the workspace. After resolving it, the last component is
+ * opened without following a link, and what was actually opened is checked through
+ * /proc/self/fd: a path swapped between the check and the open is caught there. A regular file
+ * with other hard links is refused, since its other name may be outside (the sandbox cannot make
+ * such a link, EXDEV, but a file placed by someone else could be one).
+ */
+export async function openInWorkspace(
+  workspace: string,
+  requested: string,
+  flags: number,
+): Promise<FileHandle> {
+  const resolved = await resolveWorkspacePath(workspace, requested);
+  let handle: FileHandle;
+  try {
+    // O_NONBLOCK: opening a FIFO would otherwise wait forever for a writer.
+    handle = await open(resolved, flags | constants.O_NOFOLLOW | constants.O_NONBLOCK, 0o644);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ELOOP")
+      throw refuseOpened(requested, "is a symbolic link");
+    throw error;
+  }
+  try {
+    const opened = await readlink(`/proc/self/fd/${handle.fd}`);
+    if (!isInside(await realpath(workspace), opened)) throw refuse(requested);
+    const info = await handle.stat();
+    if (info.isFile() && info.nlink > 1)
+      throw refuseOpened(
+        requested,
+        "has other hard links (it may be a file outside the workspace)",
+      );
+    return handle;
+  } catch (error) {
+    await handle.close();
+    throw error;
+  }
 }

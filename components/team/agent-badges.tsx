@@ -1,4 +1,4 @@
-import type { AgentStatus, GateState } from "@/lib/agents/schema";
+import type { AgentStatus, GateState, ToolHost } from "@/lib/agents/schema";
 
 const STATUS_STYLES: Record<AgentStatus, string> = {
   starting: "bg-sky-50 text-sky-800 ring-sky-600/20",
@@ -47,4 +47,43 @@ export function StatusBadge({ name, status }: { name: string; status: AgentStatu
 
 export function GateLabel({ gate }: { gate: GateState }) {
   return <span className={`font-medium ${GATE_STYLES[gate]}`}>{GATE_LABELS[gate]}</span>;
+}
+
+const TOOL_HOSTS: Record<ToolHost, { label: string; style: string; explanation: string }> = {
+  sandboxed: {
+    label: "sandboxed",
+    style: "text-emerald-700",
+    explanation: "bash runs in a bubblewrap sandbox: its workspace only, no network, no secrets",
+  },
+  no_sandbox: {
+    label: "no sandbox: bash disabled",
+    style: "font-semibold text-rose-700",
+    explanation:
+      "bubblewrap is missing or cannot run on the worker's machine, so bash is refused; install bubblewrap: apt-get install bubblewrap, then respawn",
+  },
+  external: {
+    label: "tools run on the user's machine",
+    style: "font-semibold text-amber-700",
+    explanation: "Handshake's sandbox does not contain this agent's tools",
+  },
+};
+
+/** What the team board says about where an agent's tools run; null until its worker reports. */
+export function describeToolHost(toolHost: ToolHost | null): {
+  label: string;
+  style: string;
+  explanation: string;
+} {
+  return toolHost
+    ? TOOL_HOSTS[toolHost]
+    : { label: "not reported yet", style: "text-slate-500", explanation: "no heartbeat has said" };
+}
+
+export function ToolHostLabel({ toolHost }: { toolHost: ToolHost | null }) {
+  const { label, style, explanation } = describeToolHost(toolHost);
+  return (
+    <span data-testid="agent-tool-host" className={style} title={explanation}>
+      {label}
+    </span>
+  );
 }

@@ -8,7 +8,7 @@ import { formatAge, formatClock } from "@/components/ui/use-now";
 import type { TeamMember } from "@/lib/agents/data";
 import { isAgentActive } from "@/lib/agents/schema";
 import type { RequestView } from "@/lib/requests/views";
-import { GateLabel, StatusBadge } from "./agent-badges";
+import { GateLabel, StatusBadge, ToolHostLabel } from "./agent-badges";
 
 export type AgentAction = "message" | "require_plan" | "shutdown" | "force_stop" | "respawn";
 
@@ -115,6 +115,9 @@ export function AgentCard({
           <GateLabel gate={member.gate} />
         </Fact>
         <Fact term="Incarnation">#{member.incarnation}</Fact>
+        <Fact term="Tools" wide>
+          <ToolHostLabel toolHost={member.toolHost} />
+        </Fact>
         <Fact term="Task" wide>
           {member.taskTitle ?? <span className="text-slate-500">No task claimed</span>}
         </Fact>

@@ -4,7 +4,13 @@ import { Prisma, type Agent } from "../generated/prisma/client";
 import { transactionScope } from "../transaction";
 import { listPendingRequestsOfAgent } from "../requests/data";
 import { toRequestView, type RequestView } from "../requests/views";
-import { agentStatusSchema, gateStateSchema, type AgentStatus, type GateState } from "./schema";
+import {
+  agentStatusSchema,
+  gateStateSchema,
+  type AgentStatus,
+  type GateState,
+  type ToolHost,
+} from "./schema";
 
 export type AgentView = {
   name: string;
@@ -16,6 +22,8 @@ export type AgentView = {
   taskId: string | null;
   incarnation: number;
   lastHeartbeatAt: string | null;
+  /** Where its tools run, as its worker last reported; null before the first report. */
+  toolHost: ToolHost | null;
   requirePlan: boolean;
   isForcedStop: boolean;
   worker: unknown;
@@ -33,6 +41,7 @@ export function toAgentView(agent: Agent): AgentView {
     taskId: agent.taskId,
     incarnation: agent.incarnation,
     lastHeartbeatAt: agent.lastHeartbeatAt?.toISOString() ?? null,
+    toolHost: agent.toolHost,
     requirePlan: agent.requirePlan,
     isForcedStop: agent.isForcedStop,
     worker: agent.worker,
@@ -65,6 +74,7 @@ const AGENT_COLUMNS = {
   inboxAckedId: "inbox_acked_id",
   lastHeartbeatAt: "last_heartbeat_at",
   ownerTokenId: "owner_token_id",
+  toolHost: "tool_host",
   createdAt: "created_at",
   updatedAt: "updated_at",
 } as const satisfies Record<keyof Agent, string>;

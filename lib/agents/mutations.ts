@@ -254,7 +254,8 @@ export async function recordHeartbeat(
       );
     }
     const now = new Date();
-    if (agent.status === input.status) {
+    const isToolHostChanged = input.toolHost !== undefined && input.toolHost !== agent.toolHost;
+    if (agent.status === input.status && !isToolHostChanged) {
       const updated = await tx.agent.update({
         where: { id: agent.id },
         data: { lastHeartbeatAt: now },
@@ -263,7 +264,11 @@ export async function recordHeartbeat(
     }
     await tx.agent.update({ where: { id: agent.id }, data: { lastHeartbeatAt: now } });
     return toAgentView(
-      await setAgentState(tx, { ...agent, lastHeartbeatAt: now }, { status: input.status }),
+      await setAgentState(
+        tx,
+        { ...agent, lastHeartbeatAt: now },
+        { status: input.status, ...(isToolHostChanged ? { toolHost: input.toolHost } : {}) },
+      ),
     );
   });
 }

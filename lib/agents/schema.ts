@@ -40,6 +40,13 @@ export const gateStateSchema = z.enum([
 ]);
 export type GateState = z.infer<typeof gateStateSchema>;
 
+/**
+ * Where an agent's tools run: Handshake's bubblewrap sandbox, nowhere (no sandbox on the worker's
+ * machine, so bash is refused), or the user's own machine (agents connected from outside).
+ */
+export const toolHostSchema = z.enum(["sandboxed", "no_sandbox", "external"]);
+export type ToolHost = z.infer<typeof toolHostSchema>;
+
 /** An incarnation that has ended: it can receive nothing and answer nothing. */
 export const ENDED_STATUSES: readonly AgentStatus[] = ["shutdown", "crashed"];
 
@@ -79,6 +86,7 @@ export const shutdownAgentSchema = z.strictObject({
 export const heartbeatSchema = z.strictObject({
   status: z.enum(["working", "idle", "waiting_approval", "stopping"]),
   taskId: z.uuid().nullable().optional(),
+  toolHost: toolHostSchema.optional(),
 });
 export type HeartbeatInput = z.infer<typeof heartbeatSchema>;
 

@@ -3,13 +3,19 @@ import { hashToken } from "../auth/actor";
 import type { Db } from "../db";
 import { appendEvent } from "../events/mutations";
 import type { Agent } from "../generated/prisma/client";
-import type { AgentStatus, GateState } from "./schema";
+import type { AgentStatus, GateState, ToolHost } from "./schema";
 
 /** Changes an agent's status and/or gate and records it. The caller holds the agent's lock. */
 export async function setAgentState(
   db: Db,
   agent: Agent,
-  patch: { status?: AgentStatus; gate?: GateState; workVersion?: number; taskId?: string | null },
+  patch: {
+    status?: AgentStatus;
+    gate?: GateState;
+    workVersion?: number;
+    taskId?: string | null;
+    toolHost?: ToolHost;
+  },
 ): Promise<Agent> {
   const updated = await db.agent.update({
     where: { id: agent.id },
@@ -22,6 +28,7 @@ export async function setAgentState(
     gate: updated.gate,
     workVersion: updated.workVersion,
     taskId: updated.taskId,
+    toolHost: updated.toolHost,
   });
   return updated;
 }

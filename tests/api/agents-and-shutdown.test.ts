@@ -66,6 +66,35 @@ describe("agents", () => {
     });
   });
 
+  it("heartbeat records where the agent's tools run, shows it in the agent view, and refuses unknown values", async () => {
+    const agent = await registerAgent();
+    const { headers } = await lead();
+    expect((await api.getAgent(headers, agent.name)).json).toMatchObject({ toolHost: null });
+    const reported = await api.heartbeat(agent.headers, {
+      status: "working",
+      toolHost: "no_sandbox",
+    });
+    expect(reported.json).toMatchObject({ status: "working", toolHost: "no_sandbox" });
+    expect((await api.getAgent(headers, agent.name)).json).toMatchObject({
+      toolHost: "no_sandbox",
+    });
+    const event = await getDb().event.findFirstOrThrow({
+      where: { kind: "agent.updated", subject: `agent:${agent.name}` },
+      orderBy: { id: "desc" },
+    });
+    expect(event.data).toMatchObject({ toolHost: "no_sandbox" });
+    // A same-status heartbeat that changes only the tool host is still recorded.
+    await api.heartbeat(agent.headers, { status: "working", toolHost: "sandboxed" });
+    expect((await api.getAgent(headers, agent.name)).json).toMatchObject({ toolHost: "sandboxed" });
+    // Omitted: unchanged.
+    await api.heartbeat(agent.headers, { status: "idle" });
+    expect((await api.getAgent(headers, agent.name)).json).toMatchObject({ toolHost: "sandboxed" });
+    const refused = await api.heartbeat(agent.headers, { status: "idle", toolHost: "unconfined" });
+    expect(refused.status).toBe(400);
+    expect(refused.json.error?.code).toBe("INVALID_INPUT");
+    expect((await api.getAgent(headers, agent.name)).json).toMatchObject({ toolHost: "sandboxed" });
+  });
+
   it("force-stop ends the incarnation at once and cancels its requests", async () => {
     const agent = await registerAgent();
     const plan = await api.submitRequest(agent.headers, {
