@@ -1,5 +1,6 @@
 import type { z } from "zod";
 import { decideGate } from "../../lib/protocol/gate";
+import { refuseWhileStopping, type StopVerdict } from "../../lib/protocol/stop-gate";
 import type { ToolVerdict } from "../../lib/tool-calls/schema";
 import { ApiError } from "../api-client";
 import type { ToolCall, ToolResult, ToolSpec } from "../models/model";
@@ -54,10 +55,10 @@ async function checkGate(
   args: Record<string, unknown>,
   context: ToolContext,
 ): Promise<GateOutcome> {
-  let local: ReturnType<typeof decideGate>;
+  let local: ReturnType<typeof decideGate> | StopVerdict;
   let remote: ToolVerdict;
   try {
-    local = decideGate(context.getGate(), name);
+    local = refuseWhileStopping(context.isStopping(), name) ?? decideGate(context.getGate(), name);
     remote = await context.client.checkToolCall(name, args);
   } catch (error) {
     return {

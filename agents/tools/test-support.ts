@@ -120,6 +120,7 @@ export type Harness = {
   client: FakeClient;
   context: ToolContext;
   gate: { value: string };
+  stopping: { value: boolean };
   submittedPlans: RequestView[];
   idleCount: { value: number };
   call(name: string, args: Record<string, unknown>): ReturnType<typeof dispatchToolCall>;
@@ -134,12 +135,14 @@ export async function createHarness(): Promise<Harness> {
   await Promise.all([mkdir(workspace), mkdir(outside)]);
   const client = new FakeClient();
   const gate = { value: "approved" };
+  const stopping = { value: false };
   const submittedPlans: RequestView[] = [];
   const idleCount = { value: 0 };
   const context: ToolContext = {
     workspace,
     client: client as unknown as HandshakeClient,
     getGate: () => gate.value,
+    isStopping: () => stopping.value,
     state: new WorkState(),
     onSubmitPlan: (request) => submittedPlans.push(request),
     onIdle: () => {
@@ -153,6 +156,7 @@ export async function createHarness(): Promise<Harness> {
     client,
     context,
     gate,
+    stopping,
     submittedPlans,
     idleCount,
     call: (name, args) => {

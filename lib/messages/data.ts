@@ -15,12 +15,18 @@ const BACKSTOP_RECHECK_MS = 10_000;
 
 async function readAfter(
   db: Db,
-  agentId: string,
+  actor: AgentActor,
   after: bigint,
   limit: number,
 ): Promise<MessageView[]> {
+  // Only this incarnation's messages: an ended one's never reach a new one (docs/decisions/011).
   const rows = await db.message.findMany({
-    where: { agentId, id: { gt: after } },
+    where: {
+      agentId: actor.agentId,
+      incarnation: actor.incarnation,
+      cancelledAt: null,
+      id: { gt: after },
+    },
     orderBy: { id: "asc" },
     take: limit,
   });
@@ -61,7 +67,7 @@ export async function readInbox(
       stopWaiting.signal,
     );
     try {
-      const messages = await readAfter(db, actor.agentId, after, query.limit);
+      const messages = await readAfter(db, actor, after, query.limit);
       if (messages.length > 0 || Date.now() >= deadline || signal?.aborted) {
         return { messages, cursor: messages.at(-1)?.id ?? Number(after) };
       }

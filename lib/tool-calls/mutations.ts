@@ -6,6 +6,7 @@ import { AppError } from "../errors";
 import { appendEvent } from "../events/mutations";
 import type { Agent, Prisma, PrismaClient } from "../generated/prisma/client";
 import { decideGate } from "../protocol/gate";
+import { refuseWhileStopping } from "../protocol/stop-gate";
 import { getProtocolType } from "../protocol/registry";
 import { hashToolCall } from "../protocol/tool-approval";
 import { assessToolRisk } from "../protocol/tool-risk";
@@ -28,6 +29,9 @@ async function decideRiskyCall(
     where: {
       agentId: agent.id,
       incarnation: agent.incarnation,
+      // Approvals are fenced to the work they were asked for; a task switch voids them.
+      workVersion: agent.workVersion,
+      taskId: agent.taskId,
       type: "tool_approval",
       payload: { path: ["callHash"], equals: callHash },
     },
@@ -93,7 +97,9 @@ export async function recordToolCall(
     }
     if (!isAgentActive(agent.status))
       throw new AppError("AGENT_NOT_ACTIVE", `agent '${agent.name}' is ${agent.status}`);
-    const gateVerdict = decideGate(agent.gate, input.tool);
+    const gateVerdict =
+      refuseWhileStopping(agent.status === "stopping", input.tool) ??
+      decideGate(agent.gate, input.tool);
     const risk = gateVerdict.allowed ? assessToolRisk(input.tool, input.args) : null;
     const verdict: ToolVerdict = risk ? await decideRiskyCall(tx, agent, input, risk) : gateVerdict;
     await tx.toolCall.create({

@@ -10,6 +10,7 @@ export type ToolVerdict = {
   allowed: boolean;
   code?:
     | "PLAN_GATE_BLOCKED"
+    | "AGENT_STOPPING"
     | "TOOL_APPROVAL_REQUIRED"
     | "TOOL_APPROVAL_PENDING"
     | "TOOL_APPROVAL_DENIED";
