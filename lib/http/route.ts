@@ -1,4 +1,5 @@
 import type { z } from "zod";
+import { takeAgentRate, type AgentRateKind } from "../agents/limits";
 import { resolveActor, type Actor, type AgentActor, type HumanActor } from "../auth/actor";
 import { getDb } from "../db";
 import { AppError, invalidInput, isAppError } from "../errors";
@@ -26,6 +27,8 @@ type RouteSpec<A extends Access, B, Q, P> = {
   /** Status for a successful result that is not already a Response. */
   status?: number;
   maxBodyBytes?: number;
+  /** Counted against the calling agent's per-minute limit once its input is valid. */
+  agentRate?: AgentRateKind;
 };
 
 export type RouteContext<A extends Access, B, Q, P> = {
@@ -208,6 +211,7 @@ export function defineRoute<A extends Access, B = undefined, Q = undefined, P = 
       );
       const rawBody = spec.body ? await readJsonBody(request, spec.maxBodyBytes) : undefined;
       const body = parseWith(spec.body, rawBody, "body");
+      if (spec.agentRate && actor?.kind === "agent") takeAgentRate(actor.agentId, spec.agentRate);
       const result = await handler({
         request,
         actor: actor as ActorFor<A>,

@@ -1,3 +1,4 @@
+import { holdLongPoll } from "../agents/limits";
 import type { AgentActor } from "../auth/actor";
 import type { Db } from "../db";
 import type { EventHub } from "../realtime/event-hub";
@@ -39,6 +40,17 @@ async function readAfter(
  * until a message arrives or the wait ends.
  */
 export async function readInbox(
+  db: Db,
+  hub: EventHub,
+  actor: AgentActor,
+  query: InboxQuery,
+  signal?: AbortSignal,
+): Promise<Inbox> {
+  if (query.wait === 0) return readInboxNow(db, hub, actor, query, signal);
+  return holdLongPoll(actor.agentId, () => readInboxNow(db, hub, actor, query, signal));
+}
+
+async function readInboxNow(
   db: Db,
   hub: EventHub,
   actor: AgentActor,

@@ -4,7 +4,7 @@ import { completeTask } from "@/lib/tasks/mutations";
 import { taskParamsSchema } from "@/lib/tasks/schema";
 
 export const POST = defineRoute(
-  { access: "agent", params: taskParamsSchema },
+  { access: "agent", params: taskParamsSchema, agentRate: "tool_calls" },
   ({ actor, params }) => completeTask(getDb(), actor, params.id),
 );
 
