@@ -67,6 +67,13 @@ describe("1. messages belong to the incarnation they were sent to", () => {
       where: { recipient: first.name, type: "message" },
     });
     expect(stored.map((message) => message.cancelledAt)).toEqual([expect.any(Date)]);
+    // The timeline shows it as not delivered.
+    const timeline = await api.timeline(headers, first.name);
+    const items = timeline.json.items as { kind: string; message?: Record<string, unknown> }[];
+    expect(
+      items.find((item) => item.kind === "message" && item.message?.content === "old instruction")
+        ?.message,
+    ).toMatchObject({ incarnation: 1, cancelledAt: expect.any(String) });
   });
 
   it("after a crash, unacknowledged plain messages carry over marked as sent to the previous incarnation; protocol ones do not", async () => {
