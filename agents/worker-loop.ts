@@ -49,7 +49,11 @@ export class Worker {
   private gate = "required";
   private name = "";
   private incarnation = 0;
-  private cursor = 0;
+  /**
+   * Unset until the first read: the server then starts from the stored ack, so a respawned worker
+   * resumes where its agent left off instead of re-reading everything (docs/decisions/011).
+   */
+  private cursor: number | undefined;
   private isIdle = false;
   /** A risky tool call is waiting for the Lead's approval (raised by the server's gate). */
   private isAwaitingToolApproval = false;
@@ -125,7 +129,9 @@ export class Worker {
     });
     const notices: ProtocolNotice[] = [];
     const plain: MessageView[] = [];
-    let processedUpTo = this.cursor;
+    // On the first read the server's cursor is the stored ack (or the last message returned,
+    // which the loop below reaches anyway).
+    let processedUpTo = this.cursor ?? inbox.cursor;
     for (const message of inbox.messages) {
       if (PROTOCOL_TYPES.has(message.type)) {
         const notice = await this.route(message);
@@ -134,7 +140,8 @@ export class Worker {
         plain.push(message);
       }
       processedUpTo = message.id;
-      // Whatever arrived behind an approved shutdown stays unacknowledged for the next incarnation.
+      // Whatever arrived behind an approved shutdown stays unacknowledged: the server marks it
+      // "not delivered" when this incarnation ends.
       if (this.exit) break;
     }
     this.cursor = processedUpTo;
@@ -193,6 +200,7 @@ export class Worker {
       sandbox: this.sandbox,
       client: this.options.client,
       getGate: () => this.gate,
+      isStopping: () => this.exit !== null,
       state: this.state,
       onSubmitPlan: () => {
         this.gate = "pending";

@@ -32,3 +32,18 @@ export function isUniqueViolation(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
   return code === "P2002" || code === "23505";
 }
+
+/**
+ * PostgreSQL refused a statement with this SQLSTATE. Through the driver adapter the code sits in
+ * Prisma's error metadata; through `pg` directly it is the error's own `code`.
+ */
+export function hasSqlState(error: unknown, sqlState: string): boolean {
+  const candidate = error as {
+    code?: unknown;
+    meta?: { driverAdapterError?: { cause?: { originalCode?: unknown } } };
+  } | null;
+  return (
+    candidate?.code === sqlState ||
+    candidate?.meta?.driverAdapterError?.cause?.originalCode === sqlState
+  );
+}

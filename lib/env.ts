@@ -42,6 +42,14 @@ const envSchema = z.object({
   HANDSHAKE_STATE_FILE: z.string().min(1).optional(),
   HANDSHAKE_MODEL: z.enum(["scripted", "anthropic"]).default("scripted"),
   HANDSHAKE_SCRIPT: z.string().min(1).optional(),
+  /**
+   * Per-agent limits (429 RATE_LIMITED with Retry-After), counted per web node. The defaults sit
+   * well above what the benchmarks and the soak do per agent.
+   */
+  HANDSHAKE_AGENT_MESSAGES_PER_MINUTE: z.coerce.number().int().min(1).default(6_000),
+  HANDSHAKE_AGENT_REQUESTS_PER_MINUTE: z.coerce.number().int().min(1).default(6_000),
+  HANDSHAKE_AGENT_TOOL_CALLS_PER_MINUTE: z.coerce.number().int().min(1).default(6_000),
+  HANDSHAKE_AGENT_OPEN_LONG_POLLS: z.coerce.number().int().min(1).default(4),
   HANDSHAKE_HEARTBEAT_MS: z.coerce.number().int().min(100).max(60_000).default(5_000),
   /** bubblewrap, which sandboxes every bash call; without it bash is refused, never run bare. */
   HANDSHAKE_BWRAP_PATH: z.string().min(1).default("/usr/bin/bwrap"),

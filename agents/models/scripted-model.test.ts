@@ -100,6 +100,8 @@ class FakeWorker {
       type: "message",
       content,
       metadata: {},
+      incarnation: 1,
+      cancelledAt: null,
       createdAt: new Date(0).toISOString(),
     };
     this.transcript.push({ role: "user", content, messages: [message] });

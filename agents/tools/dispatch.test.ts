@@ -126,6 +126,15 @@ describe("dispatchToolCall", () => {
       expect(await isPresent(path.join(harness.workspace, "ran"))).toBe(false);
     });
 
+    it("refuses mutating tools once the worker agreed to stop, even under an open gate", async () => {
+      harness.stopping.value = true;
+      harness.client.verdict = { allowed: true };
+      const result = await harness.call("bash", { command: "touch ran" });
+      expect(result.code).toBe("AGENT_STOPPING");
+      expect(await isPresent(path.join(harness.workspace, "ran"))).toBe(false);
+      expect((await harness.call("list_files", {})).isError).toBe(false);
+    });
+
     it("lets non-mutating tools through a closed gate", async () => {
       harness.gate.value = "required";
       const result = await harness.call("list_files", {});

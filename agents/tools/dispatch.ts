@@ -1,5 +1,6 @@
 import type { z } from "zod";
 import { decideGate, type GateVerdict } from "../../lib/protocol/gate";
+import { refuseWhileStopping, type StopVerdict } from "../../lib/protocol/stop-gate";
 import { classifyToolCall } from "../../lib/protocol/tool-risk";
 import type { ToolVerdict } from "../../lib/tool-calls/schema";
 import { ApiError } from "../api-client";
@@ -56,10 +57,12 @@ async function checkGate(
   args: Record<string, unknown>,
   context: ToolContext,
 ): Promise<GateOutcome> {
-  let local: GateVerdict;
+  let local: GateVerdict | StopVerdict;
   let remote: ToolVerdict;
   try {
-    local = decideGate(context.getGate(), name, await classifyToolCall(name, args));
+    local =
+      refuseWhileStopping(context.isStopping(), name) ??
+      decideGate(context.getGate(), name, await classifyToolCall(name, args));
     remote = await context.client.checkToolCall(name, args);
   } catch (error) {
     return {

@@ -142,6 +142,7 @@ export type Harness = {
   client: FakeClient;
   context: ToolContext;
   gate: { value: string };
+  stopping: { value: boolean };
   submittedPlans: RequestView[];
   idleCount: { value: number };
   call(name: string, args: Record<string, unknown>): ReturnType<typeof dispatchToolCall>;
@@ -162,6 +163,7 @@ export async function createHarness(
   const sandbox = await probeSandbox(workspace, testSandboxSettings(sandboxOptions));
   const client = new FakeClient();
   const gate = { value: "approved" };
+  const stopping = { value: false };
   const submittedPlans: RequestView[] = [];
   const idleCount = { value: 0 };
   const context: ToolContext = {
@@ -169,6 +171,7 @@ export async function createHarness(
     sandbox,
     client: client as unknown as HandshakeClient,
     getGate: () => gate.value,
+    isStopping: () => stopping.value,
     state: new WorkState(),
     onSubmitPlan: (request) => submittedPlans.push(request),
     onIdle: () => {
@@ -183,6 +186,7 @@ export async function createHarness(
     client,
     context,
     gate,
+    stopping,
     submittedPlans,
     idleCount,
     call: (name, args) => {

@@ -25,6 +25,8 @@ export type ToolContext = {
   client: HandshakeClient;
   /** The plan gate as the worker last saw it; a raw string, so unknown values fail closed. */
   getGate(): string;
+  /** The worker agreed to stop: mutating tools are refused from then on (stopping is one-way). */
+  isStopping(): boolean;
   state: WorkState;
   onSubmitPlan(request: RequestView): void;
   onIdle(): void;

@@ -51,9 +51,11 @@ function describe(item: TimelineItem): { tone: Tone; title: string; body?: React
   switch (item.kind) {
     case "message": {
       const { message } = item;
+      // Still unread when the incarnation it was sent to ended: it reached nobody.
+      const undelivered = message.cancelledAt ? " · not delivered" : "";
       return {
-        tone: "message",
-        title: `${MESSAGE_LABELS[message.type] ?? message.type} · ${message.from} → ${message.to}`,
+        tone: message.cancelledAt ? "neutral" : "message",
+        title: `${MESSAGE_LABELS[message.type] ?? message.type} · ${message.from} → ${message.to}${undelivered}`,
         body: message.content ? (
           <p className="line-clamp-4 whitespace-pre-wrap text-slate-700">{message.content}</p>
         ) : undefined,

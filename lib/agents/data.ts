@@ -72,6 +72,7 @@ const AGENT_COLUMNS = {
   worker: "worker",
   isForcedStop: "is_forced_stop",
   inboxAckedId: "inbox_acked_id",
+  stopDeadlineAt: "stop_deadline_at",
   lastHeartbeatAt: "last_heartbeat_at",
   ownerTokenId: "owner_token_id",
   toolHost: "tool_host",

@@ -3,7 +3,7 @@ import { hashToken, type HumanActor } from "../auth/actor";
 import type { Db } from "../db";
 import { AppError } from "../errors";
 import { appendEvent } from "../events/mutations";
-import { deliverMessage } from "../messages/deliver";
+import { deliverMessage, settleUnreadMessages } from "../messages/deliver";
 import { newAgentToken } from "../protocol/tokens";
 import { cancelPendingRequests } from "../requests/mutations";
 import { findAgentByName, lockAgent, toAgentView, type AgentView } from "./data";
@@ -72,6 +72,7 @@ async function startNewIncarnation(
   }
   const reason = `incarnation ${locked.incarnation} was replaced`;
   await cancelPendingRequests(tx, locked.id, reason);
+  await settleUnreadMessages(tx, locked, locked.incarnation + 1);
   const agent = await tx.agent.update({
     where: { id: locked.id },
     data: {
@@ -222,6 +223,7 @@ export async function requirePlan(
       from: "lead",
       to: agent.name,
       agentId: agent.id,
+      incarnation: agent.incarnation,
       type: "plan_request",
       content:
         reason ??
@@ -247,6 +249,12 @@ export async function recordHeartbeat(
       );
     }
     assertActive(agent);
+    if (agent.status === "stopping" && input.status !== "stopping") {
+      throw new AppError(
+        "AGENT_STOPPING",
+        "this agent agreed to stop; stopping is one-way (persist your state and exit)",
+      );
+    }
     if (input.taskId !== undefined && input.taskId !== agent.taskId) {
       throw new AppError(
         "TASK_NOT_AVAILABLE",
@@ -297,7 +305,9 @@ export async function markSilentAgentsOffline(
   const cutoff = new Date(now.getTime() - HEARTBEAT_TIMEOUT_MS);
   const silent = await db.agent.findMany({
     where: {
-      status: { in: ["starting", "working", "idle", "waiting_approval", "stopping"] },
+      // A stopping agent is not marked offline (which it could heartbeat its way back from):
+      // its grace period ends it instead (forceOverdueStops).
+      status: { in: ["starting", "working", "idle", "waiting_approval"] },
       OR: [
         { lastHeartbeatAt: { lt: cutoff } },
         { lastHeartbeatAt: null, updatedAt: { lt: cutoff } },
@@ -316,6 +326,30 @@ export async function markSilentAgentsOffline(
     });
   }
   return marked;
+}
+
+/**
+ * An agent that agreed to stop but has not exited within its grace period is stopped by force,
+ * as a timed-out shutdown is: the incarnation ends and the supervisor kills the process.
+ */
+export async function forceOverdueStops(db: PrismaClient, now = new Date()): Promise<string[]> {
+  const overdue = await db.agent.findMany({
+    where: { status: "stopping", stopDeadlineAt: { lte: now } },
+    select: { id: true },
+  });
+  const forced: string[] = [];
+  for (const { id } of overdue) {
+    await inTransaction(db, async (tx) => {
+      const agent = await lockAgent(tx, id);
+      if (agent.status !== "stopping" || !agent.stopDeadlineAt || agent.stopDeadlineAt > now)
+        return;
+      const reason = "did not stop within its grace period: forced stop";
+      await cancelPendingRequests(tx, agent.id, reason);
+      await endIncarnation(tx, agent, { isForced: true, reason });
+      forced.push(agent.name);
+    });
+  }
+  return forced;
 }
 
 /**

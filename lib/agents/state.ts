@@ -2,10 +2,16 @@ import { randomBytes } from "node:crypto";
 import { hashToken } from "../auth/actor";
 import type { Db } from "../db";
 import { appendEvent } from "../events/mutations";
+import { settleUnreadMessages } from "../messages/deliver";
 import type { Agent } from "../generated/prisma/client";
+import { DEFAULT_STOP_GRACE_SECONDS } from "../protocol/definition";
 import type { AgentStatus, GateState, ToolHost } from "./schema";
 
-/** Changes an agent's status and/or gate and records it. The caller holds the agent's lock. */
+/**
+ * Changes an agent's status and/or gate and records it. The caller holds the agent's lock.
+ * `stopping` is one-way: once there, no status but an ended one (endIncarnation) replaces it, and
+ * entering it starts the grace period after which the sweeper forces the stop.
+ */
 export async function setAgentState(
   db: Db,
   agent: Agent,
@@ -15,11 +21,26 @@ export async function setAgentState(
     workVersion?: number;
     taskId?: string | null;
     toolHost?: ToolHost;
+    stopGraceSeconds?: number;
   },
 ): Promise<Agent> {
+  const { stopGraceSeconds, ...changes } = patch;
+  const isStopping = agent.status === "stopping";
+  const now = new Date();
   const updated = await db.agent.update({
     where: { id: agent.id },
-    data: { ...patch, updatedAt: new Date() },
+    data: {
+      ...changes,
+      ...(isStopping ? { status: "stopping" } : {}),
+      ...(!isStopping && changes.status === "stopping"
+        ? {
+            stopDeadlineAt: new Date(
+              now.getTime() + (stopGraceSeconds ?? DEFAULT_STOP_GRACE_SECONDS) * 1000,
+            ),
+          }
+        : {}),
+      updatedAt: now,
+    },
   });
   await appendEvent(db, "agent.updated", `agent:${agent.name}`, {
     agent: agent.name,
@@ -52,9 +73,12 @@ export async function endIncarnation(
       status: options.status ?? "shutdown",
       isForcedStop: options.isForced,
       tokenHash: hashToken(`ended:${randomBytes(32).toString("hex")}`),
+      stopDeadlineAt: null,
       updatedAt: new Date(),
     },
   });
+  // A crash interrupted the work: what it had not read waits for the respawn. A stop ended it.
+  if (updated.status !== "crashed") await settleUnreadMessages(db, updated, null);
   await appendEvent(db, "agent.stopped", `agent:${agent.name}`, {
     agent: agent.name,
     incarnation: updated.incarnation,

@@ -15,5 +15,6 @@ export const EVENT_KINDS = [
   "task.created",
   "task.updated",
   "user.created",
+  "audit.pruned",
 ] as const;
 export type EventKind = (typeof EVENT_KINDS)[number];

@@ -1,4 +1,5 @@
 import type { z } from "zod";
+import { takeAgentRate, type AgentRateKind } from "../agents/limits";
 import { resolveActor, type Actor, type AgentActor, type HumanActor } from "../auth/actor";
 import { isScopeWithinRole, type TokenScope } from "../auth/scopes";
 import { getDb } from "../db";
@@ -32,6 +33,8 @@ type RouteSpec<A extends Access, B, Q, P> = {
   /** Status for a successful result that is not already a Response. */
   status?: number;
   maxBodyBytes?: number;
+  /** Counted against the calling agent's per-minute limit once its input is valid. */
+  agentRate?: AgentRateKind;
 };
 
 export type RouteContext<A extends Access, B, Q, P> = {
@@ -135,18 +138,35 @@ function refuseCrossSite(request: Request, actor: Actor | null): void {
   }
 }
 
-/** PostgreSQL text and jsonb cannot hold U+0000; refuse it at the door rather than fail inside. */
-function findNulPath(value: unknown, path: string): string | null {
-  if (typeof value === "string") return value.includes("\u0000") ? path : null;
-  if (Array.isArray(value)) {
-    for (const [index, item] of value.entries()) {
-      const found = findNulPath(item, `${path}[${index}]`);
-      if (found) return found;
+/** Deeper JSON than any route needs; recursive code further in (zod, jsonb) must never see more. */
+export const MAX_JSON_DEPTH = 64;
+
+/**
+ * Walks parsed input with an explicit stack, so no nesting can overflow ours: refuses nesting past
+ * MAX_JSON_DEPTH, and U+0000 anywhere (PostgreSQL text and jsonb cannot hold it), at the door
+ * rather than failing inside.
+ */
+function findUnsafeJson(input: unknown): { path: string; problem: string } | null {
+  const stack: { value: unknown; path: string; depth: number }[] = [
+    { value: input, path: "", depth: 0 },
+  ];
+  for (let item = stack.pop(); item !== undefined; item = stack.pop()) {
+    const { value, path, depth } = item;
+    if (typeof value === "string") {
+      if (value.includes("\u0000")) return { path, problem: "NUL characters are not allowed" };
+      continue;
     }
-  } else if (value !== null && typeof value === "object") {
-    for (const [key, item] of Object.entries(value)) {
-      const found = findNulPath(key, path) ?? findNulPath(item, path ? `${path}.${key}` : key);
-      if (found) return found;
+    if (value === null || typeof value !== "object") continue;
+    if (depth >= MAX_JSON_DEPTH) {
+      return { path, problem: `nested deeper than ${MAX_JSON_DEPTH} levels` };
+    }
+    const entries: [string, unknown][] = Array.isArray(value)
+      ? value.map((child, index) => [`[${index}]`, child])
+      : Object.entries(value);
+    for (const [key, child] of entries.reverse()) {
+      const childPath = Array.isArray(value) ? `${path}${key}` : path ? `${path}.${key}` : key;
+      if (key.includes("\u0000")) return { path, problem: "NUL characters are not allowed" };
+      stack.push({ value: child, path: childPath, depth: depth + 1 });
     }
   }
   return null;
@@ -154,11 +174,11 @@ function findNulPath(value: unknown, path: string): string | null {
 
 function parseWith<T>(schema: z.ZodType<T, unknown> | undefined, input: unknown, what: string): T {
   if (!schema) return undefined as T;
-  const nulAt = findNulPath(input, "");
-  if (nulAt !== null) {
+  const unsafe = findUnsafeJson(input);
+  if (unsafe !== null) {
     throw new AppError(
       "INVALID_INPUT",
-      `${what}${nulAt ? `.${nulAt}` : ""}: NUL characters are not allowed`,
+      `${what}${unsafe.path ? `.${unsafe.path.slice(0, 200)}` : ""}: ${unsafe.problem}`,
     );
   }
   const parsed = schema.safeParse(input);
@@ -231,6 +251,7 @@ export function defineRoute<A extends Access, B = undefined, Q = undefined, P = 
       );
       const rawBody = spec.body ? await readJsonBody(request, spec.maxBodyBytes) : undefined;
       const body = parseWith(spec.body, rawBody, "body");
+      if (spec.agentRate && actor?.kind === "agent") takeAgentRate(actor.agentId, spec.agentRate);
       const result = await handler({
         request,
         actor: actor as ActorFor<A>,

@@ -1,3 +1,4 @@
+import { holdLongPoll } from "../agents/limits";
 import type { AgentActor } from "../auth/actor";
 import type { Db } from "../db";
 import type { EventHub } from "../realtime/event-hub";
@@ -15,12 +16,18 @@ const BACKSTOP_RECHECK_MS = 10_000;
 
 async function readAfter(
   db: Db,
-  agentId: string,
+  actor: AgentActor,
   after: bigint,
   limit: number,
 ): Promise<MessageView[]> {
+  // Only this incarnation's messages: an ended one's never reach a new one (docs/decisions/011).
   const rows = await db.message.findMany({
-    where: { agentId, id: { gt: after } },
+    where: {
+      agentId: actor.agentId,
+      incarnation: actor.incarnation,
+      cancelledAt: null,
+      id: { gt: after },
+    },
     orderBy: { id: "asc" },
     take: limit,
   });
@@ -33,6 +40,17 @@ async function readAfter(
  * until a message arrives or the wait ends.
  */
 export async function readInbox(
+  db: Db,
+  hub: EventHub,
+  actor: AgentActor,
+  query: InboxQuery,
+  signal?: AbortSignal,
+): Promise<Inbox> {
+  if (query.wait === 0) return readInboxNow(db, hub, actor, query, signal);
+  return holdLongPoll(actor.agentId, () => readInboxNow(db, hub, actor, query, signal));
+}
+
+async function readInboxNow(
   db: Db,
   hub: EventHub,
   actor: AgentActor,
@@ -61,7 +79,7 @@ export async function readInbox(
       stopWaiting.signal,
     );
     try {
-      const messages = await readAfter(db, actor.agentId, after, query.limit);
+      const messages = await readAfter(db, actor, after, query.limit);
       if (messages.length > 0 || Date.now() >= deadline || signal?.aborted) {
         return { messages, cursor: messages.at(-1)?.id ?? Number(after) };
       }

@@ -1,8 +1,8 @@
 import type { Actor } from "../auth/actor";
-import { findAgentByName } from "../agents/data";
+import { findAgentByName, lockAgent } from "../agents/data";
 import { isAgentActive } from "../agents/schema";
 import { AppError } from "../errors";
-import type { PrismaClient } from "../generated/prisma/client";
+import type { Agent, PrismaClient } from "../generated/prisma/client";
 import { deliverMessage } from "./deliver";
 import type { SendMessageInput } from "./schema";
 import { toMessageView, type MessageView } from "./views";
@@ -31,18 +31,23 @@ export async function sendMessage(
         from,
         to: "lead",
         agentId: null,
+        incarnation: null,
         type: "message",
         content: input.content,
       });
       return { items: [toMessageView(await tx.message.findUniqueOrThrow({ where: { id } }))] };
     }
-    const recipients =
+    const found =
       input.to === "*"
         ? await tx.agent.findMany({
             where: { status: { notIn: ["shutdown", "crashed"] } },
             orderBy: { name: "asc" },
           })
         : [await findAgentByName(tx, input.to)];
+    // Read under each recipient's lock (taken in name order): a respawn committing in between
+    // would otherwise leave the message with an incarnation that has already ended.
+    const recipients: Agent[] = [];
+    for (const recipient of found) recipients.push(await lockAgent(tx, recipient.id));
     for (const recipient of recipients) {
       if (!isAgentActive(recipient.status)) {
         throw new AppError(
@@ -57,6 +62,7 @@ export async function sendMessage(
         from,
         to: recipient.name,
         agentId: recipient.id,
+        incarnation: recipient.incarnation,
         type: input.to === "*" ? "broadcast" : "message",
         content: input.content,
       });

@@ -38,7 +38,12 @@ export type ProtocolTypeDefinition = {
   timeoutPolicy: (direction: Direction) => TimeoutPolicy;
   /** A new request while one is pending: replace the old one, or hand back the pending one. */
   onDuplicatePending: "supersede" | "return_existing";
-  /** Plans are fenced to the agent's work version and task as well as its incarnation. */
+  /**
+   * How long an agent that agreed to stop (status `stopping`) through this type may take to exit
+   * before the sweeper forces the stop; DEFAULT_STOP_GRACE_SECONDS when unset.
+   */
+  stopGraceSeconds?: number;
+  /** Fenced to the agent's work version and task as well as its incarnation (plans, tool calls). */
   isFencedToWork: boolean;
   onCreated: (context: EffectContext) => Promise<void>;
   onApproved: (context: EffectContext) => Promise<void>;
@@ -46,6 +51,9 @@ export type ProtocolTypeDefinition = {
   /** Runs after the request is marked expired; applies `timeoutPolicy`. */
   onExpired: (context: EffectContext) => Promise<void>;
 };
+
+/** An agent that says it is stopping, by a protocol type without its own grace period or by itself. */
+export const DEFAULT_STOP_GRACE_SECONDS = 60;
 
 /** Whether the policy's outcome counts as an approval in the response the sender receives. */
 export function isApprovingPolicy(policy: TimeoutPolicy): boolean {

@@ -22,6 +22,7 @@ export const shutdown: ProtocolTypeDefinition = {
   // Asking twice to stop is the same question: the pending request stands.
   onDuplicatePending: "return_existing",
   isFencedToWork: false,
+  stopGraceSeconds: 60,
   onCreated: async ({ direction, setAgentState }) => {
     if (direction === "agent_to_lead") await setAgentState({ status: "waiting_approval" });
   },

@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import { z } from "zod";
+import { canonicalJson } from "./canonical-json";
 import type { ProtocolTypeDefinition } from "./definition";
 import { classifyToolCall } from "./tool-risk";
 
@@ -8,18 +9,6 @@ const toolPayloadSchema = z.strictObject({
   args: z.record(z.string(), z.unknown()),
   reason: z.string().trim().max(2_000).optional(),
 });
-
-/** JSON with keys sorted at every level, so equal arguments always hash equally. */
-function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
-  if (value !== null && typeof value === "object") {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, item]) => item !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([key, item]) => `${JSON.stringify(key)}:${canonicalJson(item)}`).join(",")}}`;
-  }
-  return JSON.stringify(value);
-}
 
 /** Binds an approval to one exact call: another tool or any other argument is another hash. */
 export function hashToolCall(tool: string, args: Record<string, unknown>): string {
@@ -47,7 +36,8 @@ export const toolApproval: ProtocolTypeDefinition = {
   defaultTimeoutSeconds: () => 10 * 60,
   timeoutPolicy: () => "deny",
   onDuplicatePending: "supersede",
-  isFencedToWork: false,
+  // An approval speaks for the work it was asked for, like a plan: a task switch voids it.
+  isFencedToWork: true,
   onCreated: ({ setAgentState }) => setAgentState({ status: "waiting_approval" }),
   onApproved: ({ setAgentState }) => setAgentState({ status: "working" }),
   onRejected: ({ setAgentState }) => setAgentState({ status: "working" }),

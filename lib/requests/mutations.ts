@@ -3,7 +3,7 @@ import type { AgentActor, HumanActor } from "../auth/actor";
 import { lockAgent } from "../agents/data";
 import { setAgentState, endIncarnation } from "../agents/state";
 import { isAgentActive } from "../agents/schema";
-import type { Db } from "../db";
+import { hasSqlState, type Db } from "../db";
 import { AppError, invalidInput } from "../errors";
 import { appendEvent } from "../events/mutations";
 import { deliverMessage } from "../messages/deliver";
@@ -14,6 +14,7 @@ import {
   type ProtocolTypeDefinition,
 } from "../protocol/definition";
 import { getProtocolType } from "../protocol/registry";
+import { canonicalJson } from "../protocol/canonical-json";
 import { newRequestId } from "../protocol/tokens";
 import type { CreateRequestInput, DecidedBy, RespondInput } from "./schema";
 import { directionOf, toRequestView, type RequestView } from "./views";
@@ -34,7 +35,8 @@ function effectContext(db: Db, request: Request, agent: Agent): EffectContext {
     direction: directionOf(request),
     setAgentState: async (patch) => {
       if (isEnded) return;
-      await setAgentState(db, agent, patch);
+      const { stopGraceSeconds } = getProtocolType(request.type);
+      await setAgentState(db, agent, { ...patch, stopGraceSeconds });
     },
     endIncarnation: async (reason) => {
       if (isEnded) return;
@@ -105,16 +107,24 @@ export async function createRequestInTransaction(
     throw new AppError("AGENT_NOT_ACTIVE", `agent '${agent.name}' is ${agent.status}`);
   }
   if (input.idempotencyKey) {
+    // Keys are scoped to the incarnation: a new incarnation reusing one asks a new question.
     const existing = await tx.request.findUnique({
       where: {
-        agentId_idempotencyKey: { agentId: agent.id, idempotencyKey: input.idempotencyKey },
+        agentId_incarnation_idempotencyKey: {
+          agentId: agent.id,
+          incarnation: agent.incarnation,
+          idempotencyKey: input.idempotencyKey,
+        },
       },
     });
     if (existing) {
-      if (existing.type !== definition.type) {
+      if (
+        existing.type !== definition.type ||
+        canonicalJson(existing.payload) !== canonicalJson(input.payload)
+      ) {
         throw new AppError(
           "IDEMPOTENCY_KEY_REUSED",
-          "this idempotency key was used for another request type",
+          "this idempotency key was used for a different request; use a new key for a new request",
         );
       }
       return { request: toRequestView(existing), isCreated: false };
@@ -161,6 +171,7 @@ export async function createRequestInTransaction(
     from: request.sender,
     to: request.target,
     agentId: isToLead ? null : agent.id,
+    incarnation: isToLead ? null : agent.incarnation,
     type: definition.type,
     content: definition.summarize(request.payload as Record<string, unknown>),
     metadata: { requestId: request.id, incarnation: request.incarnation },
@@ -303,6 +314,41 @@ export async function decideRequest(
   requestId: string,
   input: RespondInput,
 ): Promise<RequestView> {
+  try {
+    return await decideInTransaction(db, responder, requestId, input);
+  } catch (error) {
+    if (!hasSqlState(error, LATE_DECISION_SQLSTATE)) throw error;
+    throw await refuseLateDecision(db, requestId);
+  }
+}
+
+/** Raised by the database itself when a decision reaches a request past its deadline (migration 006). */
+const LATE_DECISION_SQLSTATE = "P0002";
+
+/**
+ * The database refused the decision by its own clock. The deadline has passed, so the request
+ * expires now with its timeout policy, whether or not a sweeper got to it first.
+ */
+async function refuseLateDecision(db: PrismaClient, requestId: string): Promise<AppError> {
+  const { agentId } = await db.request.findUniqueOrThrow({
+    where: { id: requestId },
+    select: { agentId: true },
+  });
+  await expireRequest(db, { id: requestId, agentId }, { isKnownDue: true });
+  const stored = await db.request.findUniqueOrThrow({ where: { id: requestId } });
+  return new AppError(
+    "REQUEST_EXPIRED",
+    `request ${requestId} passed its deadline before the decision; it is ${stored.status}`,
+    { details: { request: toRequestView(stored) } },
+  );
+}
+
+async function decideInTransaction(
+  db: PrismaClient,
+  responder: Responder,
+  requestId: string,
+  input: RespondInput,
+): Promise<RequestView> {
   return inTransaction(db, async (tx) => {
     const found = await tx.request.findUnique({ where: { id: requestId } });
     if (!found) throw new AppError("REQUEST_NOT_FOUND", `no request ${requestId}`);
@@ -346,6 +392,7 @@ export async function decideRequest(
       from: decided.target,
       to: decided.sender,
       agentId: decided.sender === "lead" ? null : decided.agentId,
+      incarnation: decided.sender === "lead" ? null : decided.incarnation,
       type: definition.responseType,
       content: feedback ?? "",
       metadata: { requestId: decided.id, approve: input.approve, status: decided.status },
@@ -400,6 +447,53 @@ export async function cancelPendingRequests(
 const EXPIRY_BATCH = 50;
 
 /**
+ * Expires one request and applies its type's timeout policy, under the agent's row lock: a
+ * compare-and-set, so however many nodes and late deciders race for it, it happens once.
+ * `isKnownDue`: the database has already judged the deadline passed (a refused late decision).
+ */
+async function expireRequest(
+  db: PrismaClient,
+  { id, agentId }: { id: string; agentId: string },
+  options: { now?: Date; isKnownDue?: boolean } = {},
+): Promise<RequestView | null> {
+  return inTransaction(db, async (tx) => {
+    const agent = await lockAgent(tx, agentId);
+    const request = await tx.request.findUniqueOrThrow({ where: { id } });
+    const isDue = options.isKnownDue || request.expiresAt <= (options.now ?? new Date());
+    if (request.status !== "pending" || !isDue) return null;
+    const definition = getProtocolType(request.type);
+    const direction = directionOf(request);
+    const policy = definition.timeoutPolicy(direction);
+    const feedback = `timed out: ${policy.replace("_", " ")}`;
+    const stored = await compareAndSetStatus(tx, id, {
+      status: "expired",
+      feedback,
+      respondedBy: "system",
+      decidedBy: { kind: "timeout", policy },
+    });
+    if (!stored) return null;
+    await definition.onExpired(effectContext(tx, stored, agent));
+    await deliverMessage(tx, {
+      from: stored.target,
+      to: stored.sender,
+      agentId: stored.sender === "lead" ? null : stored.agentId,
+      incarnation: stored.sender === "lead" ? null : stored.incarnation,
+      type: definition.responseType,
+      content: feedback,
+      metadata: { requestId: id, approve: isApprovingPolicy(policy), status: "expired", policy },
+    });
+    await appendEvent(tx, "request.expired", `request:${id}`, {
+      requestId: id,
+      type: stored.type,
+      agent: agent.name,
+      policy,
+      decidedBy: stored.decidedBy,
+    });
+    return toRequestView(stored);
+  });
+}
+
+/**
  * Expires due requests and applies each type's timeout policy. Safe to run on every node at once:
  * each expiry is a compare-and-set under the agent's row lock, so it happens exactly once.
  */
@@ -414,40 +508,8 @@ export async function expireDueRequests(
     select: { id: true, agentId: true },
   });
   const expired: RequestView[] = [];
-  for (const { id, agentId } of due) {
-    const view = await inTransaction(db, async (tx) => {
-      const agent = await lockAgent(tx, agentId);
-      const request = await tx.request.findUniqueOrThrow({ where: { id } });
-      if (request.status !== "pending" || request.expiresAt > now) return null;
-      const definition = getProtocolType(request.type);
-      const direction = directionOf(request);
-      const policy = definition.timeoutPolicy(direction);
-      const feedback = `timed out: ${policy.replace("_", " ")}`;
-      const stored = await compareAndSetStatus(tx, id, {
-        status: "expired",
-        feedback,
-        respondedBy: "system",
-        decidedBy: { kind: "timeout", policy },
-      });
-      if (!stored) return null;
-      await definition.onExpired(effectContext(tx, stored, agent));
-      await deliverMessage(tx, {
-        from: stored.target,
-        to: stored.sender,
-        agentId: stored.sender === "lead" ? null : stored.agentId,
-        type: definition.responseType,
-        content: feedback,
-        metadata: { requestId: id, approve: isApprovingPolicy(policy), status: "expired", policy },
-      });
-      await appendEvent(tx, "request.expired", `request:${id}`, {
-        requestId: id,
-        type: stored.type,
-        agent: agent.name,
-        policy,
-        decidedBy: stored.decidedBy,
-      });
-      return toRequestView(stored);
-    });
+  for (const request of due) {
+    const view = await expireRequest(db, request, { now });
     if (view) expired.push(view);
   }
   return expired;

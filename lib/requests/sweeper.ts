@@ -1,4 +1,4 @@
-import { markSilentAgentsOffline } from "../agents/mutations";
+import { forceOverdueStops, markSilentAgentsOffline } from "../agents/mutations";
 import type { PrismaClient } from "../generated/prisma/client";
 import { expireDueRequests } from "./mutations";
 
@@ -17,6 +17,7 @@ export function startSweeper(
     try {
       await expireDueRequests(db);
       await markSilentAgentsOffline(db);
+      await forceOverdueStops(db);
     } catch (error) {
       console.error("[sweeper] sweep failed; retrying next tick", error);
     } finally {

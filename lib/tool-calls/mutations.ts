@@ -6,6 +6,7 @@ import { AppError } from "../errors";
 import { appendEvent } from "../events/mutations";
 import type { Agent, Prisma, PrismaClient } from "../generated/prisma/client";
 import { decideGate } from "../protocol/gate";
+import { refuseWhileStopping } from "../protocol/stop-gate";
 import { getProtocolType } from "../protocol/registry";
 import { hashToolCall } from "../protocol/tool-approval";
 import { classifyToolCall, type ToolRisk } from "../protocol/tool-risk";
@@ -29,6 +30,9 @@ async function decideRiskyCall(
     where: {
       agentId: agent.id,
       incarnation: agent.incarnation,
+      // Approvals are fenced to the work they were asked for; a task switch voids them.
+      workVersion: agent.workVersion,
+      taskId: agent.taskId,
       type: "tool_approval",
       payload: { path: ["callHash"], equals: callHash },
     },
@@ -99,7 +103,9 @@ export async function recordToolCall(
     }
     if (!isAgentActive(agent.status))
       throw new AppError("AGENT_NOT_ACTIVE", `agent '${agent.name}' is ${agent.status}`);
-    const gateVerdict = decideGate(agent.gate, input.tool, risk);
+    const gateVerdict =
+      refuseWhileStopping(agent.status === "stopping", input.tool) ??
+      decideGate(agent.gate, input.tool, risk);
     const verdict: ToolVerdict =
       "needsApproval" in gateVerdict
         ? await decideRiskyCall(tx, agent, input, risk, gateVerdict.reason)

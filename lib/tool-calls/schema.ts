@@ -11,6 +11,7 @@ export type ToolVerdict = {
   code?:
     | "PLAN_GATE_BLOCKED"
     | "PATH_OUTSIDE_WORKSPACE"
+    | "AGENT_STOPPING"
     | "TOOL_APPROVAL_REQUIRED"
     | "TOOL_APPROVAL_PENDING"
     | "TOOL_APPROVAL_DENIED";

@@ -187,6 +187,7 @@ describe("GET /api/v1/agents/{name}/timeline", () => {
           sender: "lead",
           recipient: crowded.name,
           agentId: agentRow.id,
+          incarnation: agentRow.incarnation,
           type: "message",
           content,
           createdAt: at,

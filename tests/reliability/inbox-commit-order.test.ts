@@ -25,6 +25,7 @@ describe("inbox cursor and commit order", () => {
           from: "lead",
           to: agent.name,
           agentId,
+          incarnation: 1,
           type: "message",
           content: "slow",
         });

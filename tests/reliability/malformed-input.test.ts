@@ -455,6 +455,43 @@ const CASES: Case[] = [
   },
 ];
 
+// ---- Deep nesting (issue 12, item 6): JSON nested far below the body limit but deeper than the
+// 64-level cap, in every place a route accepts free-form JSON, as objects and as arrays.
+const nestedObjects = (depth: number) => `${'{"a":'.repeat(depth)}1${"}".repeat(depth)}`;
+const nestedArrays = (depth: number) => `${"[".repeat(depth)}1${"]".repeat(depth)}`;
+const DEEP_NESTING_CASES: Case[] = [65, 5_000, 10_000].flatMap((depth) => [
+  {
+    name: `POST /tool-calls: args nested ${depth} deep`,
+    run: (c: Context) =>
+      c.call(ROUTES.toolCalls, {
+        as: "agent",
+        rawBody: `{"tool":"read_file","args":${nestedObjects(depth)}}`,
+      }),
+  },
+  {
+    name: `POST /tool-calls: an array nested ${depth} deep`,
+    run: (c: Context) =>
+      c.call(ROUTES.toolCalls, {
+        as: "agent",
+        rawBody: `{"tool":"bash","args":{"command":${nestedArrays(depth)}}}`,
+      }),
+  },
+  {
+    name: `POST /requests: tool_approval args nested ${depth} deep`,
+    run: (c: Context) =>
+      c.call(ROUTES.requests, {
+        as: "agent",
+        rawBody: `{"type":"tool_approval","payload":{"tool":"bash","args":${nestedObjects(depth)}}}`,
+      }),
+  },
+  {
+    name: `POST /messages: a body nested ${depth} deep`,
+    run: (c: Context) => c.call(ROUTES.messages, { rawBody: nestedObjects(depth) }),
+  },
+]);
+CASES.push(...DEEP_NESTING_CASES);
+// ---- end of deep nesting
+
 let adminUrl: string;
 let databaseUrl: string;
 let context: Context;

@@ -4,7 +4,13 @@ import { sendMessage } from "@/lib/messages/mutations";
 import { sendMessageSchema } from "@/lib/messages/schema";
 
 export const POST = defineRoute(
-  { access: "lead_or_agent", scopes: ["admin"], body: sendMessageSchema, status: 201 },
+  {
+    access: "lead_or_agent",
+    scopes: ["admin"],
+    body: sendMessageSchema,
+    status: 201,
+    agentRate: "messages",
+  },
   async ({ actor, body }) => {
     const { items } = await sendMessage(getDb(), actor, body);
     return body.to === "*" ? { items, nextCursor: null } : items[0];

@@ -5,7 +5,7 @@ import { submitRequest } from "@/lib/requests/mutations";
 import { createRequestSchema, listRequestsQuerySchema } from "@/lib/requests/schema";
 
 export const POST = defineRoute(
-  { access: "agent", scopes: [], body: createRequestSchema },
+  { access: "agent", scopes: [], body: createRequestSchema, agentRate: "requests" },
   async ({ actor, body }) => {
     const { request, isCreated } = await submitRequest(getDb(), actor, body);
     return jsonResponse(request, { status: isCreated ? 201 : 200 });

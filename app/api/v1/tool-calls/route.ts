@@ -4,7 +4,7 @@ import { recordToolCall } from "@/lib/tool-calls/mutations";
 import { toolCallSchema } from "@/lib/tool-calls/schema";
 
 export const POST = defineRoute(
-  { access: "agent", scopes: [], body: toolCallSchema },
+  { access: "agent", scopes: [], body: toolCallSchema, agentRate: "tool_calls" },
   ({ actor, body }) => recordToolCall(getDb(), actor, body),
 );
 

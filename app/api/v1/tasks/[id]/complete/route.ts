@@ -4,7 +4,7 @@ import { completeTask } from "@/lib/tasks/mutations";
 import { taskParamsSchema } from "@/lib/tasks/schema";
 
 export const POST = defineRoute(
-  { access: "agent", scopes: [], params: taskParamsSchema },
+  { access: "agent", scopes: [], params: taskParamsSchema, agentRate: "tool_calls" },
   ({ actor, params }) => completeTask(getDb(), actor, params.id),
 );
 

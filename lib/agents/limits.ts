@@ -1,0 +1,77 @@
+import { env } from "../env";
+import { AppError } from "../errors";
+
+/** What an agent may do only so often per minute (POST /messages, /requests, /tool-calls). */
+export type AgentRateKind = "messages" | "requests" | "tool_calls";
+
+const WINDOW_MS = 60_000;
+
+const perMinute: Record<AgentRateKind, () => number> = {
+  messages: () => env.HANDSHAKE_AGENT_MESSAGES_PER_MINUTE,
+  requests: () => env.HANDSHAKE_AGENT_REQUESTS_PER_MINUTE,
+  tool_calls: () => env.HANDSHAKE_AGENT_TOOL_CALLS_PER_MINUTE,
+};
+
+type Window = { startedAt: number; count: number };
+
+/**
+ * Counters live in this process, on globalThis (route handlers and server.ts load this module in
+ * separate graphs, decision 003): each web node enforces the limits on its own, so N nodes behind a
+ * balancer allow up to N times as much. They bound a misbehaving agent's cost; the protocol's
+ * invariants never depend on them.
+ */
+type LimitState = { windows: Map<string, Window>; openLongPolls: Map<string, number> };
+const holder = globalThis as typeof globalThis & { handshakeAgentLimits?: LimitState };
+function state(): LimitState {
+  holder.handshakeAgentLimits ??= { windows: new Map(), openLongPolls: new Map() };
+  return holder.handshakeAgentLimits;
+}
+
+function rateLimited(message: string, retryAfterSeconds: number): AppError {
+  return new AppError("RATE_LIMITED", message, {
+    headers: { "retry-after": String(Math.max(1, Math.ceil(retryAfterSeconds))) },
+  });
+}
+
+/**
+ * Counts one call of `kind` by the agent in the current one-minute window, or refuses it with 429
+ * RATE_LIMITED and Retry-After (the seconds until the window ends) once the window is full.
+ */
+export function takeAgentRate(agentId: string, kind: AgentRateKind, now = Date.now()): void {
+  const { windows } = state();
+  const key = `${agentId}:${kind}`;
+  let window = windows.get(key);
+  if (!window || now - window.startedAt >= WINDOW_MS) {
+    window = { startedAt: now, count: 0 };
+    windows.set(key, window);
+  }
+  const limit = perMinute[kind]();
+  if (window.count >= limit) {
+    throw rateLimited(
+      `at most ${limit} ${kind.replace("_", " ")} per minute per agent`,
+      (window.startedAt + WINDOW_MS - now) / 1000,
+    );
+  }
+  window.count += 1;
+}
+
+/**
+ * Holds one of the agent's open long-poll slots for as long as `run` takes. Each open long-poll
+ * holds a socket and a hub subscription, so their number is capped, not their rate.
+ */
+export async function holdLongPoll<T>(agentId: string, run: () => Promise<T>): Promise<T> {
+  const { openLongPolls } = state();
+  const open = openLongPolls.get(agentId) ?? 0;
+  const limit = env.HANDSHAKE_AGENT_OPEN_LONG_POLLS;
+  if (open >= limit) {
+    throw rateLimited(`at most ${limit} open long-polls per agent`, 1);
+  }
+  openLongPolls.set(agentId, open + 1);
+  try {
+    return await run();
+  } finally {
+    const left = (openLongPolls.get(agentId) ?? 1) - 1;
+    if (left > 0) openLongPolls.set(agentId, left);
+    else openLongPolls.delete(agentId);
+  }
+}

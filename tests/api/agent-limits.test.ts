@@ -1,0 +1,87 @@
+import { afterAll, describe, expect, it, vi } from "vitest";
+
+// Small limits for this file only; lib/env.ts reads them when first imported.
+vi.hoisted(() => {
+  process.env.HANDSHAKE_AGENT_MESSAGES_PER_MINUTE = "3";
+  process.env.HANDSHAKE_AGENT_REQUESTS_PER_MINUTE = "3";
+  process.env.HANDSHAKE_AGENT_TOOL_CALLS_PER_MINUTE = "3";
+  process.env.HANDSHAKE_AGENT_OPEN_LONG_POLLS = "2";
+});
+
+import * as inboxRoute from "../../app/api/v1/inbox/route";
+import { getDb } from "../../lib/db";
+import { callRoute } from "../route-client";
+import { api, lead, registerAgent } from "./fixtures";
+
+// Issue 12, item 11: an agent holding a valid token cannot flood the server.
+
+afterAll(() => getDb().$disconnect());
+
+function expectRateLimited(response: { status: number; json: Record<string, unknown> }) {
+  expect(response.status, JSON.stringify(response.json)).toBe(429);
+  expect(response.json).toMatchObject({ error: { code: "RATE_LIMITED" } });
+}
+
+describe("per-agent limits", () => {
+  it("caps messages per minute, with Retry-After, and stores nothing past the cap", async () => {
+    const agent = await registerAgent();
+    for (let i = 0; i < 3; i++) {
+      expect((await api.sendMessage(agent.headers, { to: "lead", content: `m${i}` })).status).toBe(
+        201,
+      );
+    }
+    const before = await getDb().message.count({ where: { sender: agent.name } });
+    const refused = await callRoute((await import("../../app/api/v1/messages/route")).POST, {
+      path: "/api/v1/messages",
+      body: { to: "lead", content: "one too many" },
+      headers: agent.headers,
+    });
+    expectRateLimited(refused as { status: number; json: Record<string, unknown> });
+    expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(0);
+    expect(await getDb().message.count({ where: { sender: agent.name } })).toBe(before);
+    // Another agent is not affected, and the Lead is not an agent.
+    const other = await registerAgent();
+    expect((await api.sendMessage(other.headers, { to: "lead", content: "hi" })).status).toBe(201);
+    expect(
+      (await api.sendMessage((await lead()).headers, { to: agent.name, content: "hi" })).status,
+    ).toBe(201);
+  });
+
+  it("caps requests and tool-call records per minute", async () => {
+    const agent = await registerAgent();
+    for (let i = 0; i < 3; i++) {
+      await api.submitRequest(agent.headers, { type: "plan_approval", payload: { plan: `${i}` } });
+    }
+    expectRateLimited(
+      await api.submitRequest(agent.headers, { type: "plan_approval", payload: { plan: "x" } }),
+    );
+    for (let i = 0; i < 3; i++) {
+      await api.toolCall(agent.headers, { tool: "read_file", args: { path: `${i}` } });
+    }
+    const records = await getDb().toolCall.count({ where: { agent: { name: agent.name } } });
+    expectRateLimited(
+      await api.toolCall(agent.headers, { tool: "read_file", args: { path: "x" } }),
+    );
+    expect(await getDb().toolCall.count({ where: { agent: { name: agent.name } } })).toBe(records);
+  });
+
+  it("caps open long-polls and frees the slot when one ends", async () => {
+    const agent = await registerAgent();
+    const controller = new AbortController();
+    const poll = () =>
+      inboxRoute.GET(
+        new Request("http://127.0.0.1:3000/api/v1/inbox?wait=5", {
+          headers: { host: "127.0.0.1:3000", ...agent.headers },
+          signal: controller.signal,
+        }),
+        { params: Promise.resolve({}) },
+      );
+    const open = [poll(), poll()];
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const third = await api.inbox(agent.headers, "?wait=5");
+    expectRateLimited(third);
+    controller.abort();
+    await Promise.all(open);
+    expect((await api.inbox(agent.headers, "?wait=0")).status).toBe(200);
+  });
+});
