@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { readdirSync, readFileSync } from "node:fs";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { readFile, stat, writeFile } from "node:fs/promises";
 import { createServer, type Server } from "node:net";
 import type { AddressInfo } from "node:net";
@@ -202,12 +202,14 @@ describe("nothing outlives the call", () => {
   });
 
   it("kills everything at the timeout, and says so", async () => {
-    const { call } = await sandboxed();
+    const { call, workspace } = await sandboxed();
+    // A script, so the classifier (which asks the Lead about setsid) lets the call reach the sandbox.
+    writeFileSync(
+      path.join(workspace, "linger.sh"),
+      "setsid sleep 4242.21 & trap '' TERM; echo begun; sleep 4242.22\n",
+    );
     const started = Date.now();
-    const result = await call("bash", {
-      command: "setsid sleep 4242.21 & trap '' TERM; echo begun; sleep 4242.22",
-      timeoutSeconds: 1,
-    });
+    const result = await call("bash", { command: "bash linger.sh", timeoutSeconds: 1 });
     expect(Date.now() - started).toBeLessThan(8_000);
     expect(result.content).toBe(
       "timed out after 1s; the sandbox and every process in it were killed\n--- stdout ---\nbegun\n",

@@ -43,7 +43,7 @@ describe("workspace confinement", () => {
   it.each(escapes)("read_file refuses %s", async (_label, target) => {
     const result = await harness.call("read_file", { path: target });
     expect(result.isError).toBe(true);
-    expect(result.content).toContain("outside the workspace");
+    expect(result.content).toMatch(/outside the workspace|leaves the workspace/);
   });
 
   it.each(escapes)("edit_file refuses %s and leaves the target alone", async (_label, target) => {
@@ -53,7 +53,7 @@ describe("workspace confinement", () => {
       newText: "pwned",
     });
     expect(result.isError).toBe(true);
-    expect(result.content).toContain("outside the workspace");
+    expect(result.content).toMatch(/outside the workspace|leaves the workspace/);
     expect(await readFile(path.join(harness.outside, "secret.txt"), "utf8")).toBe("outside secret");
   });
 
@@ -65,14 +65,14 @@ describe("workspace confinement", () => {
   ] as const)("write_file refuses %s and creates nothing", async (_label, target, created) => {
     const result = await harness.call("write_file", { path: target, content: "pwned" });
     expect(result.isError).toBe(true);
-    expect(result.content).toContain("outside the workspace");
+    expect(result.content).toMatch(/outside the workspace|leaves the workspace/);
     expect(await isPresent(path.join(harness.outside, created))).toBe(false);
   });
 
   it("write_file refuses an absolute path outside", async () => {
     const target = path.join(harness.outside, "abs.txt");
     const result = await harness.call("write_file", { path: target, content: "pwned" });
-    expect(result.content).toContain("outside the workspace");
+    expect(result.content).toMatch(/outside the workspace|leaves the workspace/);
     expect(await isPresent(target)).toBe(false);
   });
 
@@ -83,7 +83,7 @@ describe("workspace confinement", () => {
   ])("list_files refuses %s", async (_label, target) => {
     const result = await harness.call("list_files", { path: target });
     expect(result.isError).toBe(true);
-    expect(result.content).toContain("outside the workspace");
+    expect(result.content).toMatch(/outside the workspace|leaves the workspace/);
   });
 
   it("refuses NUL bytes", async () => {
@@ -131,9 +131,13 @@ describe("workspace confinement", () => {
 
 describe("links and paths made to escape", () => {
   it("a symlink to / made by bash cannot be followed by any file tool", async () => {
-    const made = await harness.call("bash", {
-      command: "ln -s / root && ln -s /etc etc-link && mkdir d && ln -s ../../.. d/up && ls -l",
-    });
+    // Written as a script because the classifier refuses `ln -s /` typed out: the file tools must
+    // hold even when a command the classifier cannot read made the links.
+    await writeFile(
+      workspaceFile("make-links.sh"),
+      "ln -s / root && ln -s /etc etc-link && mkdir d && ln -s ../../.. d/up && ls -l\n",
+    );
+    const made = await harness.call("bash", { command: "bash make-links.sh" });
     expect(made.content).toMatch(/root -> \//);
     for (const [tool, args] of [
       ["read_file", { path: "root/etc/passwd" }],
@@ -147,7 +151,7 @@ describe("links and paths made to escape", () => {
     ] as const) {
       const result = await harness.call(tool, args);
       expect(result, `${tool} ${JSON.stringify(args)}`).toMatchObject({ isError: true });
-      expect(result.content).toContain("outside the workspace");
+      expect(result.content).toMatch(/outside the workspace|leaves the workspace/);
     }
     expect(await isPresent("/tmp/pwned.txt")).toBe(false);
     expect(await isPresent(path.join(harness.outside, "pwned.txt"))).toBe(false);

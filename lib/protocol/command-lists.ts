@@ -342,6 +342,9 @@ export const ALLOWED_ABSOLUTE_PATHS: readonly string[] = [
   "/dev/stdout",
   "/dev/stderr",
   "/dev/fd/*",
+  "/dev/zero",
+  "/dev/random",
+  "/dev/urandom",
   "/tmp",
   "/tmp/*",
 ];

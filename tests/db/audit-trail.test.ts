@@ -31,7 +31,12 @@ async function decidedRequest(respondedAt: Date) {
   });
   await db.request.update({
     where: { id: request.id },
-    data: { status: "approved", respondedBy: "lead@example.com", respondedAt },
+    data: {
+      status: "approved",
+      respondedBy: "lead@example.com",
+      respondedAt,
+      decidedBy: { kind: "human", userId: "u_audit", sessionId: "s_audit" },
+    },
   });
   return { agent, request };
 }
