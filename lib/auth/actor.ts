@@ -49,7 +49,7 @@ async function findApiTokenActor(db: Db, tokenHash: string): Promise<HumanActor 
     where: { tokenHash },
     include: { user: true },
   });
-  if (!apiToken || apiToken.revokedAt) return null;
+  if (!apiToken || apiToken.revokedAt || apiToken.user.disabledAt) return null;
   return {
     kind: "human",
     userId: apiToken.user.id,
@@ -77,17 +77,28 @@ async function actorFromToken(db: Db, token: string): Promise<Actor> {
   throw new AppError("UNAUTHENTICATED", "unknown or revoked token");
 }
 
-export async function actorFromSession(headers: Headers): Promise<HumanActor | null> {
+export type HumanSession = { actor: HumanActor; sessionId: string };
+
+/** The session named by the cookie with its human; null when absent, expired or disabled. */
+export async function readHumanSession(headers: Headers): Promise<HumanSession | null> {
   const session = await getAuth().api.getSession({ headers });
-  if (!session) return null;
+  // Disabling deletes the user's sessions; this also covers one created in the same instant.
+  if (!session || (session.user as { disabledAt?: Date | null }).disabledAt) return null;
   return {
-    kind: "human",
-    userId: session.user.id,
-    email: session.user.email,
-    name: session.user.name,
-    role: userRoleSchema.catch("viewer").parse(session.user.role),
-    via: "session",
+    sessionId: session.session.id,
+    actor: {
+      kind: "human",
+      userId: session.user.id,
+      email: session.user.email,
+      name: session.user.name,
+      role: userRoleSchema.catch("viewer").parse(session.user.role),
+      via: "session",
+    },
   };
+}
+
+export async function actorFromSession(headers: Headers): Promise<HumanActor | null> {
+  return (await readHumanSession(headers))?.actor ?? null;
 }
 
 /** Resolves the caller from a bearer token or the session cookie; null when anonymous. */

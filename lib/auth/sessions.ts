@@ -1,7 +1,10 @@
 import { APIError } from "better-auth/api";
+import type { Db } from "../db";
 import { env } from "../env";
 import { AppError } from "../errors";
+import { appendEvent } from "../events/mutations";
 import type { PrismaClient } from "../generated/prisma/client";
+import type { HumanActor } from "./actor";
 import { getAuth } from "./auth";
 import { issueDeviceCookie, readTrustedDevice } from "./device-cookie";
 import type { LoginInput } from "./schema";
@@ -76,13 +79,21 @@ export async function signIn(
   };
 }
 
-/** Ends the session named by the cookie; returns the headers that clear it in the browser. */
-export async function signOut(requestHeaders: Headers): Promise<Headers> {
+/**
+ * Ends the session named by the cookie; returns the headers that clear it in the browser. The
+ * event tells every web node to re-check its console sockets now rather than at the next sweep.
+ */
+export async function signOut(
+  db: Db,
+  actor: HumanActor,
+  requestHeaders: Headers,
+): Promise<Headers> {
   try {
     const { headers } = await getAuth().api.signOut({
       headers: requestHeaders,
       returnHeaders: true,
     });
+    await appendEvent(db, "session.ended", `user:${actor.userId}`, { userId: actor.userId });
     return headers;
   } catch (error) {
     if (error instanceof APIError && error.statusCode < 500) {

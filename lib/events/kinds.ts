@@ -15,5 +15,7 @@ export const EVENT_KINDS = [
   "task.created",
   "task.updated",
   "user.created",
+  "user.updated",
+  "session.ended",
 ] as const;
 export type EventKind = (typeof EVENT_KINDS)[number];
