@@ -4,8 +4,7 @@ const LOOPBACK_HOSTNAMES = new Set(["localhost", "127.0.0.1", "[::1]"]);
 
 function originOf(url: string): string | null {
   try {
-    const { origin } = new URL(url);
-    return origin === "null" ? null : origin;
+    return new URL(url).origin;
   } catch {
     return null;
   }
@@ -23,12 +22,12 @@ export function isConsoleOriginAllowed(
   host: string | undefined,
   publicUrl: string | undefined = env.HANDSHAKE_PUBLIC_URL,
 ): boolean {
-  const given = origin ? originOf(origin) : null;
-  if (!given) return false;
-  if (publicUrl) return given === originOf(publicUrl);
+  // Browsers send the serialised origin; anything else (a path, a trailing dot, other casing) is
+  // not a browser on our page, so the header must equal the expected origin character for character.
+  if (!origin || origin === "null") return false;
+  if (publicUrl) return origin === originOf(publicUrl);
   if (!host) return false;
-  const expected = originOf(`http://${host}`);
-  if (given !== expected) return false;
-  const { hostname } = new URL(given);
+  if (origin !== originOf(`http://${host}`)) return false;
+  const { hostname } = new URL(origin);
   return LOOPBACK_HOSTNAMES.has(hostname) || hostname === env.HOST;
 }
