@@ -19,6 +19,7 @@ let patchUser: Handler;
 let login: Handler;
 let createToken: Handler;
 let listAgents: Handler;
+let registerAgent: Handler;
 let db: PrismaClient;
 
 beforeAll(async () => {
@@ -31,7 +32,7 @@ beforeAll(async () => {
   ({ PATCH: patchUser } = await import("../../app/api/v1/users/[id]/route"));
   ({ POST: login } = await import("../../app/api/v1/auth/login/route"));
   ({ POST: createToken } = await import("../../app/api/v1/tokens/route"));
-  ({ GET: listAgents } = await import("../../app/api/v1/agents/route"));
+  ({ GET: listAgents, POST: registerAgent } = await import("../../app/api/v1/agents/route"));
   db = (await import("../../lib/db")).getDb();
 });
 
@@ -64,6 +65,18 @@ describe("PATCH /api/v1/users/{id}", () => {
     const otherId = await idOf(other);
     const byViewer = await patch(otherId, { role: "lead" }, viewer.headers);
     expect(byViewer.status).toBe(403);
+    expect((await patch(otherId, { role: "lead" }, {})).status).toBe(401);
+    const agent = await callRoute(registerAgent, {
+      body: { name: `users-${randomBytes(3).toString("hex")}`, role: "tester" },
+      headers: lead.headers,
+    });
+    const byAgent = await patch(
+      otherId,
+      { role: "lead" },
+      { authorization: `Bearer ${String(agent.json?.token)}` },
+    );
+    expect(byAgent.status).toBe(403);
+    expect((await db.user.findUniqueOrThrow({ where: { id: otherId } })).role).toBe("viewer");
     const promoted = await patch(otherId, { role: "lead" }, lead.headers);
     expect(promoted.status).toBe(200);
     expect(promoted.json).toMatchObject({ id: otherId, role: "lead", disabled: false });
