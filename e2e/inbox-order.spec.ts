@@ -42,9 +42,9 @@ test("with 250 pending requests the oldest is first in the inbox, every one is l
   const oldest = await registerApiAgent(lead, { name: `oldest-${Date.now().toString(36)}` });
   spawned.push(oldest.name);
   await submitPlan(oldest.api, "the longest-waiting plan");
-  for (let i = 0; i < 249; i += 25) {
+  for (let i = 0; i < 249; i += 10) {
     await Promise.all(
-      Array.from({ length: Math.min(25, 249 - i) }, async () => {
+      Array.from({ length: Math.min(10, 249 - i) }, async () => {
         const agent = await registerApiAgent(lead);
         spawned.push(agent.name);
         await submitPlan(agent.api, "a later plan");
