@@ -1,5 +1,6 @@
 import type { NextConfig } from "next";
 import { env } from "./lib/env";
+import { API_CONTENT_SECURITY_POLICY, STATIC_SECURITY_HEADERS } from "./lib/http/security-headers";
 
 const nextConfig: NextConfig = {
   poweredByHeader: false,
@@ -16,6 +17,14 @@ const nextConfig: NextConfig = {
     "web-tree-sitter",
   ],
   typedRoutes: false,
+  // Pages get their Content-Security-Policy, with a nonce, from proxy.ts.
+  headers: async () => [
+    { source: "/:path*", headers: [...STATIC_SECURITY_HEADERS] },
+    {
+      source: "/api/:path*",
+      headers: [{ key: "Content-Security-Policy", value: API_CONTENT_SECURITY_POLICY }],
+    },
+  ],
 };
 
 export default nextConfig;

@@ -86,7 +86,7 @@ export async function connectConsole(
     `${baseUrl}${CONSOLE_NAMESPACE}`,
     {
       transports: ["websocket"],
-      extraHeaders: { cookie },
+      extraHeaders: { cookie, origin: baseUrl },
       forceNew: true,
       reconnection: false,
       timeout: 10_000,

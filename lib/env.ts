@@ -17,6 +17,12 @@ const envSchema = z.object({
   /** The URL people use to reach the console, when it differs from http://HOST:PORT. */
   HANDSHAKE_PUBLIC_URL: z.url().optional(),
   HANDSHAKE_ADMIN_EMAIL: z.email().optional(),
+  /** Sign-in limits (lib/auth/sign-in-limit.ts): the sliding window the counts below cover. */
+  HANDSHAKE_SIGN_IN_WINDOW_SECONDS: z.coerce.number().int().min(1).max(86_400).default(900),
+  /** Failed sign-ins per account per window (strangers' together; each recognised browser apart). */
+  HANDSHAKE_SIGN_IN_MAX_FAILURES: z.coerce.number().int().min(1).max(1_000).default(5),
+  /** Failed sign-ins per client address per window, across accounts. */
+  HANDSHAKE_SIGN_IN_MAX_CLIENT_FAILURES: z.coerce.number().int().min(1).max(10_000).default(30),
   HANDSHAKE_ADMIN_PASSWORD: z.string().min(12).max(128).optional(),
   /** Where `npm start` keeps the embedded database and the generated secret. */
   HANDSHAKE_DATA_DIR: z.string().min(1).default(".data"),

@@ -1,7 +1,10 @@
 import { InboxView } from "@/components/inbox/inbox-view";
+import { requireHumanSession } from "@/lib/auth/page-session";
 
 export const metadata = { title: "Inbox · Handshake" };
 
-export default function InboxPage() {
+// Each page checks the session itself: Next does not re-run the layout on client-side navigation.
+export default async function InboxPage() {
+  await requireHumanSession();
   return <InboxView />;
 }

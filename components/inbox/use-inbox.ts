@@ -16,6 +16,36 @@ const RESOLVING_KINDS = new Set([
 
 export type Decision = { id: string; approve: boolean; feedback?: string };
 
+/** Oldest created first, ties by the earlier deadline: the longest-blocked agent comes first. */
+export function compareLongestBlockedFirst(a: RequestView, b: RequestView): number {
+  return (
+    Date.parse(a.createdAt) - Date.parse(b.createdAt) ||
+    Date.parse(a.expiresAt) - Date.parse(b.expiresAt) ||
+    a.id.localeCompare(b.id)
+  );
+}
+
+/** Every page, however many: a request past the first page waits longest, not least. */
+async function listAllPendingForLead(): Promise<RequestView[]> {
+  const items: RequestView[] = [];
+  let cursor: string | null = null;
+  do {
+    const query = new URLSearchParams({
+      status: "pending",
+      target: "lead",
+      order: "oldest",
+      limit: "200",
+      ...(cursor ? { cursor } : {}),
+    });
+    const page: { items: RequestView[]; nextCursor: string | null } = await apiFetch(
+      `/requests?${query.toString()}`,
+    );
+    items.push(...page.items);
+    cursor = page.nextCursor;
+  } while (cursor);
+  return items;
+}
+
 /**
  * The Lead's pending requests, oldest (longest-blocked) first, plus the ones that were on screen
  * and got resolved elsewhere: those stay in place showing who decided, instead of vanishing.
@@ -27,8 +57,7 @@ export function useInbox() {
 
   const pending = useQuery({
     queryKey: queryKeys.pendingRequests,
-    queryFn: () => apiFetch<{ items: RequestView[] }>("/requests?status=pending&limit=200"),
-    select: (page) => page.items.filter((request) => request.target === "lead"),
+    queryFn: listAllPendingForLead,
   });
 
   const remember = useCallback((request: RequestView) => {
@@ -65,9 +94,7 @@ export function useInbox() {
     const byId = new Map<string, RequestView>();
     for (const request of pending.data ?? []) byId.set(request.id, request);
     for (const [id, request] of resolved) byId.set(id, request);
-    return [...byId.values()].sort(
-      (a, b) => a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id),
-    );
+    return [...byId.values()].sort(compareLongestBlockedFirst);
   }, [pending.data, resolved]);
 
   const pendingCount = items.filter((request) => request.status === "pending").length;

@@ -56,6 +56,17 @@ export function ConsoleEventsProvider({
     });
     socket.on("disconnect", () => setState("offline"));
     socket.on("connect_error", () => setState("offline"));
+    socket.on("resumed", ({ lastId: resumedAt, isTruncated }) => {
+      // Too far behind for a replay: the queries are the state, so refetch them all.
+      if (!isTruncated) return;
+      lastId.current = Math.max(lastId.current, resumedAt);
+      void queryClient.invalidateQueries();
+    });
+    socket.on("error", ({ code }) => {
+      // Signed out, disabled or given another role elsewhere: the page's own session check
+      // decides what comes next (the sign-in page, or the console with the new role).
+      if (code === "SESSION_ENDED") window.location.reload();
+    });
     socket.on("event", (event) => {
       if (event.id <= lastId.current) return;
       lastId.current = event.id;

@@ -54,7 +54,7 @@ async function findApiTokenActor(db: Db, tokenHash: string): Promise<TokenActor 
     where: { tokenHash },
     include: { user: true },
   });
-  if (!apiToken || apiToken.revokedAt) return null;
+  if (!apiToken || apiToken.revokedAt || apiToken.user.disabledAt) return null;
   const now = Date.now();
   if (!apiToken.lastUsedAt || now - apiToken.lastUsedAt.getTime() >= LAST_USED_PRECISION_MS) {
     // Conditional, so callers racing on the same token still write once.
@@ -96,9 +96,11 @@ async function actorFromToken(db: Db, token: string): Promise<Actor> {
   throw new AppError("UNAUTHENTICATED", "unknown or revoked token");
 }
 
+/** The human named by the session cookie; null when absent, expired or disabled. */
 export async function actorFromSession(headers: Headers): Promise<SessionActor | null> {
   const session = await getAuth().api.getSession({ headers });
-  if (!session) return null;
+  // Disabling deletes the user's sessions; this also covers one created in the same instant.
+  if (!session || (session.user as { disabledAt?: Date | null }).disabledAt) return null;
   return {
     kind: "human",
     userId: session.user.id,
@@ -108,6 +110,13 @@ export async function actorFromSession(headers: Headers): Promise<SessionActor |
     via: "session",
     sessionId: session.session.id,
   };
+}
+
+export type HumanSession = { actor: SessionActor; sessionId: string };
+
+export async function readHumanSession(headers: Headers): Promise<HumanSession | null> {
+  const actor = await actorFromSession(headers);
+  return actor ? { actor, sessionId: actor.sessionId } : null;
 }
 
 /** Resolves the caller from a bearer token or the session cookie; null when anonymous. */

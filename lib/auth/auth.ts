@@ -28,6 +28,21 @@ function createAuth() {
       additionalFields: {
         // Never settable from a sign-up body: roles are assigned by a Lead (lib/users).
         role: { type: "string", input: false, defaultValue: "viewer", required: false },
+        disabledAt: { type: "date", input: false, required: false },
+      },
+    },
+    databaseHooks: {
+      session: {
+        create: {
+          // The one place every new session passes: a disabled user gets none, whatever the path.
+          before: async (session) => {
+            const user = await getDb().user.findUnique({
+              where: { id: session.userId },
+              select: { disabledAt: true },
+            });
+            return user !== null && user.disabledAt === null;
+          },
+        },
       },
     },
     session: {

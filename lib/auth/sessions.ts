@@ -1,56 +1,99 @@
 import { APIError } from "better-auth/api";
 import type { Db } from "../db";
+import { env } from "../env";
 import { AppError } from "../errors";
+import { appendEvent } from "../events/mutations";
+import type { PrismaClient } from "../generated/prisma/client";
+import type { HumanActor } from "./actor";
 import { getAuth } from "./auth";
+import { issueDeviceCookie, readTrustedDevice } from "./device-cookie";
 import type { LoginInput } from "./schema";
 import {
-  assertSignInAllowed,
-  clearSignInFailures,
   clientIpOf,
-  recordSignInFailure,
+  readSignInLimits,
+  releaseSignInSlot,
+  returnSignInSlot,
+  takeSignInSlot,
+  trimSignInFailures,
+  type SignInAttempt,
 } from "./sign-in-limit";
 
 export type SignedIn = {
   user: { id: string; email: string; name: string; role: string };
-  /** Set-Cookie headers carrying the new session. */
+  /** Set-Cookie headers carrying the new session and the device cookie. */
   headers: Headers;
 };
 
+function hasErrorCode(error: APIError, code: string): boolean {
+  return (error.body as { code?: unknown } | undefined)?.code === code;
+}
+
 export async function signIn(
-  db: Db,
+  db: PrismaClient,
   input: LoginInput,
   requestHeaders: Headers,
 ): Promise<SignedIn> {
-  const clientIp = clientIpOf(requestHeaders);
-  await assertSignInAllowed(db, input.email, clientIp);
+  const limits = readSignInLimits();
+  const { secret } = await getAuth().$context;
+  const attempt: SignInAttempt = {
+    email: input.email,
+    clientIp: clientIpOf(requestHeaders),
+    deviceId: readTrustedDevice(requestHeaders, input.email, secret),
+  };
+  const slotId = await takeSignInSlot(db, attempt, limits);
+  let signedIn;
   try {
-    const { headers, response } = await getAuth().api.signInEmail({
+    signedIn = await getAuth().api.signInEmail({
       body: { email: input.email, password: input.password },
       headers: requestHeaders,
       returnHeaders: true,
     });
-    const user = response.user as typeof response.user & { role?: string };
-    await clearSignInFailures(db, input.email);
-    return {
-      user: { id: user.id, email: user.email, name: user.name, role: user.role ?? "viewer" },
-      headers,
-    };
   } catch (error) {
+    // The session hook (lib/auth/auth.ts) refuses disabled users after the password matched.
+    if (error instanceof APIError && hasErrorCode(error, "FAILED_TO_CREATE_SESSION")) {
+      await returnSignInSlot(db, slotId);
+      throw new AppError("USER_DISABLED", "this account is disabled; ask a Lead");
+    }
     if (error instanceof APIError && error.statusCode === 401) {
-      await recordSignInFailure(db, input.email, clientIp);
+      await trimSignInFailures(db, limits);
       throw new AppError("INVALID_CREDENTIALS", "email or password is incorrect");
     }
+    await returnSignInSlot(db, slotId);
     throw error;
   }
+  const { headers, response } = signedIn;
+  await releaseSignInSlot(db, slotId, attempt);
+  headers.append(
+    "set-cookie",
+    issueDeviceCookie({
+      email: input.email,
+      secret,
+      deviceId: attempt.deviceId,
+      isSecure: env.HANDSHAKE_PUBLIC_URL?.startsWith("https://") ?? false,
+    }),
+  );
+  const user = response.user as typeof response.user & { role?: string };
+  return {
+    user: { id: user.id, email: user.email, name: user.name, role: user.role ?? "viewer" },
+    headers,
+  };
 }
 
-/** Ends the session named by the cookie; returns the headers that clear it in the browser. */
-export async function signOut(requestHeaders: Headers): Promise<Headers> {
+/**
+ * Ends the session named by the cookie; returns the headers that clear it in the browser. The
+ * event tells every web node to re-check its console sockets now rather than at the next sweep.
+ */
+export async function signOut(
+  db: Db,
+  actor: HumanActor,
+  requestHeaders: Headers,
+): Promise<Headers> {
   try {
     const { headers } = await getAuth().api.signOut({
       headers: requestHeaders,
       returnHeaders: true,
     });
+    await appendEvent(db, "session.ended", `user:${actor.userId}`, { userId: actor.userId });
     return headers;
   } catch (error) {
     if (error instanceof APIError && error.statusCode < 500) {

@@ -16,5 +16,7 @@ export const EVENT_KINDS = [
   "task.updated",
   "user.created",
   "audit.pruned",
+  "user.updated",
+  "session.ended",
 ] as const;
 export type EventKind = (typeof EVENT_KINDS)[number];

@@ -1,7 +1,8 @@
 import type { Server, Socket } from "socket.io";
-import { actorFromSession, type HumanActor } from "../auth/actor";
+import { readHumanSession, type HumanActor } from "../auth/actor";
 import type { Db } from "../db";
-import { listEventsAfter } from "../events/data";
+import { findNewestEventId, listEventsAfter } from "../events/data";
+import { isConsoleOriginAllowed } from "./console-origin";
 import {
   CONSOLE_NAMESPACE,
   CONSOLE_PROTOCOL_VERSION,
@@ -12,7 +13,7 @@ import {
 } from "./contract";
 import type { EventHub } from "./event-hub";
 
-type SocketData = { actor: HumanActor; feed: ConsoleFeed };
+type SocketData = { actor: HumanActor; sessionId: string; feed: ConsoleFeed };
 export type ConsoleServer = Server<
   ClientToServerEvents,
   ServerToClientEvents,
@@ -26,6 +27,15 @@ type ConsoleSocket = Socket<
   SocketData
 >;
 
+/**
+ * The most events one resume replays. A console further behind than this is told to refetch
+ * instead (`resumed.isTruncated`): its queries are the state, the events only say what changed.
+ */
+export const MAX_REPLAY_EVENTS = 10_000;
+/** The backstop for ended sessions, disabled users and role changes no event announced. */
+export const SESSION_RECHECK_MS = 5_000;
+const SESSION_EVENT_KINDS = new Set(["user.updated", "session.ended"]);
+
 function headersOf(socket: ConsoleSocket): Headers {
   const headers = new Headers();
   for (const [name, value] of Object.entries(socket.handshake.headers)) {
@@ -35,8 +45,21 @@ function headersOf(socket: ConsoleSocket): Headers {
   return headers;
 }
 
-/** Returns the id the replay ended at. */
-async function replayEvents(db: Db, socket: ConsoleSocket, after: number): Promise<number> {
+type Replayed = { lastId: number; isTruncated: boolean };
+
+async function replayEvents(
+  db: Db,
+  socket: ConsoleSocket,
+  after: number,
+  maxEvents: number,
+): Promise<Replayed> {
+  const beyondBound = await db.event.findFirst({
+    where: { id: { gt: BigInt(after) } },
+    orderBy: { id: "asc" },
+    skip: maxEvents,
+    select: { id: true },
+  });
+  if (beyondBound) return { lastId: await findNewestEventId(db), isTruncated: true };
   let cursor = after;
   for (;;) {
     const events = await listEventsAfter(db, cursor);
@@ -45,8 +68,7 @@ async function replayEvents(db: Db, socket: ConsoleSocket, after: number): Promi
     if (!last) break;
     cursor = last.id;
   }
-  socket.emit("resumed", { lastId: cursor, version: CONSOLE_PROTOCOL_VERSION });
-  return cursor;
+  return { lastId: cursor, isTruncated: false };
 }
 
 type ConsoleFeed = {
@@ -56,20 +78,31 @@ type ConsoleFeed = {
 
 /**
  * What one socket is sent. Live events flow from the moment it connects, so a console that has not
- * resumed yet (or never does) still sees new activity; a later resume replays everything after
- * `after`, including events already sent live, so clients key events by id.
+ * resumed yet (or never does) still sees new activity; a resume replays everything after `after`
+ * that this socket has not been sent since its first replay, so clients key events by id.
  *
  * While a replay runs, live events are held, then released after `resumed` minus the ids the
  * replay already covered. The replay's last read and the hub overlap in time, so nothing falls
- * between them and nothing arrives twice. Resumes on one socket run one after another.
+ * between them and nothing arrives twice.
+ *
+ * Resumes are coalesced: one replay runs at a time, the resumes arriving meanwhile become at most
+ * one more replay from the lowest cursor asked, and a resume at or above what this socket has
+ * already been sent replays nothing. Each resume is still answered by one `resumed`. So twenty
+ * resumes cost one replay, not twenty.
  *
  * Like the bridge (see GAP_WAIT_MS there), a replay reads committed rows only: an event whose
  * lower id commits after the replay read a higher one is dropped here as already covered.
  */
-function createFeed(db: Db, socket: ConsoleSocket): ConsoleFeed {
+function createFeed(db: Db, socket: ConsoleSocket, maxReplayEvents: number): ConsoleFeed {
   let lastSentId = 0;
+  // Every event after this id, up to lastSentId, has been sent; unknown until the first replay.
+  let coveredAfter: number | undefined;
   let held: ConsoleEvent[] | undefined;
-  let replays = Promise.resolve();
+  let lowestAsked: number | undefined;
+  let replayingAfter: number | undefined;
+  let unansweredResumes = 0;
+  let isTruncated = false;
+  let isRunning = false;
 
   function sendLive(event: ConsoleEvent): void {
     if (event.id <= lastSentId) return;
@@ -81,7 +114,10 @@ function createFeed(db: Db, socket: ConsoleSocket): ConsoleFeed {
     const buffer: ConsoleEvent[] = [];
     held = buffer;
     try {
-      lastSentId = Math.max(lastSentId, await replayEvents(db, socket, after));
+      const replayed = await replayEvents(db, socket, after, maxReplayEvents);
+      lastSentId = Math.max(lastSentId, replayed.lastId);
+      coveredAfter = replayed.isTruncated ? replayed.lastId : after;
+      isTruncated ||= replayed.isTruncated;
     } catch (error) {
       console.error("[console] resume failed", error);
       socket.emit("error", { code: "INTERNAL", message: "could not replay events; reconnect" });
@@ -91,32 +127,67 @@ function createFeed(db: Db, socket: ConsoleSocket): ConsoleFeed {
     }
   }
 
+  async function runResumes(): Promise<void> {
+    isRunning = true;
+    try {
+      while (lowestAsked !== undefined) {
+        const after = lowestAsked;
+        lowestAsked = undefined;
+        replayingAfter = after;
+        await replay(after);
+        replayingAfter = undefined;
+      }
+      const payload = { lastId: lastSentId, version: CONSOLE_PROTOCOL_VERSION, isTruncated };
+      for (; unansweredResumes > 0; unansweredResumes--) socket.emit("resumed", payload);
+      isTruncated = false;
+    } finally {
+      isRunning = false;
+    }
+  }
+
   return {
     deliverLive(event) {
       if (held) held.push(event);
       else sendLive(event);
     },
     resume(after) {
-      replays = replays.then(() => replay(after));
+      unansweredResumes += 1;
+      // A replay under way covers its cursor onwards too: live events are held until it ends.
+      const coveredFrom = Math.min(coveredAfter ?? Infinity, replayingAfter ?? Infinity);
+      if (after < coveredFrom) {
+        lowestAsked = Math.min(lowestAsked ?? after, after);
+      }
+      if (!isRunning) void runResumes();
     },
   };
 }
 
-/** Only signed-in humans join /console; the session cookie rides on the handshake. */
-export function attachConsoleNamespace(io: ConsoleServer, db: Db): void {
+/**
+ * Only signed-in humans on the console's own page join /console: the Origin is checked before the
+ * session cookie that rides on the handshake (lib/realtime/console-origin.ts).
+ */
+export function attachConsoleNamespace(
+  io: ConsoleServer,
+  db: Db,
+  options: { maxReplayEvents?: number } = {},
+): void {
+  const maxReplayEvents = options.maxReplayEvents ?? MAX_REPLAY_EVENTS;
   const namespace = io.of(CONSOLE_NAMESPACE);
   namespace.use((socket, next) => {
-    actorFromSession(headersOf(socket))
-      .then((actor) => {
-        if (!actor) return next(new Error("UNAUTHENTICATED"));
-        socket.data.actor = actor;
+    const { origin, host } = socket.handshake.headers;
+    if (!isConsoleOriginAllowed(origin, host)) return next(new Error("CROSS_SITE_REQUEST"));
+    readHumanSession(headersOf(socket))
+      .then((session) => {
+        if (!session) return next(new Error("UNAUTHENTICATED"));
+        socket.data.actor = session.actor;
+        socket.data.sessionId = session.sessionId;
         next();
       })
       .catch(() => next(new Error("UNAUTHENTICATED")));
   });
   namespace.on("connection", (socket) => {
     // Same tick as joining namespace.sockets: broadcastHubEvents never meets a socket without one.
-    socket.data.feed = createFeed(db, socket);
+    socket.data.feed = createFeed(db, socket, maxReplayEvents);
     socket.on("resume", (payload: unknown) => {
       const parsed = resumeSchema.safeParse(payload);
       if (!parsed.success) {
@@ -129,6 +200,80 @@ export function attachConsoleNamespace(io: ConsoleServer, db: Db): void {
       socket.data.feed.resume(parsed.data.after);
     });
   });
+}
+
+function endedBecause(
+  socket: ConsoleSocket,
+  user: { role: string; disabledAt: Date | null } | undefined,
+): string | null {
+  if (!user) return "your session ended";
+  if (user.disabledAt) return "your account was disabled";
+  if (user.role !== socket.data.actor.role) return "your role changed; reload";
+  return null;
+}
+
+/**
+ * Disconnects /console sockets whose session has ended (signed out, expired, deleted), whose user
+ * was disabled or whose role changed. Sessions live in PostgreSQL, so every node checks all its
+ * sockets in one query: at once when the log announces a sign-out or a user change (the event
+ * reaches every node through LISTEN/NOTIFY), and every `intervalMs` for expiry and anything else.
+ * Returns the stop.
+ */
+export function watchConsoleSessions(
+  io: ConsoleServer,
+  db: Db,
+  hub: EventHub,
+  intervalMs = SESSION_RECHECK_MS,
+): () => void {
+  const namespace = io.of(CONSOLE_NAMESPACE);
+  let run: Promise<void> | undefined;
+  let isRerunRequested = false;
+
+  async function recheck(): Promise<void> {
+    const sockets = [...namespace.sockets.values()];
+    if (sockets.length === 0) return;
+    const rows = await db.session.findMany({
+      where: {
+        id: { in: [...new Set(sockets.map((socket) => socket.data.sessionId))] },
+        expiresAt: { gt: new Date() },
+      },
+      select: { id: true, user: { select: { role: true, disabledAt: true } } },
+    });
+    const users = new Map(rows.map((row) => [row.id, row.user]));
+    for (const socket of sockets) {
+      const reason = endedBecause(socket, users.get(socket.data.sessionId));
+      if (!reason) continue;
+      socket.emit("error", { code: "SESSION_ENDED", message: reason });
+      socket.disconnect();
+    }
+  }
+
+  function requestRecheck(): void {
+    if (run) {
+      isRerunRequested = true;
+      return;
+    }
+    run = (async () => {
+      do {
+        isRerunRequested = false;
+        // A failed check is retried by the next event or tick; the sockets stay until then.
+        await recheck().catch((error: unknown) => {
+          console.error("[console] session re-check failed", error);
+        });
+      } while (isRerunRequested);
+    })().finally(() => {
+      run = undefined;
+    });
+  }
+
+  const timer = setInterval(requestRecheck, intervalMs);
+  const unsubscribe = hub.subscribe((event) => {
+    if (SESSION_EVENT_KINDS.has(event.kind)) requestRecheck();
+  });
+  return () => {
+    clearInterval(timer);
+    unsubscribe();
+  };
 }
 
 /**

@@ -5,7 +5,7 @@ import { z } from "zod";
  * bump CONSOLE_PROTOCOL_VERSION when a payload changes shape.
  */
 export const CONSOLE_NAMESPACE = "/console";
-export const CONSOLE_PROTOCOL_VERSION = 1;
+export const CONSOLE_PROTOCOL_VERSION = 2;
 
 export const consoleEventSchema = z.object({
   id: z.number().int().positive(),
@@ -21,12 +21,16 @@ export const resumeSchema = z.strictObject({
 });
 export type ResumePayload = z.infer<typeof resumeSchema>;
 
+/** `SESSION_ENDED` comes right before the server disconnects the socket: reload to sign in again. */
 export type ConsoleErrorPayload = { code: string; message: string };
 
 export type ServerToClientEvents = {
   event: (event: ConsoleEvent) => void;
-  /** Sent after a resume has replayed everything up to `lastId`. */
-  resumed: (payload: { lastId: number; version: number }) => void;
+  /**
+   * Answers each resume once everything up to `lastId` is replayed. `isTruncated`: the console was
+   * too far behind to replay (MAX_REPLAY_EVENTS); it refetches its data and continues from `lastId`.
+   */
+  resumed: (payload: { lastId: number; version: number; isTruncated: boolean }) => void;
   error: (payload: ConsoleErrorPayload) => void;
 };
 

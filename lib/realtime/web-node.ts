@@ -6,6 +6,7 @@ import { startSweeper } from "../requests/sweeper";
 import {
   attachConsoleNamespace,
   broadcastHubEvents,
+  watchConsoleSessions,
   type ConsoleServer,
 } from "./console-namespace";
 import { startEventBridge } from "./event-bridge";
@@ -33,6 +34,7 @@ export async function startWebNodeServices(
   const io: ConsoleServer = new Server(httpServer, { destroyUpgrade: false, serveClient: false });
   attachConsoleNamespace(io, db);
   broadcastHubEvents(io, hub);
+  const stopWatchingSessions = watchConsoleSessions(io, db, hub);
 
   let isStopping = false;
   const stop = (signal: NodeJS.Signals) => {
@@ -40,6 +42,7 @@ export async function startWebNodeServices(
     isStopping = true;
     console.log(`${signal}: stopping`);
     sweeper.stop();
+    stopWatchingSessions();
     void io.close();
     // A bare close() waits for keep-alive sockets forever; end them so the process can exit.
     httpServer.closeAllConnections();

@@ -7,24 +7,42 @@ import { toRequestView, type RequestView } from "./views";
 
 export type RequestPage = { items: RequestView[]; nextCursor: string | null };
 
-type Cursor = { createdAt: Date; id: string };
+type Cursor = { createdAt: Date; expiresAt: Date | null; id: string };
+type Order = ListRequestsQuery["order"];
 
-function encodeCursor(cursor: Cursor): string {
-  return Buffer.from(`${cursor.createdAt.toISOString()}|${cursor.id}`).toString("base64url");
+const REQUEST_ID = /^req_[0-9a-f]{32}$/;
+
+function encodeCursor(order: Order, row: Request): string {
+  const parts =
+    order === "oldest"
+      ? ["o", row.createdAt.toISOString(), row.expiresAt.toISOString(), row.id]
+      : [row.createdAt.toISOString(), row.id];
+  return Buffer.from(parts.join("|")).toString("base64url");
 }
 
-function decodeCursor(raw: string): Cursor {
-  const [at, id] = Buffer.from(raw, "base64url").toString("utf8").split("|");
+function decodeCursor(order: Order, raw: string): Cursor {
+  const parts = Buffer.from(raw, "base64url").toString("utf8").split("|");
+  const isOldest = parts[0] === "o";
+  const [at, expires, id] = isOldest ? parts.slice(1) : [parts[0], undefined, parts[1]];
   const createdAt = new Date(at ?? "");
-  if (!id || !/^req_[0-9a-f]{32}$/.test(id) || Number.isNaN(createdAt.getTime())) {
-    throw new AppError("INVALID_INPUT", "cursor: not a cursor this API returned");
+  const expiresAt = isOldest ? new Date(expires ?? "") : null;
+  if (
+    isOldest !== (order === "oldest") ||
+    parts.length !== (isOldest ? 4 : 2) ||
+    !id ||
+    !REQUEST_ID.test(id) ||
+    Number.isNaN(createdAt.getTime()) ||
+    (expiresAt !== null && Number.isNaN(expiresAt.getTime()))
+  ) {
+    throw new AppError("INVALID_INPUT", "cursor: not a cursor this API returned for this order");
   }
-  return { createdAt, id };
+  return { createdAt, expiresAt, id };
 }
 
 /** The parsed query, or a caller's own filters with one status or several. */
-export type RequestFilters = Omit<ListRequestsQuery, "status"> & {
+export type RequestFilters = Omit<ListRequestsQuery, "status" | "order"> & {
   status?: RequestStatus | readonly RequestStatus[] | undefined;
+  order?: Order | undefined;
 };
 
 function compareNewestFirst(a: Request, b: Request): number {
@@ -33,45 +51,62 @@ function compareNewestFirst(a: Request, b: Request): number {
   return a.id < b.id ? 1 : a.id > b.id ? -1 : 0;
 }
 
-/**
- * Newest first, keyset-paginated on (createdAt, id) so pages stay stable while requests arrive.
- * Several statuses are read as one scan each of the (status, created_at desc, id desc) index and
- * merged here: a single `status IN (…)` cannot walk that index in order, so it would sort every
- * matching row to find the newest page.
- */
-export async function listRequests(db: Db, query: RequestFilters): Promise<RequestPage> {
-  const where: Prisma.RequestWhereInput = {
-    ...(query.type ? { type: query.type } : {}),
-    ...(query.agent ? { agent: { name: query.agent } } : {}),
-    ...(query.decider ? { respondedBy: query.decider } : {}),
-  };
-  if (query.cursor) {
-    const cursor = decodeCursor(query.cursor);
-    where.OR = [
+function compareOldestFirst(a: Request, b: Request): number {
+  return (
+    a.createdAt.getTime() - b.createdAt.getTime() ||
+    a.expiresAt.getTime() - b.expiresAt.getTime() ||
+    (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)
+  );
+}
+
+function afterCursor(order: Order, cursor: Cursor): Prisma.RequestWhereInput[] {
+  if (order === "newest") {
+    return [
       { createdAt: { lt: cursor.createdAt } },
       { createdAt: cursor.createdAt, id: { lt: cursor.id } },
     ];
   }
+  const expiresAt = cursor.expiresAt ?? cursor.createdAt;
+  return [
+    { createdAt: { gt: cursor.createdAt } },
+    { createdAt: cursor.createdAt, expiresAt: { gt: expiresAt } },
+    { createdAt: cursor.createdAt, expiresAt, id: { gt: cursor.id } },
+  ];
+}
+
+/**
+ * Keyset-paginated on (createdAt, id) newest first, or (createdAt, expiresAt, id) oldest first, so
+ * pages stay stable while requests arrive. Several statuses are read as one scan each of the
+ * (status, created_at desc, id desc) index and merged here: a single `status IN (…)` cannot walk
+ * that index in order, so it would sort every matching row to find the first page.
+ */
+export async function listRequests(db: Db, query: RequestFilters): Promise<RequestPage> {
+  const order = query.order ?? "newest";
+  const where: Prisma.RequestWhereInput = {
+    ...(query.type ? { type: query.type } : {}),
+    ...(query.agent ? { agent: { name: query.agent } } : {}),
+    ...(query.target ? { target: query.target } : {}),
+    ...(query.decider ? { respondedBy: query.decider } : {}),
+  };
+  if (query.cursor) where.OR = afterCursor(order, decodeCursor(order, query.cursor));
   const statuses = typeof query.status === "string" ? [query.status] : [...(query.status ?? [])];
   const scans = statuses.length === 0 ? [where] : statuses.map((status) => ({ ...where, status }));
+  const orderBy: Prisma.RequestOrderByWithRelationInput[] =
+    order === "newest"
+      ? [{ createdAt: "desc" }, { id: "desc" }]
+      : [{ createdAt: "asc" }, { expiresAt: "asc" }, { id: "asc" }];
   const rows = (
     await Promise.all(
-      scans.map((scan) =>
-        db.request.findMany({
-          where: scan,
-          orderBy: [{ createdAt: "desc" }, { id: "desc" }],
-          take: query.limit + 1,
-        }),
-      ),
+      scans.map((scan) => db.request.findMany({ where: scan, orderBy, take: query.limit + 1 })),
     )
   )
     .flat()
-    .sort(compareNewestFirst);
+    .sort(order === "newest" ? compareNewestFirst : compareOldestFirst);
   const page = rows.slice(0, query.limit);
   const last = page.at(-1);
   return {
     items: page.map(toRequestView),
-    nextCursor: rows.length > query.limit && last ? encodeCursor(last) : null,
+    nextCursor: rows.length > query.limit && last ? encodeCursor(order, last) : null,
   };
 }
 

@@ -75,6 +75,13 @@ export const listRequestsQuerySchema = z.strictObject({
     .max(254)
     .transform((decider) => decider.toLowerCase())
     .optional(),
+  /** Whom the requests wait on: `lead`, or an agent's name. */
+  target: z.union([z.literal("lead"), agentNameSchema]).optional(),
+  /**
+   * `newest` first (history), or `oldest` first with ties by the earlier deadline (the Lead's
+   * inbox: the longest-blocked agent comes first).
+   */
+  order: z.enum(["newest", "oldest"]).default("newest"),
   cursor: z.string().max(200).optional(),
   limit: queryInteger({ min: 1, max: 200 }).default(50),
 });

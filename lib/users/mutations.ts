@@ -1,11 +1,34 @@
 import { randomBytes } from "node:crypto";
 import { generateId } from "better-auth";
 import { hashPassword } from "better-auth/crypto";
+import type { HumanActor } from "../auth/actor";
 import type { CreateUserInput } from "../auth/schema";
 import { isUniqueViolation, type Db } from "../db";
 import { AppError } from "../errors";
+import { appendEvent } from "../events/mutations";
+import type { PrismaClient, User } from "../generated/prisma/client";
+import { inTransaction } from "../transaction";
+import type { UpdateUserInput } from "./schema";
 
-export type UserView = { id: string; email: string; name: string; role: string; createdAt: Date };
+export type UserView = {
+  id: string;
+  email: string;
+  name: string;
+  role: string;
+  disabled: boolean;
+  createdAt: Date;
+};
+
+function toUserView(user: User): UserView {
+  return {
+    id: user.id,
+    email: user.email,
+    name: user.name,
+    role: user.role,
+    disabled: user.disabledAt !== null,
+    createdAt: user.createdAt,
+  };
+}
 
 export async function createUser(db: Db, input: CreateUserInput): Promise<UserView> {
   // Hashed with better-auth's own scheme, so its sign-in verifies the password; written here
@@ -31,19 +54,62 @@ export async function createUser(db: Db, input: CreateUserInput): Promise<UserVi
         },
       },
     });
-    return {
-      id: user.id,
-      email: user.email,
-      name: user.name,
-      role: user.role,
-      createdAt: user.createdAt,
-    };
+    return toUserView(user);
   } catch (error) {
     if (isUniqueViolation(error)) {
       throw new AppError("USER_EXISTS", `a user with email ${input.email} already exists`);
     }
     throw error;
   }
+}
+
+const ACTIVE_LEADS_LOCK = "users:active-leads";
+
+/**
+ * A Lead changes someone's role or disables them. The last active Lead can be neither demoted nor
+ * disabled (nobody could decide anything again); every change to who is an active Lead takes one
+ * lock, so two Leads demoting each other at once cannot both succeed. Disabling deletes the
+ * user's sessions; the event tells every web node to drop that user's console sockets.
+ */
+export async function updateUser(
+  db: PrismaClient,
+  by: HumanActor,
+  userId: string,
+  input: UpdateUserInput,
+): Promise<UserView> {
+  return inTransaction(db, async (tx) => {
+    await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtextextended(${ACTIVE_LEADS_LOCK}, 0))`;
+    const user = await tx.user.findUnique({ where: { id: userId } });
+    if (!user) throw new AppError("USER_NOT_FOUND", `no user ${userId}`);
+    const role = input.role ?? user.role;
+    const isDisabled = input.disabled ?? user.disabledAt !== null;
+    const isActiveLead = user.role === "lead" && user.disabledAt === null;
+    if (isActiveLead && (role !== "lead" || isDisabled)) {
+      const otherActiveLeads = await tx.user.count({
+        where: { role: "lead", disabledAt: null, id: { not: userId } },
+      });
+      if (otherActiveLeads === 0) {
+        throw new AppError(
+          "LAST_ACTIVE_LEAD",
+          `${user.email} is the last active Lead; make someone else a Lead first`,
+        );
+      }
+    }
+    const isChanged = role !== user.role || isDisabled !== (user.disabledAt !== null);
+    if (!isChanged) return toUserView(user);
+    const updated = await tx.user.update({
+      where: { id: userId },
+      data: { role, disabledAt: isDisabled ? (user.disabledAt ?? new Date()) : null },
+    });
+    if (isDisabled) await tx.session.deleteMany({ where: { userId } });
+    await appendEvent(tx, "user.updated", `user:${userId}`, {
+      userId,
+      role,
+      disabled: isDisabled,
+      by: by.email,
+    });
+    return toUserView(updated);
+  });
 }
 
 export type FirstLeadResult =

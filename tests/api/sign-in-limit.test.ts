@@ -1,12 +1,15 @@
 import { randomBytes } from "node:crypto";
 import { afterAll, describe, expect, it } from "vitest";
 import { POST as login } from "../../app/api/v1/auth/login/route";
-import { MAX_FAILURES_PER_CLIENT, MAX_FAILURES_PER_EMAIL } from "../../lib/auth/sign-in-limit";
+import { DEVICE_COOKIE_NAME } from "../../lib/auth/device-cookie";
+import { readSignInLimits } from "../../lib/auth/sign-in-limit";
 import { getDb } from "../../lib/db";
 import { createUser } from "../../lib/users/mutations";
 import { callRoute } from "../route-client";
 
 afterAll(() => getDb().$disconnect());
+
+const { maxFailures, maxClientFailures, windowSeconds } = readSignInLimits();
 
 async function newUser() {
   const email = `limit-${randomBytes(4).toString("hex")}@example.com`;
@@ -15,17 +18,26 @@ async function newUser() {
   return { email, password };
 }
 
-function attempt(email: string, password: string, clientIp: string) {
+function attempt(email: string, password: string, clientIp: string, cookie?: string) {
   return callRoute(login, {
     body: { email, password },
-    headers: { "x-handshake-client-ip": clientIp },
+    headers: { "x-handshake-client-ip": clientIp, ...(cookie ? { cookie } : {}) },
   });
+}
+
+/** The device cookie a successful sign-in set, as a Cookie header value. */
+function deviceCookieOf(response: Awaited<ReturnType<typeof attempt>>): string {
+  const header = response.headers
+    .getSetCookie()
+    .find((value) => value.startsWith(`${DEVICE_COOKIE_NAME}=`));
+  if (!header) throw new Error("no device cookie was set");
+  return header.split(";")[0] ?? "";
 }
 
 describe("sign-in rate limiting", () => {
   it("after too many failures for an account, even the right password gets 429 with Retry-After", async () => {
     const user = await newUser();
-    for (let i = 0; i < MAX_FAILURES_PER_EMAIL; i++) {
+    for (let i = 0; i < maxFailures; i++) {
       expect((await attempt(user.email, "wrong-guess", `10.0.0.${i}`)).status).toBe(401);
     }
     const limited = await attempt(user.email, user.password, "10.0.1.1");
@@ -33,18 +45,28 @@ describe("sign-in rate limiting", () => {
     expect(limited.json).toMatchObject({ error: { code: "RATE_LIMITED" } });
     const retryAfter = Number(limited.headers.get("retry-after"));
     expect(retryAfter).toBeGreaterThan(0);
-    expect(retryAfter).toBeLessThanOrEqual(15 * 60);
+    expect(retryAfter).toBeLessThanOrEqual(windowSeconds);
     expect(limited.headers.getSetCookie()).toEqual([]);
+  });
+
+  it("checks at most the limit of passwords when guesses arrive in parallel", async () => {
+    const user = await newUser();
+    const responses = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => attempt(user.email, `wrong-${i}`, `10.1.0.${i}`)),
+    );
+    const statuses = responses.map((response) => response.status);
+    expect(statuses.filter((status) => status === 401)).toHaveLength(maxFailures);
+    expect(statuses.filter((status) => status === 429)).toHaveLength(20 - maxFailures);
   });
 
   it("limits one client guessing across many accounts", async () => {
     const clientIp = `192.0.2.${randomBytes(1)[0]}`;
     const users = await Promise.all(
-      Array.from({ length: Math.ceil(MAX_FAILURES_PER_CLIENT / 4) }, () => newUser()),
+      Array.from({ length: Math.ceil(maxClientFailures / 4) }, () => newUser()),
     );
     let failures = 0;
     for (const user of users) {
-      for (let i = 0; i < 4 && failures < MAX_FAILURES_PER_CLIENT; i++, failures++) {
+      for (let i = 0; i < 4 && failures < maxClientFailures; i++, failures++) {
         expect((await attempt(user.email, "wrong", clientIp)).status).toBe(401);
       }
     }
@@ -55,12 +77,55 @@ describe("sign-in rate limiting", () => {
 
   it("a successful sign-in clears the account's failures", async () => {
     const user = await newUser();
-    for (let i = 0; i < MAX_FAILURES_PER_EMAIL - 1; i++)
-      await attempt(user.email, "wrong", "203.0.113.1");
+    for (let i = 0; i < maxFailures - 1; i++) await attempt(user.email, "wrong", "203.0.113.1");
     expect((await attempt(user.email, user.password, "203.0.113.1")).status).toBe(200);
-    for (let i = 0; i < MAX_FAILURES_PER_EMAIL - 1; i++) {
+    for (let i = 0; i < maxFailures - 1; i++) {
       expect((await attempt(user.email, "wrong", "203.0.113.2")).status).toBe(401);
     }
     expect((await attempt(user.email, user.password, "203.0.113.2")).status).toBe(200);
+  });
+});
+
+describe("a browser that signed in before (device cookie)", () => {
+  it("still signs in with the right password while strangers on the same address have the account limited", async () => {
+    const user = await newUser();
+    const sharedIp = "198.51.100.20";
+    const device = deviceCookieOf(await attempt(user.email, user.password, sharedIp));
+    for (let i = 0; i < maxFailures; i++) {
+      expect((await attempt(user.email, "stranger-guess", sharedIp)).status).toBe(401);
+    }
+    expect((await attempt(user.email, user.password, sharedIp)).status).toBe(429);
+    const owner = await attempt(user.email, user.password, sharedIp, device);
+    expect(owner.status).toBe(200);
+    // Strangers stay limited after the owner's sign-in.
+    expect((await attempt(user.email, "stranger-guess", sharedIp)).status).toBe(429);
+  });
+
+  it("is limited on its own after its own failures", async () => {
+    const user = await newUser();
+    const device = deviceCookieOf(await attempt(user.email, user.password, "198.51.100.30"));
+    for (let i = 0; i < maxFailures; i++) {
+      expect((await attempt(user.email, "typo", "198.51.100.30", device)).status).toBe(401);
+    }
+    expect((await attempt(user.email, user.password, "198.51.100.30", device)).status).toBe(429);
+    // The device's failures did not limit the account for another browser.
+    expect((await attempt(user.email, user.password, "198.51.100.31")).status).toBe(200);
+  });
+
+  it("counts as a stranger when the cookie is forged or was issued for another account", async () => {
+    const owner = await newUser();
+    const other = await newUser();
+    const otherDevice = deviceCookieOf(await attempt(other.email, other.password, "198.51.100.40"));
+    const [name, value] = otherDevice.split("=") as [string, string];
+    const [deviceId] = value.split(".");
+    const forgeries = [otherDevice, `${name}=${deviceId}.${"A".repeat(43)}`, `${name}=garbage`];
+    for (let i = 0; i < maxFailures; i++) {
+      expect((await attempt(owner.email, "guess", "198.51.100.41")).status).toBe(401);
+    }
+    for (const forged of forgeries) {
+      expect((await attempt(owner.email, owner.password, "198.51.100.41", forged)).status).toBe(
+        429,
+      );
+    }
   });
 });

@@ -142,7 +142,7 @@ function openEventTransaction(subject: string) {
 function openConsole(headers: Record<string, string>) {
   const socket: ConsoleClient = connect(`${baseUrl}/console`, {
     transports: ["websocket"],
-    extraHeaders: headers,
+    extraHeaders: { origin: baseUrl, ...headers },
     reconnection: false,
   });
   sockets.push(socket);

@@ -21,7 +21,7 @@ type Context = {
   requestId: string;
   taskId: string;
 };
-type RouteRef = { module: string; method: "GET" | "POST" };
+type RouteRef = { module: string; method: "GET" | "POST" | "PATCH" };
 type CallShape = {
   path?: string;
   params?: Record<string, string>;
@@ -609,5 +609,187 @@ describe("malformed-input corpus", () => {
     expect(status, JSON.stringify(json)).toBeLessThan(500);
     expect(isRefusedCorrectly, `${status} ${JSON.stringify(json)}`).toBe(true);
     expect(await snapshot()).toBe(before);
+  });
+});
+
+// ---- The /console socket and user administration (issue 12, item 7) ----
+// Handshakes a hostile page would make, and resume payloads a broken or hostile console would
+// send: each is refused with a code from the error table (over the socket: the connect_error
+// message or the `error` event's code), the socket server never fails, and nothing changes.
+
+type SocketOutcome = { code: string; message: string } | null;
+type SocketCase = {
+  name: string;
+  run: (open: OpenConsole) => Promise<SocketOutcome>;
+};
+type OpenConsole = (
+  headers: Record<string, string | undefined>,
+  resume?: { payload: unknown },
+) => Promise<SocketOutcome>;
+
+const CONSOLE_ORIGIN = "{console}";
+const LEAD_COOKIE = "{lead}";
+
+function handshakeCase(name: string, headers: Record<string, string | undefined>): SocketCase {
+  return { name: `/console handshake: ${name}`, run: (open) => open(headers) };
+}
+
+function resumeCase(name: string, payload: unknown): SocketCase {
+  return {
+    name: `/console resume: ${name}`,
+    run: (open) => open({ origin: CONSOLE_ORIGIN, cookie: LEAD_COOKIE }, { payload }),
+  };
+}
+
+let deep: unknown = 0;
+for (let i = 0; i < 1_000; i++) deep = { after: deep };
+
+const SOCKET_CASES: SocketCase[] = [
+  handshakeCase("Origin of another port on the same host", {
+    origin: "http://127.0.0.1:5555",
+    cookie: LEAD_COOKIE,
+  }),
+  handshakeCase("Origin: null", { origin: "null", cookie: LEAD_COOKIE }),
+  handshakeCase("no Origin", { cookie: LEAD_COOKIE }),
+  handshakeCase("a foreign Origin", { origin: "https://evil.example", cookie: LEAD_COOKIE }),
+  handshakeCase("a malformed Origin", { origin: "http://", cookie: LEAD_COOKIE }),
+  handshakeCase("Origin with a trailing dot", { origin: "{console-dot}", cookie: LEAD_COOKIE }),
+  handshakeCase("Origin with SQL", { origin: SQL, cookie: LEAD_COOKIE }),
+  handshakeCase("the right Origin, no cookie", { origin: CONSOLE_ORIGIN }),
+  handshakeCase("the right Origin, a forged session cookie", {
+    origin: CONSOLE_ORIGIN,
+    cookie: "handshake.session_token=forged.signature",
+  }),
+  handshakeCase("the right Origin, a 4 kB cookie", {
+    origin: CONSOLE_ORIGIN,
+    cookie: `handshake.session_token=${"x".repeat(4_000)}`,
+  }),
+  resumeCase("an SQL-looking cursor", { after: SQL }),
+  resumeCase("a negative cursor", { after: -1 }),
+  resumeCase("a fractional cursor", { after: 1.5 }),
+  resumeCase("a cursor past 2^53", { after: 2 ** 60 }),
+  resumeCase("a cursor as a string", { after: "5" }),
+  resumeCase("an extra field", { after: 0, all: true }),
+  resumeCase("__proto__ smuggling", JSON.parse('{"__proto__":{"isAdmin":true},"after":0}')),
+  resumeCase("a missing cursor", {}),
+  resumeCase("null", null),
+  resumeCase("an array", [0]),
+  resumeCase("a string with a NUL", NUL),
+  resumeCase("1,000 levels of nesting", deep),
+];
+
+const USER_CASES: Case[] = [
+  ...bodyCases(
+    "PATCH /users/{id}",
+    { module: "users/[id]/route", method: "PATCH" },
+    { role: "viewer" },
+    { params: { id: "no-such-user" } },
+  ),
+  ...["", "../etc", SQL, "x".repeat(65), NUL].map((id) => ({
+    name: `PATCH /users/{id}: id = ${JSON.stringify(id).slice(0, 30)}`,
+    run: (c: Context) =>
+      c.call(
+        { module: "users/[id]/route", method: "PATCH" },
+        { params: { id }, body: { role: "lead" } },
+      ),
+  })),
+  {
+    name: "PATCH /users/{id}: an empty change",
+    run: (c) =>
+      c.call({ module: "users/[id]/route", method: "PATCH" }, { params: { id: "x" }, body: {} }),
+  },
+];
+
+describe("malformed-input corpus: /console socket and users", () => {
+  let openConsole: OpenConsole;
+  let stopServer: () => Promise<void>;
+  let leadUserId: string;
+
+  beforeAll(async () => {
+    const { startConsoleServer } = await import("../support/console-server");
+    const { io: connect } = await import("socket.io-client");
+    const { getDb } = await import("../../lib/db");
+    const server = await startConsoleServer();
+    stopServer = server.stop;
+    const leadEmail = (await import("../api/fixtures").then((f) => f.lead())).email;
+    leadUserId = (await getDb().user.findUniqueOrThrow({ where: { email: leadEmail } })).id;
+    openConsole = (headers, resume) =>
+      new Promise((resolve) => {
+        const fill = (value: string | undefined) =>
+          value
+            ?.replace(CONSOLE_ORIGIN, server.baseUrl)
+            .replace("{console-dot}", server.baseUrl.replace("127.0.0.1", "127.0.0.1."))
+            .replace(LEAD_COOKIE, context.lead.cookie ?? "");
+        const extraHeaders = Object.fromEntries(
+          Object.entries(headers)
+            .filter(([, value]) => value !== undefined)
+            .map(([name, value]) => [name, fill(value) ?? ""]),
+        );
+        const socket = connect(`${server.baseUrl}/console`, {
+          transports: ["websocket"],
+          extraHeaders,
+          reconnection: false,
+        });
+        const finish = (outcome: SocketOutcome) => {
+          socket.disconnect();
+          resolve(outcome);
+        };
+        socket.on("connect_error", (error) =>
+          finish({ code: error.message, message: error.message }),
+        );
+        socket.on("error", (payload: { code: string; message: string }) => finish(payload));
+        socket.on("resumed", () => finish(null));
+        socket.on("connect", () => {
+          if (!resume) return finish(null);
+          socket.emit("resume", resume.payload as never);
+        });
+      });
+  });
+
+  afterAll(async () => {
+    await stopServer?.();
+  });
+
+  it.each(SOCKET_CASES.map((item) => [item.name, item] as const))("%s", async (_name, item) => {
+    const before = await snapshot();
+    const outcome = await item.run(openConsole);
+    const status = outcome ? (errorStatus[outcome.code] ?? 500) : 200;
+    const isRefusedCorrectly = outcome !== null && status >= 400 && status < 500;
+    results.push({ name: item.name, status, code: outcome?.code ?? null, isRefusedCorrectly });
+    expect(isRefusedCorrectly, JSON.stringify(outcome)).toBe(true);
+    expect(await snapshot()).toBe(before);
+  });
+
+  it.each(USER_CASES.map((item) => [item.name, item] as const))("%s", async (_name, item) => {
+    const before = await snapshot();
+    const { status, json } = await item.run(context);
+    const error = (json?.error ?? null) as { code?: string } | null;
+    const isRefusedCorrectly =
+      status >= 400 && status < 500 && !!error?.code && errorStatus[error.code] === status;
+    results.push({ name: item.name, status, code: error?.code ?? null, isRefusedCorrectly });
+    expect(isRefusedCorrectly, `${status} ${JSON.stringify(json)}`).toBe(true);
+    expect(await snapshot()).toBe(before);
+  });
+
+  it("PATCH /users/{id}: demoting the only Lead is 409 and changes nothing", async () => {
+    const before = await snapshot();
+    const { status, json } = await context.call(
+      { module: "users/[id]/route", method: "PATCH" },
+      { params: { id: leadUserId }, body: { role: "viewer", disabled: true } },
+    );
+    results.push({
+      name: "PATCH /users/{id}: the only Lead",
+      status,
+      code: (json?.error as { code?: string } | undefined)?.code ?? null,
+      isRefusedCorrectly: status === 409,
+    });
+    expect(status).toBe(409);
+    expect(json).toMatchObject({ error: { code: "LAST_ACTIVE_LEAD" } });
+    expect(await snapshot()).toBe(before);
+    const { getDb } = await import("../../lib/db");
+    expect(await getDb().user.findUniqueOrThrow({ where: { id: leadUserId } })).toMatchObject({
+      role: "lead",
+      disabledAt: null,
+    });
   });
 });

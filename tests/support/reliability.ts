@@ -217,7 +217,8 @@ export class ConsoleRecorder {
     this.lastId = after;
     this.socket = connect(`${baseUrl}${CONSOLE_NAMESPACE}`, {
       transports: ["websocket"],
-      extraHeaders: { cookie },
+      // A browser sends its page's origin on the WebSocket handshake; the server checks it.
+      extraHeaders: { cookie, origin: baseUrl },
       reconnection: options.reconnection ?? true,
       reconnectionDelay: 100,
       reconnectionDelayMax: 1_000,

@@ -2,6 +2,7 @@ import { notFound } from "next/navigation";
 import { AgentTimeline } from "@/components/timeline/agent-timeline";
 import { getAgentDetail } from "@/lib/agents/data";
 import { agentNameSchema } from "@/lib/agents/schema";
+import { requireHumanSession } from "@/lib/auth/page-session";
 import { getDb } from "@/lib/db";
 import { isAppError } from "@/lib/errors";
 
@@ -12,6 +13,7 @@ export async function generateMetadata({ params }: Props) {
 }
 
 export default async function AgentPage({ params }: Props) {
+  await requireHumanSession();
   const name = agentNameSchema.safeParse((await params).name);
   if (!name.success) notFound();
   const agent = await getAgentDetail(getDb(), name.data).catch((error: unknown) => {

@@ -1,0 +1,65 @@
+import { expect, test } from "@playwright/test";
+import { humanApi } from "./support/api";
+import { E2E_BASE_URL } from "./support/accounts";
+import { closeSignedInPages, signedInPage } from "./support/sign-in";
+
+test.afterEach(closeSignedInPages);
+
+test("pages carry a nonce-based CSP that the console runs under without a single violation, live socket included", async ({
+  browser,
+}) => {
+  const violations: string[] = [];
+  const { page, inbox } = await signedInPage(browser, undefined, {
+    prepare: async (target) => {
+      target.on("console", (message) => {
+        if (/Content Security Policy|Refused to/i.test(message.text())) {
+          violations.push(message.text());
+        }
+      });
+    },
+  });
+  await inbox.expectLive();
+  await page.getByRole("link", { name: "Team" }).click();
+  await expect(page).toHaveURL(/\/team$/);
+  await page.getByRole("link", { name: "History" }).click();
+  await expect(page).toHaveURL(/\/history/);
+
+  const response = await page.request.get("/");
+  const policy = response.headers()["content-security-policy"] ?? "";
+  const nonce = /'nonce-([^']+)'/.exec(policy)?.[1];
+  expect(nonce).toBeTruthy();
+  expect(policy).toContain("frame-ancestors 'none'");
+  expect(response.headers()["x-content-type-options"]).toBe("nosniff");
+  expect(response.headers()["referrer-policy"]).toBe("same-origin");
+  const html = await response.text();
+  const scripts = [...html.matchAll(/<script\b[^>]*>/g)].map((match) => match[0]);
+  expect(scripts.length).toBeGreaterThan(0);
+  for (const script of scripts) expect(script).toContain(`nonce="${nonce}"`);
+  expect(violations).toEqual([]);
+});
+
+test("a page on another origin cannot frame the console", async ({ browser }) => {
+  const { page } = await signedInPage(browser);
+  // setContent waits for the page's load event, which waits for the frame's attempt.
+  await page.setContent(`<iframe src="${E2E_BASE_URL}/"></iframe>`, { waitUntil: "load" });
+  const frames = page.frames().filter((frame) => frame !== page.mainFrame());
+  expect(frames).toHaveLength(1);
+  const isInboxShown = await frames[0]
+    ?.getByRole("heading", { name: "Approval inbox" })
+    .isVisible()
+    .catch(() => false);
+  expect(isInboxShown).toBe(false);
+});
+
+test("signing out in one tab ends the console in another within seconds", async ({ browser }) => {
+  const { page: first, inbox } = await signedInPage(browser);
+  const second = await first.context().newPage();
+  await second.goto("/team");
+  await expect(second.getByRole("status", { name: "Connection: Live" })).toBeVisible();
+  await inbox.signOut();
+  await expect(second).toHaveURL(/\/sign-in/, { timeout: 10_000 });
+  // The API agrees: the cookie the tabs shared is dead.
+  const lead = await humanApi();
+  expect((await lead.get("/api/v1/agents")).status()).toBe(200);
+  expect((await second.request.get("/api/v1/agents")).status()).toBe(401);
+});
