@@ -52,12 +52,11 @@ const LOOKALIKE_PATTERNS = LOOKALIKE_SCRIPTS.map(
   (script) => [script, new RegExp(`\\p{Script=${script}}`, "u")] as const,
 );
 /** Cyrillic and Greek letters that pass for Latin ones: a word made only of them is a disguise. */
-const LATIN_LOOKALIKES = new Set(
-  "аеорсухіјѕԁһӏԛԝАВЕКМНОРСТХІЈЅԜαορυνικτχΑΒΕΖΗΙΚΜΝΟΡΤΥΧօսոհ",
-);
+const LATIN_LOOKALIKES = new Set("аеорсухіјѕԁһӏԛԝАВЕКМНОРСТХІЈЅԜαορυνικτχΑΒΕΖΗΙΚΜΝΟΡΤΥΧօսոհ");
 const WORD = /[\p{L}\p{M}\p{N}]+/gu;
+// Letters only: the Arabic letter mark is a control, escaped on its own.
 const RIGHT_TO_LEFT =
-  /[\p{Script=Hebrew}\p{Script=Arabic}\p{Script=Syriac}\p{Script=Thaana}\p{Script=Nko}]/u;
+  /(?=\p{L})[\p{Script=Hebrew}\p{Script=Arabic}\p{Script=Syriac}\p{Script=Thaana}\p{Script=Nko}]/u;
 
 // Format characters (bidi controls, zero-width, soft hyphen, tags…), private use, unassigned,
 // lone surrogates, line/paragraph separators, and spaces that are not U+0020.
@@ -322,13 +321,17 @@ export function renderVisibleText(text: string, options: VisibleTextOptions = {}
   if (displayLength <= maxCharacters && lines <= maxLines) {
     return { ...flags, segments, length, isCollapsed: false };
   }
-  // Two thirds from the start, one third from the end: the tail is where a padded payload hides.
-  const headBudget = Math.ceil((maxCharacters * 2) / 3);
-  const head = takeSegments(segments, headBudget, Math.ceil((maxLines * 2) / 3) - 1, false);
+  // As much of the end as of the start: the tail is where a padded payload hides.
+  const head = takeSegments(
+    segments,
+    Math.ceil(maxCharacters / 2),
+    Math.ceil(maxLines / 2) - 1,
+    false,
+  );
   const tail = takeSegments(
     segments,
     maxCharacters - head.keptLength,
-    Math.floor(maxLines / 3) - 1,
+    Math.floor(maxLines / 2) - 1,
     true,
   );
   const omitted = length - countCharacters(head.kept) - countCharacters(tail.kept);
@@ -349,4 +352,25 @@ export function renderVisibleText(text: string, options: VisibleTextOptions = {}
 /** The segments as one string, exactly as a card shows them (tests and plain-text contexts). */
 export function toDisplayString(visible: Pick<VisibleText, "segments">): string {
   return visible.segments.map((segment) => segment.text).join("");
+}
+
+/**
+ * Flags of every string in a JSON value, keys included (an agent names the keys too). Walks with
+ * a stack rather than recursion: a deeply nested payload must not overflow it.
+ */
+export function inspectValue(value: unknown): VisibleTextFlags {
+  const found: VisibleTextFlags[] = [];
+  const pending: unknown[] = [value];
+  while (pending.length > 0) {
+    const item = pending.pop();
+    if (typeof item === "string") found.push(inspectText(item));
+    else if (Array.isArray(item)) pending.push(...item);
+    else if (item !== null && typeof item === "object") {
+      for (const [key, child] of Object.entries(item)) {
+        found.push(inspectText(key));
+        pending.push(child);
+      }
+    }
+  }
+  return combineFlags(found);
 }
