@@ -4,11 +4,14 @@ import { useQuery } from "@tanstack/react-query";
 import { forwardRef, useState, type KeyboardEvent } from "react";
 import { queryKeys } from "@/components/realtime/query-keys";
 import { Button } from "@/components/ui/button";
+import { ToolCallView } from "@/components/tool-calls/tool-call-view";
 import { Markdown } from "@/components/ui/markdown";
+import { TextWarnings, VisibleText } from "@/components/ui/visible-text";
 import { formatAge, formatClock } from "@/components/ui/use-now";
 import { TimelineEntry } from "@/components/timeline/timeline-entry";
 import type { AgentDetail } from "@/lib/agents/data";
 import type { TimelinePage } from "@/lib/agents/timeline";
+import { inspectText } from "@/lib/display/visible-text";
 import { apiFetch } from "@/lib/http/api-fetch";
 import type { RequestView } from "@/lib/requests/views";
 import { typeLabel } from "./request-list";
@@ -34,7 +37,12 @@ function DecisionBanner({ request, isConflict }: { request: RequestView; isConfl
       <p>
         <span className="font-semibold">{request.status}</span>
         {who} at {when}
-        {request.feedback ? ` — “${request.feedback}”` : ""}
+        {request.feedback && (
+          <>
+            {" — “"}
+            <VisibleText text={request.feedback} />”
+          </>
+        )}
       </p>
     </div>
   );
@@ -92,24 +100,25 @@ function RecentActivity({ name }: { name: string }) {
 
 function RequestBody({ request }: { request: RequestView }) {
   const payload = request.payload;
-  if (request.type === "plan_approval") return <Markdown source={String(payload.plan ?? "")} />;
-  if (request.type === "tool_approval") {
+  if (request.type === "plan_approval") {
+    const plan = String(payload.plan ?? "");
     return (
-      <div className="space-y-2 text-sm">
-        <p>
-          Tool <code className="rounded bg-slate-100 px-1 font-mono">{String(payload.tool)}</code>
-          {payload.reason ? ` — ${String(payload.reason)}` : ""}
-        </p>
-        <pre
-          aria-label="Tool arguments"
-          className="overflow-x-auto rounded-md bg-slate-900 p-3 text-xs text-slate-100"
-        >
-          {JSON.stringify(payload.args, null, 2)}
-        </pre>
+      <div className="min-w-0 space-y-2">
+        <TextWarnings flags={inspectText(plan)} />
+        <Markdown source={plan} />
       </div>
     );
   }
-  return <p className="text-sm">{String(payload.reason ?? "The agent asks to stop.")}</p>;
+  if (request.type === "tool_approval") return <ToolCallView payload={payload} />;
+  const reason = String(payload.reason ?? "The agent asks to stop.");
+  return (
+    <div className="min-w-0 space-y-2 text-sm">
+      <TextWarnings flags={inspectText(reason)} />
+      <p>
+        <VisibleText text={reason} />
+      </p>
+    </div>
+  );
 }
 
 export const RequestDetail = forwardRef<HTMLTextAreaElement, Props>(function RequestDetail(

@@ -2,7 +2,7 @@
 
 import Link from "next/link";
 import { useId, type ReactNode } from "react";
-import { describeRequestType, summarizeRequest } from "@/components/history/request-text";
+import { describeRequestType, RequestSummary } from "@/components/history/request-text";
 import { Button } from "@/components/ui/button";
 import { formatAge, formatClock } from "@/components/ui/use-now";
 import type { TeamMember } from "@/lib/agents/data";
@@ -40,9 +40,8 @@ function PendingRequestItem({
 }) {
   const remaining = Date.parse(request.expiresAt) - now;
   const isFromLead = request.sender === "lead";
-  const summary = summarizeRequest(request);
   return (
-    <li className="rounded-lg bg-amber-50/60 px-3 py-2 ring-1 ring-amber-200/70">
+    <li className="min-w-0 rounded-lg bg-amber-50/60 px-3 py-2 ring-1 ring-amber-200/70">
       <div className="flex flex-wrap items-center gap-x-2 gap-y-1 text-sm">
         <span className="font-medium text-slate-900">
           {isFromLead
@@ -64,7 +63,7 @@ function PendingRequestItem({
           {`${request.timeoutPolicy ?? "expires"} in ${formatClock(remaining)}`}
         </span>
       </div>
-      {summary && <p className="mt-0.5 truncate text-xs text-slate-600">{summary}</p>}
+      <RequestSummary request={request} className="mt-0.5 text-xs text-slate-600" />
     </li>
   );
 }
