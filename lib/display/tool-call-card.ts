@@ -1,66 +1,12 @@
-import { z } from "zod";
 import type { ShellJoiner } from "../protocol/shell-command";
 import type { ToolRiskClass, ToolRiskReason } from "../protocol/tool-risk";
+import { storedToolRiskSchema, TOOL_RISK_CLASSES } from "../protocol/tool-risk-schema";
 
 /**
  * The card of a tool call, built from the classification the server stored with the request (the
  * one the gate judged), never from a parse done again in the browser: the card and the gate
  * cannot disagree. Pure, so the inbox, history and an editor of a command share it.
  */
-
-/**
- * The classifier's classes, lowest first. Repeated here because the classifier module loads the
- * bash grammar from disk and must stay out of the browser bundle; a test holds the two lists equal.
- */
-export const RISK_CLASSES = [
-  "read_only",
-  "workspace",
-  "needs_approval",
-  "refused",
-] as const satisfies readonly ToolRiskClass[];
-
-const spanSchema = z.object({ start: z.number().int().min(0), end: z.number().int().min(0) });
-const riskClassSchema = z.enum(RISK_CLASSES);
-const reasonSchema = z.object({
-  class: riskClassSchema,
-  message: z.string(),
-  span: spanSchema.optional(),
-});
-const wordSchema = z.object({ text: z.string() });
-const joinerSchema = z.enum(["|", "|&", ";", "&&", "||", "&", "newline"]).nullable();
-
-/** The parts of the stored ShellAnalysis the card reads; the rest may change without breaking it. */
-const storedAnalysisSchema = z.object({
-  source: z.string(),
-  isParseable: z.boolean(),
-  problems: z.array(z.object({ message: z.string(), span: spanSchema })),
-  commands: z.array(
-    z.object({
-      redirects: z.array(
-        z.object({
-          kind: z.enum(["file", "heredoc", "herestring"]),
-          operator: z.string(),
-          descriptor: z.string().nullable(),
-          target: wordSchema.nullable(),
-          span: spanSchema,
-        }),
-      ),
-      joiner: joinerSchema,
-      isPiped: z.boolean(),
-      isBackground: z.boolean(),
-      isInSubstitution: z.boolean(),
-      isInSubshell: z.boolean(),
-      inFunction: z.string().nullable(),
-      span: spanSchema,
-    }),
-  ),
-});
-
-export const storedToolRiskSchema = z.object({
-  class: riskClassSchema,
-  reasons: z.array(reasonSchema),
-  analysis: storedAnalysisSchema.optional(),
-});
 
 export type ShellCardRedirect = { operator: string; descriptor: string | null; target: string };
 
@@ -108,7 +54,7 @@ export function describeJoiner(joiner: Exclude<ShellJoiner, null>): string {
 }
 
 function byClassDescending(a: ToolRiskReason, b: ToolRiskReason): number {
-  return RISK_CLASSES.indexOf(b.class) - RISK_CLASSES.indexOf(a.class);
+  return TOOL_RISK_CLASSES.indexOf(b.class) - TOOL_RISK_CLASSES.indexOf(a.class);
 }
 
 function contains(outer: { start: number; end: number }, inner: { start: number; end: number }) {

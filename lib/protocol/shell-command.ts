@@ -1,5 +1,6 @@
 import { readFile } from "node:fs/promises";
 import { createRequire } from "node:module";
+import path from "node:path";
 import { Language, Parser, type Node } from "web-tree-sitter";
 
 /**
@@ -77,14 +78,25 @@ type ParserHolder = { [PARSER_KEY]?: Promise<Parser> };
 
 let ready: Parser | null = null;
 
+const GRAMMAR = "tree-sitter-bash/tree-sitter-bash.wasm";
+
+/**
+ * Resolved from this module at run time (tsx, vitest, the worker); a bundler may rewrite
+ * import.meta.url, so the project's node_modules under the working directory (where server.ts
+ * runs) is the fallback.
+ */
+function locateGrammar(): string {
+  try {
+    return createRequire(import.meta.url).resolve(GRAMMAR);
+  } catch {
+    return createRequire(path.join(process.cwd(), "package.json")).resolve(GRAMMAR);
+  }
+}
+
 async function createParser(): Promise<Parser> {
-  // Resolved from this module at run time, so tsx, vitest and the Next.js server (which keeps
-  // web-tree-sitter external) all find the grammar shipped in node_modules.
-  const require = createRequire(import.meta.url);
   await Parser.init();
-  const wasm = await readFile(require.resolve("tree-sitter-bash/tree-sitter-bash.wasm"));
   const parser = new Parser();
-  parser.setLanguage(await Language.load(new Uint8Array(wasm)));
+  parser.setLanguage(await Language.load(new Uint8Array(await readFile(locateGrammar()))));
   return parser;
 }
 
