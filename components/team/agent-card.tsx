@@ -5,6 +5,7 @@ import { useId, type ReactNode } from "react";
 import { describeRequestType, RequestSummary } from "@/components/history/request-text";
 import { Button } from "@/components/ui/button";
 import { formatAge, formatClock } from "@/components/ui/use-now";
+import { VisibleText } from "@/components/ui/visible-text";
 import type { TeamMember } from "@/lib/agents/data";
 import { isAgentActive } from "@/lib/agents/schema";
 import type { RequestView } from "@/lib/requests/views";
@@ -104,7 +105,9 @@ export function AgentCard({
               {member.name}
             </Link>
           </h2>
-          <p className="truncate text-sm text-slate-600">{member.role}</p>
+          <p className="text-sm text-slate-600">
+            <VisibleText text={member.role} maxCharacters={120} />
+          </p>
         </div>
         <StatusBadge name={member.name} status={member.status} />
       </header>
@@ -115,7 +118,11 @@ export function AgentCard({
         </Fact>
         <Fact term="Incarnation">#{member.incarnation}</Fact>
         <Fact term="Task" wide>
-          {member.taskTitle ?? <span className="text-slate-500">No task claimed</span>}
+          {member.taskTitle !== null ? (
+            <VisibleText text={member.taskTitle} maxCharacters={160} />
+          ) : (
+            <span className="text-slate-500">No task claimed</span>
+          )}
         </Fact>
         <Fact term="Heartbeat">
           <span
