@@ -9,6 +9,7 @@ import { Button } from "@/components/ui/button";
 import { ErrorAlert } from "@/components/ui/error-alert";
 import { SelectField } from "@/components/ui/select-field";
 import { TextField } from "@/components/ui/text-field";
+import { VisibleText } from "@/components/ui/visible-text";
 import { apiFetch, ApiRequestError } from "@/lib/http/api-fetch";
 import type { RequestView } from "@/lib/requests/views";
 import {
@@ -17,12 +18,7 @@ import {
   toSearchParams,
   type HistoryFilters,
 } from "./history-filters";
-import {
-  describeDecider,
-  describeRequestType,
-  OutcomeBadge,
-  summarizeRequest,
-} from "./request-text";
+import { describeDecider, describeRequestType, OutcomeBadge, RequestSummary } from "./request-text";
 
 const PAGE_SIZE = 25;
 const TYPING_PAUSE_MS = 400;
@@ -96,16 +92,18 @@ function HistoryTable({ items }: { items: RequestView[] }) {
                     <span className="font-normal text-slate-500"> · from the Lead</span>
                   )}
                 </div>
-                <div className="truncate text-xs text-slate-600" title={summarizeRequest(request)}>
-                  {summarizeRequest(request)}
-                </div>
+                <RequestSummary request={request} className="mt-0.5 text-xs text-slate-600" />
               </td>
               <td className="px-4 py-3">
                 <OutcomeBadge status={request.status} />
               </td>
               <td className="px-4 py-3 break-all text-slate-700">{describeDecider(request)}</td>
-              <td className="max-w-sm px-4 py-3 whitespace-pre-wrap text-slate-700">
-                {request.feedback ?? <span className="text-slate-400">—</span>}
+              <td className="max-w-sm px-4 py-3 text-slate-700">
+                {request.feedback !== null ? (
+                  <VisibleText text={request.feedback} maxCharacters={300} />
+                ) : (
+                  <span className="text-slate-400">—</span>
+                )}
               </td>
             </tr>
           ))}

@@ -1,3 +1,5 @@
+import { TextWarnings, VisibleText } from "@/components/ui/visible-text";
+import { inspectValue } from "@/lib/display/visible-text";
 import type { RequestView } from "@/lib/requests/views";
 
 const TYPE_LABELS: Record<string, string> = {
@@ -10,7 +12,22 @@ export function describeRequestType(type: string): string {
   return TYPE_LABELS[type] ?? type.replaceAll("_", " ");
 }
 
-/** One line saying what was asked: the plan's summary, the tool call, the reason to stop. */
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === "object" && !Array.isArray(value);
+}
+
+/** A tool call in one line: the command or path when there is one, else the arguments. */
+function summarizeToolCall(payload: Record<string, unknown>): string {
+  const tool = typeof payload.tool === "string" ? payload.tool : "";
+  const args = isRecord(payload.args) ? payload.args : {};
+  const subject = [args.command, args.path].find((value) => typeof value === "string");
+  return `${tool} ${typeof subject === "string" ? subject : JSON.stringify(args)}`;
+}
+
+/**
+ * What was asked: the plan's summary, the tool call, the reason to stop. Agent-written, so it is
+ * shown with VisibleText (escaped, wrapped, collapsed with both ends kept), never cut off.
+ */
 export function summarizeRequest(request: RequestView): string {
   const { payload } = request;
   const text = (value: unknown) => (typeof value === "string" ? value : "");
@@ -18,7 +35,7 @@ export function summarizeRequest(request: RequestView): string {
     case "plan_approval":
       return text(payload.summary) || text(payload.plan).split("\n").find(Boolean) || "";
     case "tool_approval":
-      return [text(payload.tool), text(payload.reason)].filter(Boolean).join(": ");
+      return summarizeToolCall(payload);
     case "shutdown":
       return text(payload.reason) || (request.sender === "lead" ? "Lead asks it to stop" : "");
     default:
@@ -90,4 +107,39 @@ export function describeOutcome(request: RequestView): string {
     return `${request.status}: ${describePolicy(request.decidedBy.policy)}`;
   }
   return `${request.status} by ${describeDecider(request)}`;
+}
+
+/** Characters of a summary shown before "show all": enough for a command's head and tail. */
+const SUMMARY_CHARACTERS = 160;
+
+/**
+ * The summary line every list shows (inbox, team board, timeline, history), with the card's
+ * warnings for everything the agent sent, not only the part in the summary.
+ */
+export function RequestSummary({
+  request,
+  isInsideControl = false,
+  className = "",
+}: {
+  request: RequestView;
+  /** In a list item that is a button: no nested controls, only phrasing content. */
+  isInsideControl?: boolean;
+  className?: string;
+}) {
+  const summary = summarizeRequest(request);
+  return (
+    <span className={`flex min-w-0 flex-col gap-1 ${className}`}>
+      <TextWarnings flags={inspectValue(request.payload)} isCompact />
+      {summary && (
+        <VisibleText
+          text={summary}
+          variant={request.type === "tool_approval" ? "code" : "prose"}
+          maxCharacters={SUMMARY_CHARACTERS}
+          maxLines={4}
+          canExpand={!isInsideControl}
+          className="block"
+        />
+      )}
+    </span>
+  );
 }

@@ -4,14 +4,16 @@ import { useQuery } from "@tanstack/react-query";
 import { forwardRef, useState, type KeyboardEvent } from "react";
 import { queryKeys } from "@/components/realtime/query-keys";
 import { Button } from "@/components/ui/button";
+import { ToolCallView } from "@/components/tool-calls/tool-call-view";
 import { Markdown } from "@/components/ui/markdown";
+import { TextWarnings, VisibleText } from "@/components/ui/visible-text";
 import { formatAge, formatClock } from "@/components/ui/use-now";
 import { describeOutcome } from "@/components/history/request-text";
 import { TimelineEntry } from "@/components/timeline/timeline-entry";
 import type { AgentDetail } from "@/lib/agents/data";
 import type { TimelinePage } from "@/lib/agents/timeline";
+import { inspectText } from "@/lib/display/visible-text";
 import { apiFetch } from "@/lib/http/api-fetch";
-import { storedToolRiskSchema, type StoredToolRisk } from "@/lib/protocol/tool-risk-schema";
 import type { RequestView } from "@/lib/requests/views";
 import { typeLabel } from "./request-list";
 
@@ -33,7 +35,12 @@ function DecisionBanner({ request, isConflict }: { request: RequestView; isConfl
       {isConflict && <p className="font-medium text-rose-700">Someone else decided first.</p>}
       <p>
         <span className="font-semibold">{describeOutcome(request)}</span> at {when}
-        {request.feedback ? ` — “${request.feedback}”` : ""}
+        {request.feedback && (
+          <>
+            {" — “"}
+            <VisibleText text={request.feedback} />”
+          </>
+        )}
       </p>
     </div>
   );
@@ -89,57 +96,27 @@ function RecentActivity({ name }: { name: string }) {
   );
 }
 
-const RISK_LABELS: Record<StoredToolRisk["class"], string> = {
-  read_only: "read-only",
-  workspace: "workspace work",
-  needs_approval: "needs your approval",
-  refused: "refused",
-};
-
-/** The server's classification stored with the request: the class and each part's reason. */
-function ToolRiskSummary({ value }: { value: unknown }) {
-  const parsed = storedToolRiskSchema.safeParse(value);
-  if (!parsed.success) return null;
-  const risk = parsed.data;
-  return (
-    <div aria-label="Risk" className="space-y-1">
-      <p>
-        Risk: <strong>{RISK_LABELS[risk.class]}</strong>
-      </p>
-      <ul className="list-disc pl-5">
-        {risk.reasons
-          .filter((reason) => reason.class === risk.class)
-          .map((reason, index) => (
-            <li key={index} className="break-words">
-              {reason.message}
-            </li>
-          ))}
-      </ul>
-    </div>
-  );
-}
-
 function RequestBody({ request }: { request: RequestView }) {
   const payload = request.payload;
-  if (request.type === "plan_approval") return <Markdown source={String(payload.plan ?? "")} />;
-  if (request.type === "tool_approval") {
+  if (request.type === "plan_approval") {
+    const plan = String(payload.plan ?? "");
     return (
-      <div className="space-y-2 text-sm">
-        <p>
-          Tool <code className="rounded bg-slate-100 px-1 font-mono">{String(payload.tool)}</code>
-          {payload.reason ? ` — ${String(payload.reason)}` : ""}
-        </p>
-        <ToolRiskSummary value={payload.risk} />
-        <pre
-          aria-label="Tool arguments"
-          className="overflow-x-auto rounded-md bg-slate-900 p-3 text-xs text-slate-100"
-        >
-          {JSON.stringify(payload.args, null, 2)}
-        </pre>
+      <div className="min-w-0 space-y-2">
+        <TextWarnings flags={inspectText(plan)} />
+        <Markdown source={plan} />
       </div>
     );
   }
-  return <p className="text-sm">{String(payload.reason ?? "The agent asks to stop.")}</p>;
+  if (request.type === "tool_approval") return <ToolCallView payload={payload} />;
+  const reason = String(payload.reason ?? "The agent asks to stop.");
+  return (
+    <div className="min-w-0 space-y-2 text-sm">
+      <TextWarnings flags={inspectText(reason)} />
+      <p>
+        <VisibleText text={reason} />
+      </p>
+    </div>
+  );
 }
 
 export const RequestDetail = forwardRef<HTMLTextAreaElement, Props>(function RequestDetail(

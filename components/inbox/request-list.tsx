@@ -1,5 +1,6 @@
 "use client";
 
+import { RequestSummary } from "@/components/history/request-text";
 import { formatAge, formatClock } from "@/components/ui/use-now";
 import type { RequestView } from "@/lib/requests/views";
 
@@ -40,7 +41,7 @@ export function RequestList({
               onClick={() => onSelect(request.id)}
               aria-current={isSelected ? "true" : undefined}
               aria-label={`${typeLabel(request.type)} from ${request.agent}`}
-              className={`flex w-full flex-col gap-1 px-4 py-3 text-left text-sm focus-visible:outline-2 focus-visible:-outline-offset-2 focus-visible:outline-indigo-600 ${isSelected ? "bg-indigo-50" : "hover:bg-slate-50"} ${isPending ? "" : "opacity-70"}`}
+              className={`flex w-full min-w-0 flex-col gap-1 px-4 py-3 text-left text-sm focus-visible:outline-2 focus-visible:-outline-offset-2 focus-visible:outline-indigo-600 ${isSelected ? "bg-indigo-50" : "hover:bg-slate-50"} ${isPending ? "" : "opacity-70"}`}
             >
               <span className="flex items-center gap-2">
                 <span className="font-semibold text-slate-900">{request.agent}</span>
@@ -51,6 +52,11 @@ export function RequestList({
                   waiting {formatAge(now - Date.parse(request.createdAt))}
                 </span>
               </span>
+              <RequestSummary
+                request={request}
+                isInsideControl
+                className="text-xs text-slate-700"
+              />
               {isPending ? (
                 <span
                   className={`text-xs ${remaining < 60_000 ? "text-rose-600" : "text-slate-500"}`}

@@ -2,9 +2,10 @@
 
 import Link from "next/link";
 import { useId, type ReactNode } from "react";
-import { describeRequestType, summarizeRequest } from "@/components/history/request-text";
+import { describeRequestType, RequestSummary } from "@/components/history/request-text";
 import { Button } from "@/components/ui/button";
 import { formatAge, formatClock } from "@/components/ui/use-now";
+import { VisibleText } from "@/components/ui/visible-text";
 import type { TeamMember } from "@/lib/agents/data";
 import { isAgentActive } from "@/lib/agents/schema";
 import type { RequestView } from "@/lib/requests/views";
@@ -40,9 +41,8 @@ function PendingRequestItem({
 }) {
   const remaining = Date.parse(request.expiresAt) - now;
   const isFromLead = request.sender === "lead";
-  const summary = summarizeRequest(request);
   return (
-    <li className="rounded-lg bg-amber-50/60 px-3 py-2 ring-1 ring-amber-200/70">
+    <li className="min-w-0 rounded-lg bg-amber-50/60 px-3 py-2 ring-1 ring-amber-200/70">
       <div className="flex flex-wrap items-center gap-x-2 gap-y-1 text-sm">
         <span className="font-medium text-slate-900">
           {isFromLead
@@ -64,7 +64,7 @@ function PendingRequestItem({
           {`${request.timeoutPolicy ?? "expires"} in ${formatClock(remaining)}`}
         </span>
       </div>
-      {summary && <p className="mt-0.5 truncate text-xs text-slate-600">{summary}</p>}
+      <RequestSummary request={request} className="mt-0.5 text-xs text-slate-600" />
     </li>
   );
 }
@@ -105,7 +105,9 @@ export function AgentCard({
               {member.name}
             </Link>
           </h2>
-          <p className="truncate text-sm text-slate-600">{member.role}</p>
+          <p className="text-sm text-slate-600">
+            <VisibleText text={member.role} maxCharacters={120} />
+          </p>
         </div>
         <StatusBadge name={member.name} status={member.status} />
       </header>
@@ -119,7 +121,11 @@ export function AgentCard({
           <ToolHostLabel toolHost={member.toolHost} />
         </Fact>
         <Fact term="Task" wide>
-          {member.taskTitle ?? <span className="text-slate-500">No task claimed</span>}
+          {member.taskTitle !== null ? (
+            <VisibleText text={member.taskTitle} maxCharacters={160} />
+          ) : (
+            <span className="text-slate-500">No task claimed</span>
+          )}
         </Fact>
         <Fact term="Heartbeat">
           <span

@@ -7,6 +7,7 @@ import { GateLabel, StatusBadge } from "@/components/team/agent-badges";
 import { Button } from "@/components/ui/button";
 import { ErrorAlert } from "@/components/ui/error-alert";
 import { formatAge, useNow } from "@/components/ui/use-now";
+import { VisibleText } from "@/components/ui/visible-text";
 import type { AgentDetail } from "@/lib/agents/data";
 import type { TimelinePage } from "@/lib/agents/timeline";
 import { apiFetch } from "@/lib/http/api-fetch";
@@ -24,7 +25,9 @@ function AgentSummary({ agent }: { agent: AgentDetail }) {
       <div className="flex flex-wrap items-start gap-3">
         <div className="min-w-0">
           <h1 className="truncate text-2xl font-semibold tracking-tight">{agent.name}</h1>
-          <p className="text-sm text-slate-600">{agent.role}</p>
+          <p className="text-sm text-slate-600">
+            <VisibleText text={agent.role} maxCharacters={200} />
+          </p>
         </div>
         <StatusBadge name={agent.name} status={agent.status} />
       </div>

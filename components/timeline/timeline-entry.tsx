@@ -2,9 +2,12 @@ import type { ReactNode } from "react";
 import {
   describeOutcome,
   describeRequestType,
+  RequestSummary,
   summarizeRequest,
 } from "@/components/history/request-text";
 import { describeStatus } from "@/components/team/agent-badges";
+import { TextWarnings, VisibleText } from "@/components/ui/visible-text";
+import { inspectValue } from "@/lib/display/visible-text";
 import type { TimelineItem } from "@/lib/agents/timeline";
 
 const MESSAGE_LABELS: Record<string, string> = {
@@ -39,12 +42,11 @@ const OUTCOME_TONES: Record<string, Tone> = {
 
 const timeFormat = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "medium" });
 
-/** Arguments in one short line, e.g. `path: "hello.txt"`. */
+/** Arguments in one line, e.g. `path: hello.txt`; VisibleText collapses it keeping both ends. */
 function summarizeArgs(args: Record<string, unknown>): string {
-  const text = Object.entries(args)
-    .map(([key, value]) => `${key}: ${JSON.stringify(value)}`)
+  return Object.entries(args)
+    .map(([key, value]) => `${key}: ${typeof value === "string" ? value : JSON.stringify(value)}`)
     .join(", ");
-  return text.length > 160 ? `${text.slice(0, 159)}…` : text;
 }
 
 function describe(item: TimelineItem): { tone: Tone; title: string; body?: ReactNode } {
@@ -57,7 +59,12 @@ function describe(item: TimelineItem): { tone: Tone; title: string; body?: React
         tone: message.cancelledAt ? "neutral" : "message",
         title: `${MESSAGE_LABELS[message.type] ?? message.type} · ${message.from} → ${message.to}${undelivered}`,
         body: message.content ? (
-          <p className="line-clamp-4 whitespace-pre-wrap text-slate-700">{message.content}</p>
+          <>
+            <TextWarnings flags={inspectValue(message.content)} isCompact />
+            <p className="text-slate-700">
+              <VisibleText text={message.content} maxCharacters={400} maxLines={6} />
+            </p>
+          </>
         ) : undefined,
       };
     }
@@ -68,6 +75,7 @@ function describe(item: TimelineItem): { tone: Tone; title: string; body?: React
         title: `Tool call ${toolCall.isAllowed ? "allowed" : "blocked"}: ${toolCall.tool}`,
         body: (
           <>
+            <TextWarnings flags={inspectValue(toolCall.args)} isCompact />
             {!toolCall.isAllowed && (
               <p className="text-slate-700">
                 {toolCall.code && (
@@ -75,12 +83,16 @@ function describe(item: TimelineItem): { tone: Tone; title: string; body?: React
                     {toolCall.code}
                   </code>
                 )}
-                {toolCall.reason}
+                {toolCall.reason && <VisibleText text={toolCall.reason} maxCharacters={300} />}
               </p>
             )}
             {Object.keys(toolCall.args).length > 0 && (
-              <p className="truncate font-mono text-xs text-slate-500">
-                {summarizeArgs(toolCall.args)}
+              <p className="text-xs text-slate-500">
+                <VisibleText
+                  text={summarizeArgs(toolCall.args)}
+                  variant="code"
+                  maxCharacters={160}
+                />
               </p>
             )}
           </>
@@ -90,20 +102,21 @@ function describe(item: TimelineItem): { tone: Tone; title: string; body?: React
     case "request": {
       const { request } = item;
       const type = describeRequestType(request.type);
-      const summary = summarizeRequest(request);
       if (item.action === "created") {
         return {
           tone: "waiting",
           title: request.sender === "lead" ? `${type} requested by the Lead` : `${type} submitted`,
-          body: summary ? <p className="text-slate-700">{summary}</p> : undefined,
+          body: summarizeRequest(request) ? (
+            <RequestSummary request={request} className="text-slate-700" />
+          ) : undefined,
         };
       }
       return {
         tone: OUTCOME_TONES[request.status] ?? "neutral",
         title: `${type} ${describeOutcome(request)}`,
         body: request.feedback ? (
-          <blockquote className="border-l-2 border-slate-200 pl-3 whitespace-pre-wrap text-slate-700">
-            {request.feedback}
+          <blockquote className="border-l-2 border-slate-200 pl-3 text-slate-700">
+            <VisibleText text={request.feedback} maxCharacters={400} maxLines={6} />
           </blockquote>
         ) : undefined,
       };
@@ -120,7 +133,11 @@ function describe(item: TimelineItem): { tone: Tone; title: string; body?: React
           return {
             tone: change.isForced ? "bad" : "neutral",
             title: `Stopped${change.isForced ? " (forced)" : ""}: ${change.status ? describeStatus(change.status) : "ended"}`,
-            body: change.reason ? <p className="text-slate-700">{change.reason}</p> : undefined,
+            body: change.reason ? (
+              <p className="text-slate-700">
+                <VisibleText text={change.reason} maxCharacters={300} />
+              </p>
+            ) : undefined,
           };
         case "updated":
           return {

@@ -1,35 +1,109 @@
-import type { ComponentProps } from "react";
-import ReactMarkdown from "react-markdown";
+"use client";
+
+import type { Element, ElementContent, Root, RootContent } from "hast";
+import type { ReactNode } from "react";
+import ReactMarkdown, { type Components } from "react-markdown";
 import rehypeSanitize from "rehype-sanitize";
 import remarkGfm from "remark-gfm";
+import { renderVisibleText } from "@/lib/display/visible-text";
+import { describeSegment, segmentClassName, VisibleText } from "./visible-text";
+
+/** A text node's segments as hast: plain text stays text, every escape becomes a marked span. */
+function toVisibleNodes(value: string): ElementContent[] {
+  // Never collapsed: a plan is read whole, and a collapse per text node would hide mid-sentence.
+  const { segments } = renderVisibleText(value, { maxCharacters: Infinity, maxLines: Infinity });
+  return segments.flatMap((segment): ElementContent[] => {
+    if (segment.kind === "text") return [{ type: "text", value: segment.text }];
+    if (segment.kind === "collapsed") return [];
+    return [
+      {
+        type: "element",
+        tagName: "span",
+        properties: {
+          dataSegment: segment.kind,
+          className: segmentClassName(segment.kind).split(" "),
+          title: describeSegment(segment),
+        },
+        children: [{ type: "text", value: segment.text }],
+      },
+    ];
+  });
+}
+
+function escapeTextNodes(node: Root | Element): void {
+  node.children = node.children.flatMap((child: RootContent): RootContent[] => {
+    if (child.type === "text") return toVisibleNodes(child.value);
+    if (child.type === "element") escapeTextNodes(child);
+    return [child];
+  }) as typeof node.children;
+}
+
+/** Runs after the sanitizer, so the spans it adds are ours and nothing the agent wrote. */
+function rehypeVisibleText() {
+  return (tree: Root) => escapeTextNodes(tree);
+}
+
+function textOf(children: ReactNode): string {
+  if (typeof children === "string" || typeof children === "number") return String(children);
+  if (Array.isArray(children)) return children.map(textOf).join("");
+  return "";
+}
 
 /**
  * An image in agent-written markdown is never loaded: a remote image is a tracking pixel that
  * tells the agent's operator when the Lead reads the plan. It is shown as a link the Lead may
- * choose to follow (without a referrer).
+ * choose to follow (without a referrer), its target beside it like every link's.
  */
-function ImageAsLink({ src, alt }: ComponentProps<"img">) {
-  const label = `image: ${alt || (typeof src === "string" ? src : "") || "untitled"}`;
-  if (typeof src !== "string" || src === "") return <span>[{label}]</span>;
+function ImageAsLink({ src, alt }: { src?: unknown; alt?: string }) {
+  const label = `image: ${alt || "untitled"}`;
+  if (typeof src !== "string" || src === "") return <VisibleText text={`[${label}]`} />;
   return (
-    <a href={src} rel="noopener noreferrer nofollow" target="_blank">
-      [{label}]
-    </a>
+    <>
+      <a href={src} rel="noopener noreferrer nofollow" target="_blank">
+        <VisibleText text={`[${label}]`} />
+      </a>
+      <span data-link-target className="text-slate-500">
+        {" ("}
+        <VisibleText text={src} variant="code" className="text-[0.85em]" />)
+      </span>
+    </>
   );
 }
+
+const components: Components = {
+  img: ({ src, alt }) => <ImageAsLink src={src} alt={alt} />,
+  // A link says where it goes: its text can claim anything, the target beside it cannot.
+  a: ({ href, children, node: _node, ...props }) => {
+    const isSelfDescribing = !href || textOf(children) === href;
+    return (
+      <>
+        <a href={href} {...props}>
+          {children}
+        </a>
+        {!isSelfDescribing && (
+          <span data-link-target className="text-slate-500">
+            {" ("}
+            <VisibleText text={href} variant="code" className="text-[0.85em]" />)
+          </span>
+        )}
+      </>
+    );
+  },
+};
 
 /**
  * Agent-written markdown. Raw HTML is never rendered and the output passes through a sanitizer,
  * so a plan cannot smuggle scripts, event handlers or javascript: links into the Lead's browser;
- * images become links.
+ * images become links, hidden characters in its text are shown as escapes, and links show their
+ * real target.
  */
 export function Markdown({ source }: { source: string }) {
   return (
     <div className="prose-handshake text-sm leading-6 text-slate-800">
       <ReactMarkdown
         remarkPlugins={[remarkGfm]}
-        rehypePlugins={[rehypeSanitize]}
-        components={{ img: ImageAsLink }}
+        rehypePlugins={[rehypeSanitize, rehypeVisibleText]}
+        components={components}
       >
         {source}
       </ReactMarkdown>
