@@ -53,4 +53,25 @@ describe("read_only bash that writes (red team)", () => {
     expect(result.isError).toBe(true);
     expect(existsSync(path.join(workspace, "PWNED"))).toBe(false);
   });
+
+  it("git status (read_only) runs a program named in the repository's config, with the gate closed", async () => {
+    // Work on an earlier, approved task left a repository whose config the agent wrote
+    // (write_file is only `workspace`). On the next task, before any plan is approved, a
+    // read_only `git status` runs core.fsmonitor; `git diff` would run diff.external the same way,
+    // and a .git/hooks/post-index-change hook runs too.
+    const { call, workspace, gate } = await unapproved();
+    gate.value = "approved";
+    expect(await call("bash", { command: "git init -q ." })).toMatchObject({ isError: false });
+    expect(
+      await call("edit_file", {
+        path: ".git/config",
+        oldText: "[core]",
+        newText: '[core]\n\tfsmonitor = "id > PWNED2; false"',
+      }),
+    ).toMatchObject({ isError: false });
+    gate.value = "required";
+    const result = await call("bash", { command: "git status" });
+    expect(existsSync(path.join(workspace, "PWNED2"))).toBe(false);
+    expect(result.isError).toBe(true);
+  });
 });
