@@ -74,6 +74,11 @@ describe("red team: workspace-class history rewriting / discarding work", () => 
     "git reset --soft HEAD~3",
     "git reset HEAD~3",
     "git commit --fixup=amend:HEAD",
+    // "-n" here is the value of -e, or a pathspec after "--": not a dry run. Both remove every
+    // untracked file and directory (confirmed in the sandbox).
+    "git clean -fdx -e -n",
+    "git clean -fdx -e-n",
+    "git clean -fdx -- -n .",
   ])("%s needs approval", (command) => {
     expect(classOf(command)).toBe("needs_approval");
   });
@@ -82,6 +87,17 @@ describe("red team: workspace-class history rewriting / discarding work", () => 
 describe("red team: sensitive variables set without an assignment", () => {
   it.each(["read PATH <<< ./bin", "printf -v PATH ./bin", "getopts a PATH"])(
     "%s needs approval (like PATH=./bin)",
+    (command) => {
+      expect(classOf(command)).toBe("needs_approval");
+    },
+  );
+});
+
+describe("red team: workspace-class recursive deletes", () => {
+  // Moving a tree to the call's private /tmp (a tmpfs that dies with the call) deletes it; tar
+  // --remove-files deletes what it archived. Confirmed in the sandbox: the trees are gone.
+  it.each(["mv src /tmp", "mv .git /tmp", "tar --remove-files -cf /dev/null src"])(
+    "%s needs approval, like rm -r",
     (command) => {
       expect(classOf(command)).toBe("needs_approval");
     },
