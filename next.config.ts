@@ -15,6 +15,7 @@ const nextConfig: NextConfig = {
     "@prisma/client",
     "better-auth",
     "web-tree-sitter",
+    "tree-sitter-bash",
   ],
   typedRoutes: false,
   // Pages get their Content-Security-Policy, with a nonce, from proxy.ts.

@@ -263,7 +263,20 @@ export async function recordHeartbeat(
     }
     const now = new Date();
     const isToolHostChanged = input.toolHost !== undefined && input.toolHost !== agent.toolHost;
-    if (agent.status === input.status && !isToolHostChanged) {
+    // A heartbeat sent before the worker learnt of its own pending request can arrive after it:
+    // while a request of this incarnation waits on the Lead, the agent is waiting, whatever it says.
+    const isStillWaiting =
+      agent.status === "waiting_approval" &&
+      input.status !== "waiting_approval" &&
+      (await tx.request.count({
+        where: {
+          agentId: agent.id,
+          incarnation: agent.incarnation,
+          status: "pending",
+          target: "lead",
+        },
+      })) > 0;
+    if ((agent.status === input.status || isStillWaiting) && !isToolHostChanged) {
       const updated = await tx.agent.update({
         where: { id: agent.id },
         data: { lastHeartbeatAt: now },
@@ -275,7 +288,10 @@ export async function recordHeartbeat(
       await setAgentState(
         tx,
         { ...agent, lastHeartbeatAt: now },
-        { status: input.status, ...(isToolHostChanged ? { toolHost: input.toolHost } : {}) },
+        {
+          ...(isStillWaiting ? {} : { status: input.status }),
+          ...(isToolHostChanged ? { toolHost: input.toolHost } : {}),
+        },
       ),
     );
   });

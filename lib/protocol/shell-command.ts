@@ -78,7 +78,9 @@ type ParserHolder = { [PARSER_KEY]?: Promise<Parser> };
 
 let ready: Parser | null = null;
 
-const GRAMMAR = "tree-sitter-bash/tree-sitter-bash.wasm";
+// Joined at run time so that no bundler mistakes the grammar for a module of the build: Turbopack
+// would otherwise try to compile the .wasm as a WebAssembly import and fail the production build.
+const GRAMMAR = ["tree-sitter-bash", "tree-sitter-bash.wasm"].join("/");
 
 /**
  * Resolved from this module at run time (tsx, vitest, the worker); a bundler may rewrite

@@ -4,7 +4,7 @@ import * as exitRoute from "../../app/api/v1/agents/[name]/exit/route";
 import { getDb } from "../../lib/db";
 import { expireDueRequests } from "../../lib/requests/mutations";
 import { callRoute } from "../route-client";
-import { api, lead, registerAgent, uniqueName } from "./fixtures";
+import { api, lead, registerAgent, submitPlan, uniqueName } from "./fixtures";
 
 afterAll(() => getDb().$disconnect());
 
@@ -63,6 +63,24 @@ describe("agents", () => {
     expect((await api.me(agent.headers)).json).toMatchObject({ status: "offline" });
     expect((await api.heartbeat(agent.headers, { status: "idle" })).json).toMatchObject({
       status: "idle",
+    });
+  });
+
+  it("a late heartbeat cannot take an agent whose request waits on the Lead out of waiting_approval", async () => {
+    const agent = await registerAgent({ requirePlan: true });
+    const plan = await submitPlan(agent);
+    expect(plan.status).toBe(201);
+    // Sent before the worker knew of its plan, arriving after the plan was created.
+    expect((await api.heartbeat(agent.headers, { status: "working" })).json).toMatchObject({
+      status: "waiting_approval",
+    });
+    const decided = await api.respond((await lead()).headers, String(plan.json.id), {
+      type: "plan_approval_response",
+      approve: true,
+    });
+    expect(decided.status).toBe(200);
+    expect((await api.heartbeat(agent.headers, { status: "working" })).json).toMatchObject({
+      status: "working",
     });
   });
 

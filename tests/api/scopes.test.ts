@@ -10,9 +10,9 @@ import { createToken, type TestToken } from "./fixtures";
 
 afterAll(() => getDb().$disconnect());
 
-// The scope × route table lives in the security draft (to be merged into docs/SECURITY.md); it is
+// The scope × route table lives in docs/SECURITY.md; it is
 // written from the routes' own declarations and must match them.
-const TABLE_DOC = path.resolve(import.meta.dirname, "../../docs/drafts/security-scopes.md");
+const TABLE_DOC = path.resolve(import.meta.dirname, "../../docs/SECURITY.md");
 const TABLE_START = "<!-- scope-table:start -->";
 const TABLE_END = "<!-- scope-table:end -->";
 

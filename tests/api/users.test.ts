@@ -184,7 +184,10 @@ describe("a disabled user", () => {
   it("loses their session, cannot sign in with the right password, and their API tokens stop working", async () => {
     const lead = await signedInHuman("lead");
     const other = await signedInHuman("lead");
-    const token = await callRoute(createToken, { body: { name: "ci" }, headers: other.headers });
+    const token = await callRoute(createToken, {
+      body: { name: "ci", scope: "read" },
+      headers: other.headers,
+    });
     expect(token.status).toBe(201);
     const bearer = { authorization: `Bearer ${String(token.json?.token)}` };
     expect((await callRoute(listAgents, { headers: bearer })).status).toBe(200);

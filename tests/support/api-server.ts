@@ -98,7 +98,11 @@ export async function startApiServer(): Promise<{
         const response = await handler(await toRequest(incoming, origin), {
           params: Promise.resolve(params),
         });
-        outgoing.writeHead(response.status, Object.fromEntries(response.headers));
+        // Each Set-Cookie stays its own header (sign-in sets the session and the device cookie).
+        const headers: Record<string, string | string[]> = Object.fromEntries(response.headers);
+        const cookies = response.headers.getSetCookie();
+        if (cookies.length > 0) headers["set-cookie"] = cookies;
+        outgoing.writeHead(response.status, headers);
         outgoing.end(Buffer.from(await response.arrayBuffer()));
         return;
       }
