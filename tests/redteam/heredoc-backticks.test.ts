@@ -27,10 +27,10 @@ describe("backticks in a here-doc body (red team)", () => {
     "cat <<EOF | grep x\n`touch PWNED`\nEOF",
     "cat <<-EOF\n\t`touch PWNED`\n\tEOF",
     "cat <<EOF\n${x:-`touch PWNED`}\nEOF",
-    "cat <<EOF\n\"`touch PWNED`\"\nEOF",
+    'cat <<EOF\n"`touch PWNED`"\nEOF',
     // outside a here-doc, backticks inside ${…} are missed too (workspace instead of needs_approval)
     "echo ${x:-`touch PWNED`}",
-    "echo \"${x:-`touch PWNED`}\"",
+    'echo "${x:-`touch PWNED`}"',
   ])("%j needs approval, like $(…) there does", (command) => {
     expect(classifyShellCommand(command).class).toBe("needs_approval");
   });

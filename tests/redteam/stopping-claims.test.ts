@@ -30,4 +30,25 @@ describe("a stopping agent (red team)", () => {
     const other = await registerAgent();
     expect((await api.claimTask(other.headers, task)).status).toBe(200);
   });
+
+  it("cannot ask for new work with a plan, but may still say it is done", async () => {
+    const agent = await registerAgent();
+    const { headers } = await lead();
+    const ask = await api.requestShutdown(headers, agent.name, { reason: "stop" });
+    await api.respond(agent.headers, String(ask.json.id), {
+      type: "shutdown_response",
+      approve: true,
+    });
+    const plan = await api.submitRequest(agent.headers, {
+      type: "plan_approval",
+      payload: { plan: "1. one more thing" },
+    });
+    expect(plan.status).toBe(409);
+    expect(plan.json.error?.code).toBe("AGENT_STOPPING");
+    const done = await api.submitRequest(agent.headers, {
+      type: "shutdown",
+      payload: { reason: "my work is saved" },
+    });
+    expect(done.status).toBe(201);
+  });
 });
