@@ -155,7 +155,7 @@ describe("dispatchToolCall", () => {
   describe("the risk class, judged locally by the same code as the server", () => {
     it("runs read-only bash under a closed plan gate", async () => {
       harness.gate.value = "required";
-      const result = await harness.call("bash", { command: "ls -la && git status" });
+      const result = await harness.call("bash", { command: "ls -la && pwd" });
       expect(result.isError, result.content).toBe(false);
     });
 

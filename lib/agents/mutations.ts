@@ -51,6 +51,11 @@ function assertMayRespawn(agent: Agent, caller: HumanActor | undefined): void {
 type AgentConfig = Pick<Agent, "role" | "prompt" | "requirePlan"> & {
   /** Undefined keeps the stored worker configuration. */
   worker: WorkerConfig | undefined;
+  /**
+   * Undefined keeps the stored owner (a respawn); a registration names the registering token, or
+   * none, so a `connect` token never keeps a name someone else took over.
+   */
+  ownerTokenId?: string | null;
 };
 
 /**
@@ -86,6 +91,7 @@ async function startNewIncarnation(
       taskId: null,
       tokenHash,
       worker: config.worker,
+      ownerTokenId: config.ownerTokenId,
       isForcedStop: false,
       lastHeartbeatAt: null,
       updatedAt: new Date(),
@@ -122,6 +128,7 @@ export async function registerAgent(
     prompt: input.prompt ?? null,
     requirePlan: input.requirePlan ?? false,
     worker: input.worker,
+    ownerTokenId: caller?.via === "token" ? caller.tokenId : null,
   };
   return inTransaction(db, async (tx) => {
     const existing = await tx.agent.findUnique({ where: { name: input.name } });
@@ -140,7 +147,7 @@ export async function registerAgent(
           requirePlan: config.requirePlan,
           tokenHash,
           worker: config.worker,
-          ownerTokenId: caller?.via === "token" ? caller.tokenId : null,
+          ownerTokenId: config.ownerTokenId ?? null,
         },
       });
       await appendEvent(tx, "agent.registered", `agent:${agent.name}`, {

@@ -10,8 +10,6 @@
  */
 export type ReadOnlyCommand = {
   deniedOptions?: readonly string[];
-  /** Most operands allowed (uniq's second operand is an output file). */
-  maxOperands?: number;
   /** Subcommands that only read (git): the first operand after the global options. */
   subcommands?: Readonly<Record<string, { deniedOptions?: readonly string[] }>>;
 };
@@ -77,7 +75,6 @@ export const READ_ONLY_COMMANDS: Readonly<Record<string, ReadOnlyCommand>> = {
   true: {},
   type: {},
   uname: {},
-  uniq: { maxOperands: 1 },
   wc: {},
   which: {},
   whoami: {},

@@ -19,11 +19,17 @@ const TABLE: readonly [command: string, expected: ToolRiskClass, reason: RegExp]
   ["grep -rn TODO src", "read_only", /grep only reads/],
   ['grep -r "/usr/bin" .', "read_only", /grep only reads/],
   ["head -n 5 a.txt | wc -l", "read_only", /wc only reads/],
-  ["sort in.txt | uniq -c", "read_only", /uniq only reads/],
-  ["git status", "read_only", /git only reads/],
-  ["git log --oneline -5", "read_only", /git only reads/],
-  ["git diff HEAD~1 -- src", "read_only", /git only reads/],
-  ["git --no-pager show HEAD", "read_only", /git only reads/],
+  ["sort in.txt | uniq -c", "workspace", /uniq is not on the read-only list/],
+  // Found by attacking the classifier: each ran code or wrote a file as read_only.
+  ["cat <<EOF\n`id > PWNED`\nEOF", "needs_approval", /substitute a command's output/],
+  ["cat <<-EOF | grep x\n\t`id`\nEOF", "needs_approval", /substitute a command's output/],
+  ["echo ${x:-`touch P`}", "needs_approval", /substitute a command's output/],
+  ["printf 'x\\n' | uniq - -- -out", "workspace", /uniq is not on the read-only list/],
+  ["uniq ./[ab].txt", "workspace", /uniq is not on the read-only list/],
+  ["git status", "workspace", /git runs programs its repository configures/],
+  ["git log --oneline -5", "workspace", /git runs programs its repository configures/],
+  ["git diff HEAD~1 -- src", "workspace", /git runs programs its repository configures/],
+  ["git --no-pager show HEAD", "workspace", /git runs programs its repository configures/],
   ["cd src && ls", "read_only", /ls only reads/],
   ["cd src && cat ../README.md", "read_only", /cat only reads/],
   ["cat a/../b", "read_only", /cat only reads/],
@@ -61,7 +67,7 @@ const TABLE: readonly [command: string, expected: ToolRiskClass, reason: RegExp]
   ["tree -o out.txt", "workspace", /tree -o/],
   ["find . -fprint list.txt", "workspace", /find -fprint/],
   ["git log --output=log.txt", "workspace", /--output writes a file/],
-  ["uniq in.txt out.txt", "workspace", /writes to the last one/],
+  ["uniq in.txt out.txt", "workspace", /uniq is not on the read-only list/],
   ["sed -i 's/a/b/g' file.txt", "workspace", /sed can edit files/],
   ["sed -n '/start/,/end/p' file.txt", "workspace", /sed can edit files/],
   ["FOO=1 npm test", "workspace", /sets the variable FOO/],
@@ -98,7 +104,7 @@ const TABLE: readonly [command: string, expected: ToolRiskClass, reason: RegExp]
   ["rm -- *.tmp", "workspace", /rm deletes files/],
   ["sort *", "workspace", /a glob may receive a file name as an option/],
   ["git diff *", "workspace", /git with a glob may receive a file name as an option/],
-  ["git diff -- *", "read_only", /git only reads here/],
+  ["git diff -- *", "workspace", /git runs programs its repository configures/],
   ["find . -delete", "needs_approval", /find -delete deletes/],
   ["find . -name '*.tmp' -exec rm {} \\;", "needs_approval", /find -exec runs a command/],
   ["find . -execdir sh -c 'id' \\;", "needs_approval", /find -execdir/],
@@ -307,7 +313,7 @@ describe("classifyToolCall", () => {
   });
 
   it("classifies bash by its command, and a missing command as needing approval", async () => {
-    expect((await classifyToolCall("bash", { command: "git status" })).class).toBe("read_only");
+    expect((await classifyToolCall("bash", { command: "ls -la" })).class).toBe("read_only");
     expect((await classifyToolCall("bash", { command: 42 })).class).toBe("needs_approval");
     expect((await classifyToolCall("bash", {})).class).toBe("needs_approval");
   });

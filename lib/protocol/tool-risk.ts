@@ -481,7 +481,9 @@ function judgeCommand(command: SimpleCommand, context: CommandContext, judge: Ma
         if (values.includes(null)) mark("workspace", "git with computed arguments");
         else if (hasOptionGlob)
           mark("workspace", "git with a glob may receive a file name as an option");
-        else if (isReadOnly) mark("read_only", "git only reads here");
+        // Even a reading git runs programs the repository names (core.fsmonitor, diff.external,
+        // textconv, hooks), and an earlier call may have written those: git is workspace work.
+        else if (isReadOnly) mark("workspace", "git runs programs its repository configures");
       }
       return;
     case "cd":
@@ -510,9 +512,7 @@ function judgeCommand(command: SimpleCommand, context: CommandContext, judge: Ma
     mark("workspace", `${program} with a glob may receive a file name as an option`);
   } else if (values.includes(null))
     mark("workspace", `${program} with arguments computed when it runs`);
-  else if (readOnly.maxOperands !== undefined && operands.length > readOnly.maxOperands) {
-    mark("workspace", `${program} with ${operands.length} operands writes to the last one`);
-  } else if (isReadOnly) mark("read_only", `${program} only reads`);
+  else if (isReadOnly) mark("read_only", `${program} only reads`);
 }
 
 function judgeConstructs(analysis: ShellAnalysis, mark: Mark): void {
@@ -570,6 +570,8 @@ function judgeConstructs(analysis: ShellAnalysis, mark: Mark): void {
   }
 }
 
+const RAW_SUBSTITUTION = /`|\$\((?!\()|[<>]\(/;
+
 /** Classifies a parsed bash command: the highest class of all its parts wins, each says why. */
 export function classifyShellAnalysis(analysis: ShellAnalysis): ToolRisk {
   const reasons: ToolRiskReason[] = [];
@@ -589,6 +591,15 @@ export function classifyShellAnalysis(analysis: ShellAnalysis): ToolRisk {
     mark("needs_approval", `contains a hidden or control character (U+${codePoint})`, {
       start: hidden.index,
       end: hidden.index + hidden[0].length,
+    });
+  }
+  // A backstop on the raw text: the grammar does not see every substitution (a backtick in an
+  // unquoted here-doc body, inside `${x:-…}`), and a missed one would run code under any class.
+  const substitution = RAW_SUBSTITUTION.exec(source);
+  if (substitution) {
+    mark("needs_approval", "may substitute a command's output (` or $( in the text)", {
+      start: substitution.index,
+      end: substitution.index + substitution[0].length,
     });
   }
   judgeConstructs(analysis, mark);

@@ -106,6 +106,14 @@ export async function createRequestInTransaction(
   if (!isAgentActive(agent.status)) {
     throw new AppError("AGENT_NOT_ACTIVE", `agent '${agent.name}' is ${agent.status}`);
   }
+  // An agent that agreed to stop asks for no new work; saying it is done is all that is left.
+  if (
+    agent.status === "stopping" &&
+    direction === "agent_to_lead" &&
+    definition.type !== "shutdown"
+  ) {
+    throw new AppError("AGENT_STOPPING", "this agent agreed to stop; it asks for no new work");
+  }
   if (input.idempotencyKey) {
     // Keys are scoped to the incarnation: a new incarnation reusing one asks a new question.
     const existing = await tx.request.findUnique({

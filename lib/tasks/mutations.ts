@@ -79,6 +79,9 @@ export async function claimTask(
 ): Promise<TaskView> {
   return inTransaction(db, async (tx) => {
     const agent = await lockAgent(tx, actor.agentId);
+    if (agent.status === "stopping") {
+      throw new AppError("AGENT_STOPPING", "this agent agreed to stop; it takes no new task");
+    }
     const task = await lockTask(tx, taskId);
     if (task.status === "claimed" && task.assigneeId === agent.id) {
       return toTaskView({ ...task, assignee: { name: agent.name } });

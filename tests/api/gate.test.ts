@@ -95,7 +95,7 @@ describe("POST /api/v1/tool-calls", () => {
     const agent = await registerAgent({ requirePlan: true });
     const readOnly = await api.toolCall(agent.headers, {
       tool: "bash",
-      args: { command: "ls -la notes/ && git status" },
+      args: { command: "ls -la notes/ && wc -l notes/a.txt" },
     });
     expect(readOnly.json).toEqual({ allowed: true });
     const work = { tool: "bash", args: { command: "npm test" } };
@@ -117,7 +117,7 @@ describe("POST /api/v1/tool-calls", () => {
     expect(recorded[0]?.risk).toMatchObject({
       reasons: [
         { class: "read_only", message: "ls only reads" },
-        { class: "read_only", message: "git only reads here" },
+        { class: "read_only", message: "wc only reads" },
       ],
     });
   });
