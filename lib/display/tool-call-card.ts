@@ -1,4 +1,4 @@
-import type { ShellJoiner } from "../protocol/shell-command";
+import type { ShellJoiner, SimpleCommand } from "../protocol/shell-command";
 import type { ToolRiskClass, ToolRiskReason } from "../protocol/tool-risk";
 import { storedToolRiskSchema, TOOL_RISK_CLASSES } from "../protocol/tool-risk-schema";
 
@@ -10,16 +10,15 @@ import { storedToolRiskSchema, TOOL_RISK_CLASSES } from "../protocol/tool-risk-s
 
 export type ShellCardRedirect = { operator: string; descriptor: string | null; target: string };
 
-export type ShellCardLine = {
+/** How the command sits in the whole: the operator after it, pipes, substitutions, functions. */
+type ShellCardContext = Pick<
+  SimpleCommand,
+  "joiner" | "isPiped" | "isBackground" | "isInSubstitution" | "isInSubshell" | "inFunction"
+>;
+
+export type ShellCardLine = ShellCardContext & {
   /** The simple command exactly as written, redirections included. */
   text: string;
-  /** The operator after it, e.g. `|` or `&&`; null at the end of its scope. */
-  joiner: ShellJoiner;
-  isPiped: boolean;
-  isBackground: boolean;
-  isInSubstitution: boolean;
-  isInSubshell: boolean;
-  inFunction: string | null;
   redirects: ShellCardRedirect[];
   /** Why this part is risky, highest class first. */
   reasons: ToolRiskReason[];
