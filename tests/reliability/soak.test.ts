@@ -267,23 +267,38 @@ class SoakAgent {
     });
   }
 
+  /** Null when the agent agreed to stop meanwhile (from its inbox loop): it asks for no new work. */
+  private async submitUnlessStopping(
+    body: Parameters<typeof this.submit>[0],
+  ): Promise<Awaited<ReturnType<typeof this.submit>> | null> {
+    try {
+      return await this.submit(body);
+    } catch (error) {
+      if (!(error instanceof ApiError && error.code === "AGENT_STOPPING")) throw error;
+      stats.refusedWhileStopping += 1;
+      return null;
+    }
+  }
+
   private async planFlow(n: number, mayExpire: boolean): Promise<void> {
     const letExpire = mayExpire && this.rng() < 0.1;
-    let request = await this.submit({
+    let request = await this.submitUnlessStopping({
       type: "plan_approval",
       payload: { plan: `${this.name} plan ${n}`, ...(letExpire ? { summary: LET_EXPIRE } : {}) },
       idempotencyKey: `plan-${n}`,
       ...(letExpire ? { timeoutSeconds: 5 } : {}),
     });
+    if (!request) return;
     stats.plans += 1;
     if (letExpire) stats.plansLeftToExpire += 1;
     if (!letExpire && this.rng() < 0.2) {
       // A revised plan before the Lead answered: the first becomes superseded (unless answered).
-      request = await this.submit({
+      request = await this.submitUnlessStopping({
         type: "plan_approval",
         payload: { plan: `${this.name} plan ${n}, revised` },
         idempotencyKey: `plan-${n}-revised`,
       });
+      if (!request) return;
       stats.revisedPlans += 1;
     }
     await this.awaitAnswer("plan_approval_response", request.id, letExpire ? 30_000 : 20_000);
