@@ -7,6 +7,7 @@ import { toRequestView, type RequestView } from "../requests/views";
 import {
   agentStatusSchema,
   gateStateSchema,
+  isAgentActive,
   type AgentStatus,
   type GateState,
   type ToolHost,
@@ -96,6 +97,26 @@ export async function lockAgent(db: Db, agentId: string): Promise<Agent> {
     SELECT ${AGENT_SELECT_LIST} FROM agents WHERE id = ${agentId}::uuid FOR UPDATE`;
   if (!agent) throw new AppError("AGENT_NOT_FOUND", `no agent with id ${agentId}`);
   transactionScope(db)?.lockedAgentIds.add(agentId);
+  return agent;
+}
+
+/**
+ * Locks the agent an agent's token speaks for and refuses it unless the token's incarnation is the
+ * current one (STALE_INCARNATION) and the agent is still active (AGENT_NOT_ACTIVE). `incarnation`
+ * undefined: the caller is not the agent itself (a Lead or a worker acting for it).
+ */
+export async function lockActingAgent(
+  db: Db,
+  agentId: string,
+  incarnation: number | undefined,
+): Promise<Agent> {
+  const agent = await lockAgent(db, agentId);
+  if (incarnation !== undefined && incarnation !== agent.incarnation) {
+    throw new AppError("STALE_INCARNATION", "this token belongs to an incarnation that has ended");
+  }
+  if (!isAgentActive(agent.status)) {
+    throw new AppError("AGENT_NOT_ACTIVE", `agent '${agent.name}' is ${agent.status}`);
+  }
   return agent;
 }
 

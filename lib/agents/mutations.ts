@@ -6,7 +6,7 @@ import { appendEvent } from "../events/mutations";
 import { deliverMessage, settleUnreadMessages } from "../messages/deliver";
 import { newAgentToken } from "../protocol/tokens";
 import { cancelPendingRequests } from "../requests/mutations";
-import { findAgentByName, lockAgent, toAgentView, type AgentView } from "./data";
+import { findAgentByName, lockActingAgent, lockAgent, toAgentView, type AgentView } from "./data";
 import {
   isAgentActive,
   type GateState,
@@ -241,14 +241,7 @@ export async function recordHeartbeat(
   input: HeartbeatInput,
 ): Promise<AgentView> {
   return inTransaction(db, async (tx) => {
-    const agent = await lockAgent(tx, agentId);
-    if (agent.incarnation !== incarnation) {
-      throw new AppError(
-        "STALE_INCARNATION",
-        "this token belongs to an incarnation that has ended",
-      );
-    }
-    assertActive(agent);
+    const agent = await lockActingAgent(tx, agentId, incarnation);
     if (agent.status === "stopping" && input.status !== "stopping") {
       throw new AppError(
         "AGENT_STOPPING",

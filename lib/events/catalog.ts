@@ -11,6 +11,15 @@ import { agentStatusSchema, gateStateSchema, toolHostSchema } from "../agents/sc
 const agentName = z.string();
 const requestId = z.string();
 const incarnation = z.number().int();
+/** tool.allowed and tool.blocked: the gate's verdict on one call. */
+const toolVerdict = z.object({
+  agent: agentName,
+  tool: z.string(),
+  gate: gateStateSchema,
+  riskClass: z.string(),
+  code: z.string().optional(),
+  requestId: requestId.optional(),
+});
 
 export const EVENT_PAYLOAD_SCHEMAS = {
   "request.created": z.object({
@@ -68,22 +77,8 @@ export const EVENT_PAYLOAD_SCHEMAS = {
     type: z.string(),
     requestId: requestId.optional(),
   }),
-  "tool.allowed": z.object({
-    agent: agentName,
-    tool: z.string(),
-    gate: z.string(),
-    riskClass: z.string(),
-    code: z.string().optional(),
-    requestId: requestId.optional(),
-  }),
-  "tool.blocked": z.object({
-    agent: agentName,
-    tool: z.string(),
-    gate: z.string(),
-    riskClass: z.string(),
-    code: z.string().optional(),
-    requestId: requestId.optional(),
-  }),
+  "tool.allowed": toolVerdict,
+  "tool.blocked": toolVerdict,
   "task.created": z.object({ taskId: z.string(), title: z.string() }),
   "task.updated": z.object({ taskId: z.string(), status: z.string(), agent: agentName }),
   "user.updated": z.object({
