@@ -37,7 +37,6 @@ export const EVENT_PAYLOAD_SCHEMAS = {
     status: z.string(),
     respondedBy: z.string().nullable(),
     decidedBy: z.unknown(),
-    feedback: z.string().nullable(),
   }),
   "request.expired": z.object({
     requestId,

@@ -6,7 +6,7 @@ import type { ConsoleEvent } from "../events/catalog";
  * bump CONSOLE_PROTOCOL_VERSION when a payload changes shape.
  */
 export const CONSOLE_NAMESPACE = "/console";
-export const CONSOLE_PROTOCOL_VERSION = 2;
+export const CONSOLE_PROTOCOL_VERSION = 3;
 
 export type { ConsoleEvent } from "../events/catalog";
 

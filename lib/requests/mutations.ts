@@ -400,7 +400,6 @@ async function decideInTransaction(
           status: decided.status,
           respondedBy: decided.respondedBy,
           decidedBy: decided.decidedBy,
-          feedback,
         },
       },
     );

@@ -85,7 +85,6 @@ it("reads on a plain connection exactly the page Prisma reads", async () => {
       status: "approved",
       respondedBy: "lead",
       decidedBy: { nested: { list: [1, "two"] } },
-      feedback: null,
     });
     await appendEvent(tx, "session.ended", "user:ada", { userId: "ada" });
   });
