@@ -10,7 +10,8 @@ import { isAgentActive, workerConfigSchema } from "@/lib/agents/schema";
 import { apiFetch } from "@/lib/http/api-fetch";
 import { ActionDialog, type ActionDialogProps } from "./action-dialog";
 import { AgentCard, type AgentAction } from "./agent-card";
-import { SpawnTeammateDialog, type WorkerScriptOption } from "./spawn-teammate-dialog";
+import type { WorkerScriptOption } from "@/lib/agents/worker-scripts";
+import { SpawnTeammateDialog } from "./spawn-teammate-dialog";
 import { useTeam } from "./use-team";
 
 type OpenDialog =
