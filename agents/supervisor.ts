@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdirSync } from "node:fs";
 import path from "node:path";
-import type { AgentView } from "../lib/agents/data";
+import type { AgentView } from "../lib/agents/views";
 import { workerConfigSchema, type WorkerConfig } from "../lib/agents/schema";
 import { parseEventData, type ConsoleEvent } from "../lib/events/catalog";
 import { ApiError } from "./http-transport";

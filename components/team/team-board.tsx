@@ -5,7 +5,7 @@ import { useCanAct } from "@/components/session/session-context";
 import { Button } from "@/components/ui/button";
 import { ErrorAlert } from "@/components/ui/error-alert";
 import { useNow } from "@/components/ui/use-now";
-import type { TeamMember } from "@/lib/agents/data";
+import type { TeamMember } from "@/lib/agents/views";
 import { isAgentActive, workerConfigSchema } from "@/lib/agents/schema";
 import { apiFetch } from "@/lib/http/api-fetch";
 import { ActionDialog, type ActionDialogProps } from "./action-dialog";

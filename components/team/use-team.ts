@@ -3,7 +3,7 @@
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { useConsoleEvent } from "@/components/realtime/console-events";
 import { queryKeys } from "@/components/realtime/query-keys";
-import type { TeamMember } from "@/lib/agents/data";
+import type { TeamMember } from "@/lib/agents/views";
 import { parseEventData } from "@/lib/events/catalog";
 import { apiFetch } from "@/lib/http/api-fetch";
 

@@ -6,7 +6,8 @@ import { appendEvent } from "../events/mutations";
 import { deliverMessage, settleUnreadMessages } from "../messages/deliver";
 import { newAgentToken } from "../protocol/tokens";
 import { cancelPendingRequests } from "../requests/mutations";
-import { findAgentByName, lockActingAgent, lockAgent, toAgentView, type AgentView } from "./data";
+import { findAgentByName, lockActingAgent, lockAgent } from "./data";
+import { toAgentView, type AgentView } from "./views";
 import {
   isAgentActive,
   type GateState,

@@ -5,7 +5,7 @@ import path from "node:path";
 import { io as connect, type Socket } from "socket.io-client";
 import { HandshakeClient } from "../../agents/api-client";
 import { ApiError, HttpTransport } from "../../agents/http-transport";
-import type { AgentView } from "../../lib/agents/data";
+import type { AgentView } from "../../lib/agents/views";
 import { createDb } from "../../lib/db";
 import type { PrismaClient } from "../../lib/generated/prisma/client";
 import type { MessageView } from "../../lib/messages/views";
