@@ -1,10 +1,10 @@
 import type { PrismaClient, Agent } from "../generated/prisma/client";
-import { hashToken, type HumanActor } from "../auth/actor";
+import type { HumanActor } from "../auth/actor";
 import type { Db } from "../db";
 import { AppError } from "../errors";
 import { appendEvent } from "../events/mutations";
 import { deliverMessage, settleUnreadMessages } from "../messages/deliver";
-import { newAgentToken } from "../protocol/tokens";
+import { hashToken, newAgentToken } from "../tokens/credentials";
 import { cancelPendingRequests } from "../requests/mutations";
 import { findAgentByName, lockActingAgent, lockAgent } from "./data";
 import { toAgentView, type AgentView } from "./views";

@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import type { Prisma, PrismaClient, Agent, Request } from "../generated/prisma/client";
 import type { AgentActor, HumanActor } from "../auth/actor";
 import { lockActingAgent, lockAgent } from "../agents/data";
@@ -16,10 +17,14 @@ import {
 } from "../protocol/definition";
 import { getProtocolType } from "../protocol/registry";
 import { canonicalJson } from "../protocol/canonical-json";
-import { newRequestId } from "../protocol/tokens";
 import type { CreateRequestInput, DecidedBy, RespondInput } from "./schema";
 import { directionOf, toRequestView, type RequestView } from "./views";
 import { inTransaction } from "../transaction";
+
+/** Request ids are unguessable: knowing one is never a credential, but guessing one is hopeless. */
+function newRequestId(): string {
+  return `req_${randomBytes(16).toString("hex")}`;
+}
 
 export type Responder = HumanActor | AgentActor;
 export type CreatedRequest = { request: RequestView; isCreated: boolean };
