@@ -83,13 +83,16 @@ const GRAMMAR = "tree-sitter-bash/tree-sitter-bash.wasm";
 /**
  * Resolved from this module at run time (tsx, vitest, the worker); a bundler may rewrite
  * import.meta.url, so the project's node_modules under the working directory (where server.ts
- * runs) is the fallback.
+ * runs) is the fallback. `turbopackIgnore`: left to Node at run time; Turbopack would otherwise
+ * bundle the grammar's .wasm as a module and fail the build on its imports.
  */
 function locateGrammar(): string {
   try {
-    return createRequire(import.meta.url).resolve(GRAMMAR);
+    return createRequire(import.meta.url).resolve(/* turbopackIgnore: true */ GRAMMAR);
   } catch {
-    return createRequire(path.join(process.cwd(), "package.json")).resolve(GRAMMAR);
+    return createRequire(path.join(process.cwd(), "package.json")).resolve(
+      /* turbopackIgnore: true */ GRAMMAR,
+    );
   }
 }
 
