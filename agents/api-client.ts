@@ -1,4 +1,4 @@
-import type { AgentDetail } from "../lib/agents/data";
+import type { AgentDetail } from "../lib/agents/views";
 import type { ToolHost } from "../lib/agents/schema";
 import type { MessageView } from "../lib/messages/views";
 import type { RequestView } from "../lib/requests/views";

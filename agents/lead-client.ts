@@ -1,4 +1,4 @@
-import type { AgentDetail, AgentView } from "../lib/agents/data";
+import type { AgentDetail, AgentView } from "../lib/agents/views";
 import type { ConsoleEvent } from "../lib/realtime/contract";
 import { HttpTransport } from "./http-transport";
 

@@ -1,9 +1,9 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdirSync } from "node:fs";
 import path from "node:path";
-import type { AgentView } from "../lib/agents/data";
+import type { AgentView } from "../lib/agents/views";
 import { workerConfigSchema, type WorkerConfig } from "../lib/agents/schema";
-import type { ConsoleEvent } from "../lib/realtime/contract";
+import { parseEventData, type ConsoleEvent } from "../lib/events/catalog";
 import { ApiError } from "./http-transport";
 import { LeadClient } from "./lead-client";
 import { secretsStdio, sendSecrets } from "./secrets-pipe";
@@ -114,9 +114,15 @@ export class Supervisor {
   }
 
   private async handle(event: ConsoleEvent): Promise<void> {
-    const name = typeof event.data.agent === "string" ? event.data.agent : null;
-    if (!name) return;
-    const incarnation = Number(event.data.incarnation);
+    if (
+      event.kind !== "agent.registered" &&
+      event.kind !== "agent.respawned" &&
+      event.kind !== "agent.stopped"
+    )
+      return;
+    const change = parseEventData(event.kind, event.data);
+    if (!change) return;
+    const { agent: name, incarnation } = change;
     const running = this.workers.get(name);
     switch (event.kind) {
       case "agent.registered":
@@ -133,7 +139,7 @@ export class Supervisor {
       case "agent.stopped": {
         if (running && running.incarnation === incarnation) {
           // A forced stop is immediate; otherwise the worker is already on its way out.
-          await this.kill(running, event.data.isForced === true ? "SIGKILL" : "SIGTERM");
+          await this.kill(running, "isForced" in change && change.isForced ? "SIGKILL" : "SIGTERM");
         }
         return;
       }

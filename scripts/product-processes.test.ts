@@ -2,7 +2,7 @@ import { mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { testSandboxSettings } from "../agents/tools/test-support";
+import { testSandboxSettings } from "../tests/support/agent-tools";
 import { describeMissingSandbox } from "./product-processes";
 
 let dataDir: string;

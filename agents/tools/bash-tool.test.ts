@@ -7,7 +7,7 @@ import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { MAX_COMMAND_LENGTH, MAX_STREAM_BYTES } from "./bash-tool";
 import { probeSandbox, runSandboxed, SANDBOX_UNAVAILABLE, WORKSPACE_OVER_QUOTA } from "./sandbox";
-import { createHarness, testSandboxSettings, type Harness } from "./test-support";
+import { createHarness, testSandboxSettings, type Harness } from "../../tests/support/agent-tools";
 
 const MIB = 1024 * 1024;
 let harness: Harness | undefined;

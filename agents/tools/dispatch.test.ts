@@ -3,7 +3,7 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ApiError } from "../api-client";
 import { GATE_UNAVAILABLE, TOOL_SPECS, TOOLS } from "./dispatch";
-import { createHarness, type Harness } from "./test-support";
+import { createHarness, type Harness } from "../../tests/support/agent-tools";
 
 let harness: Harness;
 

@@ -3,7 +3,7 @@ import { access, link, mkdir, readdir, readFile, symlink, writeFile } from "node
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { MAX_LIST_ENTRIES, MAX_READ_BYTES, MAX_WRITE_BYTES } from "./file-tools";
-import { createHarness, type Harness } from "./test-support";
+import { createHarness, type Harness } from "../../tests/support/agent-tools";
 
 let harness: Harness;
 

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ApiError } from "../api-client";
-import { createHarness, type Harness } from "./test-support";
+import { createHarness, type Harness } from "../../tests/support/agent-tools";
 
 let harness: Harness;
 

@@ -10,7 +10,7 @@ import { TextWarnings, VisibleText } from "@/components/ui/visible-text";
 import { formatAge, formatClock } from "@/components/ui/use-now";
 import { describeOutcome } from "@/components/history/request-text";
 import { TimelineEntry } from "@/components/timeline/timeline-entry";
-import type { AgentDetail } from "@/lib/agents/data";
+import type { AgentDetail } from "@/lib/agents/views";
 import type { TimelinePage } from "@/lib/agents/timeline";
 import { inspectText } from "@/lib/display/visible-text";
 import { apiFetch } from "@/lib/http/api-fetch";

@@ -65,7 +65,7 @@ export function useInbox() {
   }, []);
 
   useConsoleEvent((event) => {
-    const requestId = event.data.requestId;
+    const requestId = "requestId" in event.data ? event.data.requestId : undefined;
     if (!RESOLVING_KINDS.has(event.kind) || typeof requestId !== "string") return;
     const isOnScreen = pending.data?.some((request) => request.id === requestId) ?? false;
     if (!isOnScreen) return;

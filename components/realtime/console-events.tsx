@@ -5,6 +5,7 @@ import { createContext, useContext, useEffect, useRef, useState, type ReactNode 
 import { io, type Socket } from "socket.io-client";
 import {
   CONSOLE_NAMESPACE,
+  CONSOLE_PROTOCOL_VERSION,
   type ClientToServerEvents,
   type ConsoleEvent,
   type ServerToClientEvents,
@@ -56,7 +57,13 @@ export function ConsoleEventsProvider({
     });
     socket.on("disconnect", () => setState("offline"));
     socket.on("connect_error", () => setState("offline"));
-    socket.on("resumed", ({ lastId: resumedAt, isTruncated }) => {
+    socket.on("resumed", ({ lastId: resumedAt, version, isTruncated }) => {
+      // The server speaks another version of the contract than this page was built for: only a
+      // fresh page reads its events right.
+      if (version !== CONSOLE_PROTOCOL_VERSION) {
+        window.location.reload();
+        return;
+      }
       // Too far behind for a replay: the queries are the state, so refetch them all.
       if (!isTruncated) return;
       lastId.current = Math.max(lastId.current, resumedAt);
@@ -66,6 +73,8 @@ export function ConsoleEventsProvider({
       // Signed out, disabled or given another role elsewhere: the page's own session check
       // decides what comes next (the sign-in page, or the console with the new role).
       if (code === "SESSION_ENDED") window.location.reload();
+      // The replay failed: a new connection resumes from the last event this tab has seen.
+      else if (code === "INTERNAL") socket.disconnect().connect();
     });
     socket.on("event", (event) => {
       if (event.id <= lastId.current) return;

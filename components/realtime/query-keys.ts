@@ -1,3 +1,5 @@
+import type { EventKind } from "@/lib/events/catalog";
+
 /** One place for query keys, so events invalidate exactly what they change. */
 export const queryKeys = {
   requests: ["requests"] as const,
@@ -11,11 +13,40 @@ export const queryKeys = {
   tokens: ["tokens"] as const,
 };
 
-/** Which cached data an event kind makes stale. Coarse on purpose: refetching is cheap, drift isn't. */
-export function staleKeysFor(kind: string): readonly (readonly string[])[] {
-  if (kind.startsWith("request.")) return [queryKeys.requests, queryKeys.agents, ["timeline"]];
-  if (kind.startsWith("agent.")) return [queryKeys.agents, queryKeys.requests, ["timeline"]];
-  if (kind.startsWith("tool.") || kind === "message.sent") return [queryKeys.agents, ["timeline"]];
-  if (kind.startsWith("task.")) return [queryKeys.tasks, queryKeys.agents];
-  return [];
+type QueryKeys = readonly (readonly string[])[];
+
+const REQUEST_KEYS: QueryKeys = [queryKeys.requests, queryKeys.agents, ["timeline"]];
+const AGENT_KEYS: QueryKeys = [queryKeys.agents, queryKeys.requests, ["timeline"]];
+const ACTIVITY_KEYS: QueryKeys = [queryKeys.agents, ["timeline"]];
+const TASK_KEYS: QueryKeys = [queryKeys.tasks, queryKeys.agents];
+
+/**
+ * Which cached data each event kind makes stale. Coarse on purpose: refetching is cheap, drift
+ * isn't. A Record over every kind, so a kind added to the catalog without an entry here fails to
+ * compile (tests/events/catalog-types.test.ts).
+ */
+export const STALE_KEYS: Record<EventKind, QueryKeys> = {
+  "request.created": REQUEST_KEYS,
+  "request.decided": REQUEST_KEYS,
+  "request.expired": REQUEST_KEYS,
+  "request.superseded": REQUEST_KEYS,
+  "request.cancelled": REQUEST_KEYS,
+  "agent.registered": AGENT_KEYS,
+  "agent.respawned": AGENT_KEYS,
+  "agent.updated": AGENT_KEYS,
+  "agent.stopped": AGENT_KEYS,
+  "message.sent": ACTIVITY_KEYS,
+  "tool.allowed": ACTIVITY_KEYS,
+  "tool.blocked": ACTIVITY_KEYS,
+  "task.created": TASK_KEYS,
+  "task.updated": TASK_KEYS,
+  // The console's own session is rechecked by the server, which ends the socket if it must.
+  "user.updated": [],
+  "session.ended": [],
+  "audit.pruned": [],
+};
+
+export function staleKeysFor(kind: EventKind): QueryKeys {
+  // A server newer than this page may send a kind it does not know yet.
+  return STALE_KEYS[kind] ?? [];
 }

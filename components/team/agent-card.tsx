@@ -6,7 +6,7 @@ import { describeRequestType, RequestSummary } from "@/components/history/reques
 import { Button } from "@/components/ui/button";
 import { formatAge, formatClock } from "@/components/ui/use-now";
 import { VisibleText } from "@/components/ui/visible-text";
-import type { TeamMember } from "@/lib/agents/data";
+import type { TeamMember } from "@/lib/agents/views";
 import { isAgentActive } from "@/lib/agents/schema";
 import type { RequestView } from "@/lib/requests/views";
 import { GateLabel, StatusBadge, ToolHostLabel } from "./agent-badges";

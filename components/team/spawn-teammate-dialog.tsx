@@ -11,9 +11,8 @@ import { SelectField } from "@/components/ui/select-field";
 import { TextAreaField } from "@/components/ui/text-area-field";
 import { TextField } from "@/components/ui/text-field";
 import type { WorkerConfig } from "@/lib/agents/schema";
+import type { WorkerScriptOption } from "@/lib/agents/worker-scripts";
 import { apiFetch } from "@/lib/http/api-fetch";
-
-export type WorkerScriptOption = { name: string; description: string | null };
 
 export type SpawnDefaults = {
   name: string;

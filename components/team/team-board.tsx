@@ -5,12 +5,13 @@ import { useCanAct } from "@/components/session/session-context";
 import { Button } from "@/components/ui/button";
 import { ErrorAlert } from "@/components/ui/error-alert";
 import { useNow } from "@/components/ui/use-now";
-import type { TeamMember } from "@/lib/agents/data";
+import type { TeamMember } from "@/lib/agents/views";
 import { isAgentActive, workerConfigSchema } from "@/lib/agents/schema";
 import { apiFetch } from "@/lib/http/api-fetch";
 import { ActionDialog, type ActionDialogProps } from "./action-dialog";
 import { AgentCard, type AgentAction } from "./agent-card";
-import { SpawnTeammateDialog, type WorkerScriptOption } from "./spawn-teammate-dialog";
+import type { WorkerScriptOption } from "@/lib/agents/worker-scripts";
+import { SpawnTeammateDialog } from "./spawn-teammate-dialog";
 import { useTeam } from "./use-team";
 
 type OpenDialog =

@@ -1,21 +1,13 @@
 "use client";
 
 import { useQuery, useQueryClient } from "@tanstack/react-query";
-import { z } from "zod";
 import { useConsoleEvent } from "@/components/realtime/console-events";
 import { queryKeys } from "@/components/realtime/query-keys";
-import type { TeamMember } from "@/lib/agents/data";
-import { agentStatusSchema, gateStateSchema } from "@/lib/agents/schema";
+import type { TeamMember } from "@/lib/agents/views";
+import { parseEventData } from "@/lib/events/catalog";
 import { apiFetch } from "@/lib/http/api-fetch";
 
 export type TeamPage = { items: TeamMember[]; nextCursor: string | null };
-
-const agentChangeSchema = z.object({
-  agent: z.string(),
-  incarnation: z.number().int(),
-  status: agentStatusSchema,
-  gate: gateStateSchema.optional(),
-});
 
 export function fetchTeam(): Promise<TeamPage> {
   return apiFetch<TeamPage>("/agents");
@@ -36,9 +28,10 @@ export function useTeam(initialMembers?: TeamMember[]) {
 
   useConsoleEvent((event) => {
     if (event.kind !== "agent.updated" && event.kind !== "agent.stopped") return;
-    const change = agentChangeSchema.safeParse(event.data);
-    if (!change.success) return;
-    const { agent, incarnation, status, gate } = change.data;
+    const change = parseEventData(event.kind, event.data);
+    if (!change) return;
+    const { agent, incarnation, status } = change;
+    const gate = "gate" in change ? change.gate : undefined;
     queryClient.setQueryData<TeamPage>(queryKeys.agents, (page) =>
       page
         ? {

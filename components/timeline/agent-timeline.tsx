@@ -8,7 +8,7 @@ import { Button } from "@/components/ui/button";
 import { ErrorAlert } from "@/components/ui/error-alert";
 import { formatAge, useNow } from "@/components/ui/use-now";
 import { VisibleText } from "@/components/ui/visible-text";
-import type { AgentDetail } from "@/lib/agents/data";
+import type { AgentDetail } from "@/lib/agents/views";
 import type { TimelinePage } from "@/lib/agents/timeline";
 import { apiFetch } from "@/lib/http/api-fetch";
 import { TimelineEntry } from "./timeline-entry";

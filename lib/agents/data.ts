@@ -3,51 +3,9 @@ import { AppError } from "../errors";
 import { Prisma, type Agent } from "../generated/prisma/client";
 import { transactionScope } from "../transaction";
 import { listPendingRequestsOfAgent } from "../requests/data";
-import { toRequestView, type RequestView } from "../requests/views";
-import {
-  agentStatusSchema,
-  gateStateSchema,
-  type AgentStatus,
-  type GateState,
-  type ToolHost,
-} from "./schema";
-
-export type AgentView = {
-  name: string;
-  role: string;
-  prompt: string | null;
-  status: AgentStatus;
-  gate: GateState;
-  workVersion: number;
-  taskId: string | null;
-  incarnation: number;
-  lastHeartbeatAt: string | null;
-  /** Where its tools run, as its worker last reported; null before the first report. */
-  toolHost: ToolHost | null;
-  requirePlan: boolean;
-  isForcedStop: boolean;
-  worker: unknown;
-  createdAt: string;
-};
-
-export function toAgentView(agent: Agent): AgentView {
-  return {
-    name: agent.name,
-    role: agent.role,
-    prompt: agent.prompt,
-    status: agentStatusSchema.parse(agent.status),
-    gate: gateStateSchema.parse(agent.gate),
-    workVersion: agent.workVersion,
-    taskId: agent.taskId,
-    incarnation: agent.incarnation,
-    lastHeartbeatAt: agent.lastHeartbeatAt?.toISOString() ?? null,
-    toolHost: agent.toolHost,
-    requirePlan: agent.requirePlan,
-    isForcedStop: agent.isForcedStop,
-    worker: agent.worker,
-    createdAt: agent.createdAt.toISOString(),
-  };
-}
+import { toRequestView } from "../requests/views";
+import { isAgentActive } from "./schema";
+import { toAgentView, type AgentDetail, type TeamMember } from "./views";
 
 export async function findAgentByName(db: Db, name: string): Promise<Agent> {
   const agent = await db.agent.findUnique({ where: { name } });
@@ -99,6 +57,26 @@ export async function lockAgent(db: Db, agentId: string): Promise<Agent> {
   return agent;
 }
 
+/**
+ * Locks the agent an agent's token speaks for and refuses it unless the token's incarnation is the
+ * current one (STALE_INCARNATION) and the agent is still active (AGENT_NOT_ACTIVE). `incarnation`
+ * undefined: the caller is not the agent itself (a Lead or a worker acting for it).
+ */
+export async function lockActingAgent(
+  db: Db,
+  agentId: string,
+  incarnation: number | undefined,
+): Promise<Agent> {
+  const agent = await lockAgent(db, agentId);
+  if (incarnation !== undefined && incarnation !== agent.incarnation) {
+    throw new AppError("STALE_INCARNATION", "this token belongs to an incarnation that has ended");
+  }
+  if (!isAgentActive(agent.status)) {
+    throw new AppError("AGENT_NOT_ACTIVE", `agent '${agent.name}' is ${agent.status}`);
+  }
+  return agent;
+}
+
 /** Takes the agent's row lock without reading the row; nothing to send if this transaction holds it. */
 export async function lockAgentRow(db: Db, agentId: string): Promise<void> {
   const scope = transactionScope(db);
@@ -110,15 +88,6 @@ export async function lockAgentRow(db: Db, agentId: string): Promise<void> {
 export async function listAgents(db: Db): Promise<Agent[]> {
   return db.agent.findMany({ orderBy: { name: "asc" } });
 }
-
-export type TeamMember = AgentView & {
-  /** The title of the agent's current task. */
-  taskTitle: string | null;
-  /** Tool calls the gate refused in the current incarnation (a respawn starts from zero). */
-  blockedToolCalls: number;
-  /** Both directions, oldest first: what it waits on the Lead for, and what the Lead asked it. */
-  pendingRequests: RequestView[];
-};
 
 /** The team board: every agent with what blocks it, in four queries whatever the team's size. */
 export async function listTeamMembers(db: Db): Promise<TeamMember[]> {
@@ -152,8 +121,6 @@ export async function listTeamMembers(db: Db): Promise<TeamMember[]> {
     pendingRequests: pending.filter((request) => request.agentId === agent.id).map(toRequestView),
   }));
 }
-
-export type AgentDetail = AgentView & { pendingRequests: RequestView[] };
 
 export async function getAgentDetail(db: Db, name: string): Promise<AgentDetail> {
   const agent = await findAgentByName(db, name);

@@ -1,12 +1,13 @@
 import type { PrismaClient, Agent } from "../generated/prisma/client";
-import { hashToken, type HumanActor } from "../auth/actor";
+import type { HumanActor } from "../auth/actor";
 import type { Db } from "../db";
 import { AppError } from "../errors";
 import { appendEvent } from "../events/mutations";
 import { deliverMessage, settleUnreadMessages } from "../messages/deliver";
-import { newAgentToken } from "../protocol/tokens";
+import { hashToken, newAgentToken } from "../tokens/credentials";
 import { cancelPendingRequests } from "../requests/mutations";
-import { findAgentByName, lockAgent, toAgentView, type AgentView } from "./data";
+import { findAgentByName, lockActingAgent, lockAgent } from "./data";
+import { toAgentView, type AgentView } from "./views";
 import {
   isAgentActive,
   type GateState,
@@ -248,14 +249,7 @@ export async function recordHeartbeat(
   input: HeartbeatInput,
 ): Promise<AgentView> {
   return inTransaction(db, async (tx) => {
-    const agent = await lockAgent(tx, agentId);
-    if (agent.incarnation !== incarnation) {
-      throw new AppError(
-        "STALE_INCARNATION",
-        "this token belongs to an incarnation that has ended",
-      );
-    }
-    assertActive(agent);
+    const agent = await lockActingAgent(tx, agentId, incarnation);
     if (agent.status === "stopping" && input.status !== "stopping") {
       throw new AppError(
         "AGENT_STOPPING",

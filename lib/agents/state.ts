@@ -1,5 +1,4 @@
-import { randomBytes } from "node:crypto";
-import { hashToken } from "../auth/actor";
+import { unusableTokenHash } from "../tokens/credentials";
 import type { Db } from "../db";
 import { appendEvent } from "../events/mutations";
 import { settleUnreadMessages } from "../messages/deliver";
@@ -72,7 +71,7 @@ export async function endIncarnation(
     data: {
       status: options.status ?? "shutdown",
       isForcedStop: options.isForced,
-      tokenHash: hashToken(`ended:${randomBytes(32).toString("hex")}`),
+      tokenHash: unusableTokenHash(),
       stopDeadlineAt: null,
       updatedAt: new Date(),
     },

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import type { Db } from "../db";
 import type { Prisma } from "../generated/prisma/client";
+import { decodeCursor, encodeCursor } from "../http/cursor";
 import { queryInteger } from "../http/query";
 import { toMessageView, type MessageView } from "../messages/views";
 import { toRequestView, type RequestView } from "../requests/views";
@@ -28,30 +29,18 @@ const timelineCursorSchema = z.strictObject({
 });
 type TimelineCursor = { at: Date; rank: number; id: string };
 
-function encodeCursor(cursor: TimelineCursor): string {
-  const json = JSON.stringify({ ...cursor, at: cursor.at.toISOString() });
-  return Buffer.from(json).toString("base64url");
-}
-
 export const timelineQuerySchema = z.strictObject({
   /** The `nextCursor` of the previous page. */
   before: z
     .string()
     .max(300)
     .transform((raw, context): TimelineCursor => {
-      let parsed: z.ZodSafeParseResult<z.infer<typeof timelineCursorSchema>>;
-      try {
-        parsed = timelineCursorSchema.safeParse(
-          JSON.parse(Buffer.from(raw, "base64url").toString("utf8")),
-        );
-      } catch {
-        parsed = timelineCursorSchema.safeParse(null);
-      }
-      if (!parsed.success) {
+      const cursor = decodeCursor(raw, timelineCursorSchema);
+      if (!cursor) {
         context.addIssue({ code: "custom", message: "not a cursor this API returned" });
         return z.NEVER;
       }
-      return { ...parsed.data, at: new Date(parsed.data.at) };
+      return { ...cursor, at: new Date(cursor.at) };
     })
     .optional(),
   limit: queryInteger({ min: 1, max: 200 }).default(50),
@@ -275,7 +264,7 @@ export async function listAgentTimeline(
     items: page.map(({ item }) => item),
     nextCursor:
       entries.length > limit && last
-        ? encodeCursor({ at: last.at, rank: last.rank, id: last.id })
+        ? encodeCursor({ at: last.at.toISOString(), rank: last.rank, id: last.id })
         : null,
   };
 }

@@ -1,6 +1,6 @@
-import { createHash } from "node:crypto";
 import type { Db } from "../db";
 import { AppError } from "../errors";
+import { API_TOKEN_PREFIX, hashToken } from "../tokens/credentials";
 import { getAuth } from "./auth";
 import { userRoleSchema, type UserRole } from "./schema";
 import { tokenScopeSchema, type TokenScope } from "./scopes";
@@ -20,11 +20,6 @@ export type AgentActor = { kind: "agent"; agentId: string; name: string; incarna
 
 /** Who is calling: a signed-in human, a human's API token, or an agent holding its token. */
 export type Actor = HumanActor | AgentActor;
-
-/** Tokens are 256-bit random strings, so a fast hash is enough: nothing to brute-force. */
-export function hashToken(token: string): string {
-  return createHash("sha256").update(token).digest("hex");
-}
 
 function bearerToken(headers: Headers): string | null {
   const header = headers.get("authorization");
@@ -78,9 +73,6 @@ async function findApiTokenActor(db: Db, tokenHash: string): Promise<TokenActor 
     scope: tokenScopeSchema.parse(apiToken.scope),
   };
 }
-
-/** API tokens are minted with this prefix (lib/users/api-tokens.ts). */
-export const API_TOKEN_PREFIX = "hs_lead_";
 
 async function actorFromToken(db: Db, token: string): Promise<Actor> {
   const tokenHash = hashToken(token);

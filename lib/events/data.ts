@@ -1,6 +1,6 @@
 import type pg from "pg";
 import type { Db } from "../db";
-import type { ConsoleEvent } from "../realtime/contract";
+import type { ConsoleEvent } from "./catalog";
 
 export const MAX_EVENTS_PAGE = 500;
 
@@ -47,11 +47,11 @@ type EventRow = {
 function toConsoleEvent(row: EventRow): ConsoleEvent {
   return {
     id: Number(row.id),
-    kind: row.kind,
     subject: row.subject,
     at: row.createdAt.toISOString(),
-    data: row.data as Record<string, unknown>,
-  };
+    // Written only through appendEvent, whose payloads the catalog types.
+    ...({ kind: row.kind, data: row.data } as Pick<ConsoleEvent, "kind" | "data">),
+  } as ConsoleEvent;
 }
 
 export async function findNewestEventId(db: Db): Promise<number> {

@@ -2,7 +2,7 @@ import type { z } from "zod";
 import { takeAgentRate, type AgentRateKind } from "../agents/limits";
 import { resolveActor, type Actor, type AgentActor, type HumanActor } from "../auth/actor";
 import { isScopeWithinRole, type TokenScope } from "../auth/scopes";
-import { getDb } from "../db";
+import { getDb, isDatabaseUnavailable } from "../db";
 import { AppError, invalidInput, isAppError } from "../errors";
 import { readJsonBody } from "./body";
 
@@ -187,29 +187,6 @@ function parseWith<T>(schema: z.ZodType<T, unknown> | undefined, input: unknown,
     throw new AppError(error.code, `${what}: ${error.message}`, { details: error.details });
   }
   return parsed.data;
-}
-
-const CONNECTION_LOST = new RegExp(
-  [
-    "ECONNREFUSED|ECONNRESET|ECONNABORTED|EPIPE|ETIMEDOUT",
-    // SQLSTATE class 08 (connection exception) and 57P01–57P03 (admin shutdown, crash, cannot connect now)
-    "\\b08[0-9A-Z]{3}\\b|57P0[1-3]",
-    "terminating connection|Connection terminated|connection timeout|Server has closed the connection",
-    // pg, for a pooled client whose connection broke mid-transaction and is then asked again
-    "is not queryable",
-    "Can't reach database server|Timed out fetching a new connection|Unable to start a transaction",
-    // Prisma: P1001 unreachable, P1017 connection closed, P2024 pool timeout, P2028 transaction start
-    "P1001|P1017|P2024|P2028",
-  ].join("|"),
-  "i",
-);
-
-/** Connection-level failures (refused, reset, server shutting down, no pool connection free in time) mean "retry", not "bug". */
-export function isDatabaseUnavailable(error: unknown): boolean {
-  const candidate = error as { code?: unknown; message?: unknown } | null;
-  return CONNECTION_LOST.test(
-    `${String(candidate?.code ?? "")} ${String(candidate?.message ?? "")}`,
-  );
 }
 
 function toAppError(error: unknown): AppError {

@@ -39,12 +39,13 @@ export async function deliverMessage(db: Db, delivery: Delivery): Promise<number
     select: { id: true },
   });
   const id = Number(message.id);
+  const requestId = delivery.metadata?.requestId;
   await appendEvent(db, "message.sent", `inbox:${delivery.to}`, {
     messageId: id,
     from: delivery.from,
     to: delivery.to,
     type: delivery.type,
-    ...(delivery.metadata?.requestId ? { requestId: delivery.metadata.requestId } : {}),
+    ...(typeof requestId === "string" && requestId ? { requestId } : {}),
   });
   return id;
 }

@@ -9,7 +9,7 @@ beforeAll(async () => {
 
 /**
  * The classification table: command, expected class, and a fragment of the reason that decides it.
- * Every evasion from issue 11 and RED-TEAM.md "Walk around the classifier" has a row.
+ * Every evasion from issue 11 (walking around the classifier) has a row.
  */
 const TABLE: readonly [command: string, expected: ToolRiskClass, reason: RegExp][] = [
   // read-only

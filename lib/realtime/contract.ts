@@ -1,20 +1,14 @@
 import { z } from "zod";
+import type { ConsoleEvent } from "../events/catalog";
 
 /**
  * The typed contract between server.ts and the console over socket.io. Both ends import this file;
  * bump CONSOLE_PROTOCOL_VERSION when a payload changes shape.
  */
 export const CONSOLE_NAMESPACE = "/console";
-export const CONSOLE_PROTOCOL_VERSION = 2;
+export const CONSOLE_PROTOCOL_VERSION = 3;
 
-export const consoleEventSchema = z.object({
-  id: z.number().int().positive(),
-  kind: z.string(),
-  subject: z.string(),
-  at: z.string(),
-  data: z.record(z.string(), z.unknown()),
-});
-export type ConsoleEvent = z.infer<typeof consoleEventSchema>;
+export type { ConsoleEvent } from "../events/catalog";
 
 export const resumeSchema = z.strictObject({
   after: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER),

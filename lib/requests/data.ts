@@ -1,6 +1,8 @@
 import type { Actor } from "../auth/actor";
 import type { Db } from "../db";
+import { z } from "zod";
 import { AppError } from "../errors";
+import { decodeCursor, encodeCursor } from "../http/cursor";
 import type { Prisma, Request } from "../generated/prisma/client";
 import type { ListRequestsQuery, RequestStatus } from "./schema";
 import { toRequestView, type RequestView } from "./views";
@@ -12,31 +14,44 @@ type Order = ListRequestsQuery["order"];
 
 const REQUEST_ID = /^req_[0-9a-f]{32}$/;
 
-function encodeCursor(order: Order, row: Request): string {
-  const parts =
+/** Oldest-first pages also order by expiry, so their cursor carries it; newest-first ones don't. */
+const requestCursorSchema = z.union([
+  z.strictObject({
+    order: z.literal("oldest"),
+    createdAt: z.iso.datetime(),
+    expiresAt: z.iso.datetime(),
+    id: z.string().regex(REQUEST_ID),
+  }),
+  z.strictObject({
+    order: z.literal("newest"),
+    createdAt: z.iso.datetime(),
+    id: z.string().regex(REQUEST_ID),
+  }),
+]);
+
+function encodeRequestCursor(order: Order, row: Request): string {
+  return encodeCursor(
     order === "oldest"
-      ? ["o", row.createdAt.toISOString(), row.expiresAt.toISOString(), row.id]
-      : [row.createdAt.toISOString(), row.id];
-  return Buffer.from(parts.join("|")).toString("base64url");
+      ? {
+          order,
+          createdAt: row.createdAt.toISOString(),
+          expiresAt: row.expiresAt.toISOString(),
+          id: row.id,
+        }
+      : { order, createdAt: row.createdAt.toISOString(), id: row.id },
+  );
 }
 
-function decodeCursor(order: Order, raw: string): Cursor {
-  const parts = Buffer.from(raw, "base64url").toString("utf8").split("|");
-  const isOldest = parts[0] === "o";
-  const [at, expires, id] = isOldest ? parts.slice(1) : [parts[0], undefined, parts[1]];
-  const createdAt = new Date(at ?? "");
-  const expiresAt = isOldest ? new Date(expires ?? "") : null;
-  if (
-    isOldest !== (order === "oldest") ||
-    parts.length !== (isOldest ? 4 : 2) ||
-    !id ||
-    !REQUEST_ID.test(id) ||
-    Number.isNaN(createdAt.getTime()) ||
-    (expiresAt !== null && Number.isNaN(expiresAt.getTime()))
-  ) {
+function decodeRequestCursor(order: Order, raw: string): Cursor {
+  const cursor = decodeCursor(raw, requestCursorSchema);
+  if (!cursor || cursor.order !== order) {
     throw new AppError("INVALID_INPUT", "cursor: not a cursor this API returned for this order");
   }
-  return { createdAt, expiresAt, id };
+  return {
+    createdAt: new Date(cursor.createdAt),
+    expiresAt: "expiresAt" in cursor ? new Date(cursor.expiresAt) : null,
+    id: cursor.id,
+  };
 }
 
 /** The parsed query, or a caller's own filters with one status or several. */
@@ -88,7 +103,7 @@ export async function listRequests(db: Db, query: RequestFilters): Promise<Reque
     ...(query.target ? { target: query.target } : {}),
     ...(query.decider ? { respondedBy: query.decider } : {}),
   };
-  if (query.cursor) where.OR = afterCursor(order, decodeCursor(order, query.cursor));
+  if (query.cursor) where.OR = afterCursor(order, decodeRequestCursor(order, query.cursor));
   const statuses = typeof query.status === "string" ? [query.status] : [...(query.status ?? [])];
   const scans = statuses.length === 0 ? [where] : statuses.map((status) => ({ ...where, status }));
   const orderBy: Prisma.RequestOrderByWithRelationInput[] =
@@ -106,7 +121,7 @@ export async function listRequests(db: Db, query: RequestFilters): Promise<Reque
   const last = page.at(-1);
   return {
     items: page.map(toRequestView),
-    nextCursor: rows.length > query.limit && last ? encodeCursor(order, last) : null,
+    nextCursor: rows.length > query.limit && last ? encodeRequestCursor(order, last) : null,
   };
 }
 

@@ -1,10 +1,12 @@
+import { randomBytes } from "node:crypto";
 import type { Prisma, PrismaClient, Agent, Request } from "../generated/prisma/client";
 import type { AgentActor, HumanActor } from "../auth/actor";
-import { lockAgent } from "../agents/data";
+import { lockActingAgent, lockAgent } from "../agents/data";
 import { setAgentState, endIncarnation } from "../agents/state";
 import { isAgentActive } from "../agents/schema";
 import { hasSqlState, type Db } from "../db";
 import { AppError, invalidInput } from "../errors";
+import type { EventPayload } from "../events/catalog";
 import { appendEvent } from "../events/mutations";
 import { deliverMessage } from "../messages/deliver";
 import {
@@ -15,10 +17,14 @@ import {
 } from "../protocol/definition";
 import { getProtocolType } from "../protocol/registry";
 import { canonicalJson } from "../protocol/canonical-json";
-import { newRequestId } from "../protocol/tokens";
 import type { CreateRequestInput, DecidedBy, RespondInput } from "./schema";
 import { directionOf, toRequestView, type RequestView } from "./views";
 import { inTransaction } from "../transaction";
+
+/** Request ids are unguessable: knowing one is never a credential, but guessing one is hopeless. */
+function newRequestId(): string {
+  return `req_${randomBytes(16).toString("hex")}`;
+}
 
 export type Responder = HumanActor | AgentActor;
 export type CreatedRequest = { request: RequestView; isCreated: boolean };
@@ -99,13 +105,7 @@ export async function createRequestInTransaction(
   input: NewRequest,
 ): Promise<CreatedRequest> {
   const { definition, direction } = input;
-  const agent = await lockAgent(tx, input.agentId);
-  if (input.senderIncarnation !== undefined && input.senderIncarnation !== agent.incarnation) {
-    throw new AppError("STALE_INCARNATION", "this token belongs to an incarnation that has ended");
-  }
-  if (!isAgentActive(agent.status)) {
-    throw new AppError("AGENT_NOT_ACTIVE", `agent '${agent.name}' is ${agent.status}`);
-  }
+  const agent = await lockActingAgent(tx, input.agentId, input.senderIncarnation);
   // An agent that agreed to stop asks for no new work; saying it is done is all that is left.
   if (
     agent.status === "stopping" &&
@@ -396,26 +396,53 @@ async function decideInTransaction(
 
     const context = effectContext(tx, decided, agent);
     await (input.approve ? definition.onApproved(context) : definition.onRejected(context));
-    await deliverMessage(tx, {
-      from: decided.target,
-      to: decided.sender,
-      agentId: decided.sender === "lead" ? null : decided.agentId,
-      incarnation: decided.sender === "lead" ? null : decided.incarnation,
-      type: definition.responseType,
-      content: feedback ?? "",
-      metadata: { requestId: decided.id, approve: input.approve, status: decided.status },
-    });
-    await appendEvent(tx, "request.decided", `request:${decided.id}`, {
-      requestId: decided.id,
-      type: decided.type,
-      agent: agent.name,
-      status: decided.status,
-      respondedBy: decided.respondedBy,
-      decidedBy: decided.decidedBy,
-      feedback,
-    });
+    await answerRequest(
+      tx,
+      decided,
+      {
+        type: definition.responseType,
+        content: feedback ?? "",
+        metadata: { requestId: decided.id, approve: input.approve, status: decided.status },
+      },
+      {
+        kind: "request.decided",
+        data: {
+          requestId: decided.id,
+          type: decided.type,
+          agent: agent.name,
+          status: decided.status,
+          respondedBy: decided.respondedBy,
+          decidedBy: decided.decidedBy,
+        },
+      },
+    );
     return toRequestView(decided);
   });
+}
+
+type RequestEnding =
+  | { kind: "request.decided"; data: EventPayload<"request.decided"> }
+  | { kind: "request.expired"; data: EventPayload<"request.expired"> };
+
+/**
+ * The one way a request that has ended is answered: the answer message goes back to whoever sent
+ * the request (the Lead's inbox, or the agent's current incarnation), and the event records it.
+ */
+async function answerRequest(
+  tx: Db,
+  request: Request,
+  answer: { type: string; content: string; metadata: Prisma.InputJsonObject },
+  ending: RequestEnding,
+): Promise<void> {
+  const isToLead = request.sender === "lead";
+  await deliverMessage(tx, {
+    from: request.target,
+    to: request.sender,
+    agentId: isToLead ? null : request.agentId,
+    incarnation: isToLead ? null : request.incarnation,
+    ...answer,
+  });
+  await appendEvent(tx, ending.kind, `request:${request.id}`, ending.data);
 }
 
 /** Cancels every pending request of an agent (its incarnation ended or was replaced). */
@@ -481,22 +508,25 @@ async function expireRequest(
     });
     if (!stored) return null;
     await definition.onExpired(effectContext(tx, stored, agent));
-    await deliverMessage(tx, {
-      from: stored.target,
-      to: stored.sender,
-      agentId: stored.sender === "lead" ? null : stored.agentId,
-      incarnation: stored.sender === "lead" ? null : stored.incarnation,
-      type: definition.responseType,
-      content: feedback,
-      metadata: { requestId: id, approve: isApprovingPolicy(policy), status: "expired", policy },
-    });
-    await appendEvent(tx, "request.expired", `request:${id}`, {
-      requestId: id,
-      type: stored.type,
-      agent: agent.name,
-      policy,
-      decidedBy: stored.decidedBy,
-    });
+    await answerRequest(
+      tx,
+      stored,
+      {
+        type: definition.responseType,
+        content: feedback,
+        metadata: { requestId: id, approve: isApprovingPolicy(policy), status: "expired", policy },
+      },
+      {
+        kind: "request.expired",
+        data: {
+          requestId: id,
+          type: stored.type,
+          agent: agent.name,
+          policy,
+          decidedBy: stored.decidedBy,
+        },
+      },
+    );
     return toRequestView(stored);
   });
 }

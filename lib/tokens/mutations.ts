@@ -1,9 +1,9 @@
-import { randomBytes } from "node:crypto";
-import { API_TOKEN_PREFIX, hashToken, type HumanActor } from "../auth/actor";
+import type { HumanActor } from "../auth/actor";
 import { userRoleSchema } from "../auth/schema";
 import { isScopeWithinRole } from "../auth/scopes";
 import type { Db } from "../db";
 import { AppError } from "../errors";
+import { hashToken, newApiToken } from "./credentials";
 import { canManageAllTokens } from "./data";
 import type { CreateTokenInput } from "./schema";
 import { toTokenView, type IssuedToken, type TokenView } from "./views";
@@ -26,7 +26,7 @@ export async function createApiToken(
       `a ${role} cannot hold a '${input.scope}' token${role === "viewer" ? "; viewers may create 'read' tokens" : ""}`,
     );
   }
-  const token = `${API_TOKEN_PREFIX}${randomBytes(32).toString("base64url")}`;
+  const token = newApiToken();
   const row = await db.apiToken.create({
     data: { userId, name: input.name, scope: input.scope, tokenHash: hashToken(token) },
   });

@@ -1,8 +1,6 @@
 import type { AgentActor } from "../auth/actor";
-import { lockAgent } from "../agents/data";
-import { isAgentActive } from "../agents/schema";
+import { lockActingAgent } from "../agents/data";
 import type { Db } from "../db";
-import { AppError } from "../errors";
 import { appendEvent } from "../events/mutations";
 import type { Agent, Prisma, PrismaClient } from "../generated/prisma/client";
 import { decideGate } from "../protocol/gate";
@@ -94,15 +92,7 @@ export async function recordToolCall(
   // lock should not wait for it.
   const risk = await classifyToolCall(input.tool, input.args);
   return inTransaction(db, async (tx) => {
-    const agent = await lockAgent(tx, actor.agentId);
-    if (agent.incarnation !== actor.incarnation) {
-      throw new AppError(
-        "STALE_INCARNATION",
-        "this token belongs to an incarnation that has ended",
-      );
-    }
-    if (!isAgentActive(agent.status))
-      throw new AppError("AGENT_NOT_ACTIVE", `agent '${agent.name}' is ${agent.status}`);
+    const agent = await lockActingAgent(tx, actor.agentId, actor.incarnation);
     const gateVerdict =
       refuseWhileStopping(agent.status === "stopping", input.tool) ??
       decideGate(agent.gate, input.tool, risk);

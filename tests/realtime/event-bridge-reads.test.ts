@@ -55,7 +55,13 @@ it("reads once for a commit of several events, not once per notification", async
     for (let commit = 1; commit <= 3; commit++) {
       eventReads.length = 0;
       await inTransaction(db, async (tx) => {
-        for (let i = 0; i < 4; i++) await appendEvent(tx, "message.sent", "test:reads", { i });
+        for (let i = 0; i < 4; i++)
+          await appendEvent(tx, "message.sent", "test:reads", {
+            messageId: i,
+            from: "lead",
+            to: "ada",
+            type: "message",
+          });
       });
       const deadline = Date.now() + 5_000;
       while (published.length < commit * 4 && Date.now() < deadline) await sleep(10);
@@ -72,8 +78,15 @@ it("reads once for a commit of several events, not once per notification", async
 
 it("reads on a plain connection exactly the page Prisma reads", async () => {
   await inTransaction(db, async (tx) => {
-    await appendEvent(tx, "request.created", "request:req_x", { nested: { list: [1, "two"] } });
-    await appendEvent(tx, "agent.updated", "agent:ada", {});
+    await appendEvent(tx, "request.decided", "request:req_x", {
+      requestId: "req_x",
+      type: "plan_approval",
+      agent: "ada",
+      status: "approved",
+      respondedBy: "lead",
+      decidedBy: { nested: { list: [1, "two"] } },
+    });
+    await appendEvent(tx, "session.ended", "user:ada", { userId: "ada" });
   });
   const connection = new pg.Client({ connectionString: databaseUrl });
   await connection.connect();

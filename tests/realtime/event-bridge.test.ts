@@ -305,7 +305,7 @@ describe("/console live events", () => {
       kind: "message.sent",
       subject,
       at: new Date().toISOString(),
-      data: {},
+      data: { messageId: id, from: "lead", to: subject, type: "message" },
     }));
 
     const lead = await signedInHuman("viewer");

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
-import { createHarness, type Harness } from "../../agents/tools/test-support";
+import { createHarness, type Harness } from "../support/agent-tools";
 import { loadShellParser } from "../../lib/protocol/shell-command";
 import { classifyShellCommand } from "../../lib/protocol/tool-risk";
 

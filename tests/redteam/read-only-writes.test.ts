@@ -2,7 +2,7 @@ import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { createHarness, type Harness } from "../../agents/tools/test-support";
+import { createHarness, type Harness } from "../support/agent-tools";
 
 /**
  * Red team: commands the classifier calls `read_only` run with the plan gate still `required`

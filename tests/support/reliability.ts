@@ -5,7 +5,7 @@ import path from "node:path";
 import { io as connect, type Socket } from "socket.io-client";
 import { HandshakeClient } from "../../agents/api-client";
 import { ApiError, HttpTransport } from "../../agents/http-transport";
-import type { AgentView } from "../../lib/agents/data";
+import type { AgentView } from "../../lib/agents/views";
 import { createDb } from "../../lib/db";
 import type { PrismaClient } from "../../lib/generated/prisma/client";
 import type { MessageView } from "../../lib/messages/views";
@@ -235,8 +235,9 @@ export class ConsoleRecorder {
       if (!this.arrivals.has(event.id)) {
         const at = Date.now();
         this.arrivals.set(event.id, { event, at });
-        if (typeof event.data.requestId === "string") {
-          const key = `${event.kind}|${event.data.requestId}`;
+        const requestId = "requestId" in event.data ? event.data.requestId : undefined;
+        if (requestId) {
+          const key = `${event.kind}|${requestId}`;
           const seen = this.byRequest.get(key);
           if (seen) seen.count += 1;
           else this.byRequest.set(key, { count: 1, at });

@@ -1,5 +1,5 @@
 import { probeSandbox, runSandboxed } from "../../agents/tools/sandbox";
-import { testSandboxSettings } from "../../agents/tools/test-support";
+import { testSandboxSettings } from "./agent-tools";
 
 // Started with an open directory on fd 30 and no close-on-exec flag, as a worker started by a
 // careless parent would be. Runs one sandboxed command that looks for it and prints its output.

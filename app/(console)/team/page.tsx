@@ -2,7 +2,7 @@ import { TeamBoard } from "@/components/team/team-board";
 import { listTeamMembers } from "@/lib/agents/data";
 import { requireHumanSession } from "@/lib/auth/page-session";
 import { getDb } from "@/lib/db";
-import { listWorkerScripts } from "./worker-scripts";
+import { listWorkerScripts } from "@/lib/agents/worker-scripts";
 
 export const metadata = { title: "Team · Handshake" };
 

@@ -4,19 +4,19 @@ import path from "node:path";
 import type { RequestView } from "../../lib/requests/views";
 import type { TaskView } from "../../lib/tasks/views";
 import type { ToolVerdict } from "../../lib/tool-calls/schema";
-import type { HandshakeClient } from "../api-client";
+import type { HandshakeClient } from "../../agents/api-client";
 import { env } from "../../lib/env";
-import type { ToolCall } from "../models/model";
-import { dispatchToolCall } from "./dispatch";
+import type { ToolCall } from "../../agents/models/model";
+import { dispatchToolCall } from "../../agents/tools/dispatch";
 import {
   probeSandbox,
   readSandboxSettings,
   type SandboxLimits,
   type SandboxSettings,
   type SandboxState,
-} from "./sandbox";
-import type { ToolContext } from "./tool-definition";
-import { WorkState } from "./work-state";
+} from "../../agents/tools/sandbox";
+import type { ToolContext } from "../../agents/tools/tool-definition";
+import { WorkState } from "../../agents/tools/work-state";
 
 export type RecordedCall = { method: string; args: unknown[] };
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { isDatabaseUnavailable } from "./route";
+import { isDatabaseUnavailable } from "./db";
 
 describe("isDatabaseUnavailable", () => {
   it.each([

@@ -1,8 +1,9 @@
 import { readdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import { z } from "zod";
-import type { WorkerScriptOption } from "@/components/team/spawn-teammate-dialog";
-import { workerConfigSchema } from "@/lib/agents/schema";
+import { workerConfigSchema } from "./schema";
+
+export type WorkerScriptOption = { name: string; description: string | null };
 
 // The supervisor's workers load scripts from agents/scripts by name; the server and the
 // supervisor run from the same checkout, so the list is read from there, by file name only.
@@ -11,13 +12,20 @@ const SCRIPTS_DIRECTORY = path.join(process.cwd(), "agents", "scripts");
 const scriptNameSchema = workerConfigSchema.shape.script.unwrap();
 const scriptHeaderSchema = z.object({ description: z.string().optional() }).catch({});
 
-/** The scripted model's scripts, for the spawn form; empty when the folder is missing. */
+/** Scripts the test suites drive workers with; a Lead has no use for them. */
+const TEST_SCRIPT_PREFIX = "test-";
+
+/**
+ * The scripted model's scripts a Lead may pick in the spawn form; empty when the folder is
+ * missing. A test script can still be named through the API.
+ */
 export async function listWorkerScripts(): Promise<WorkerScriptOption[]> {
   const files = await readdir(SCRIPTS_DIRECTORY).catch(() => [] as string[]);
   const names = files
     .filter((file) => file.endsWith(".json"))
     .map((file) => file.slice(0, -".json".length))
     .filter((name) => scriptNameSchema.safeParse(name).success)
+    .filter((name) => !name.startsWith(TEST_SCRIPT_PREFIX))
     .sort();
   return Promise.all(
     names.map(async (name) => {

@@ -1,0 +1,27 @@
+import { createHash, randomBytes } from "node:crypto";
+
+/**
+ * Every bearer credential the server mints, and how it is stored. A token is shown once and only
+ * its hash is kept; resolving one back to a caller is lib/auth/actor.ts.
+ */
+
+/** A human's API token starts with this; the prefix only picks the table looked in first. */
+export const API_TOKEN_PREFIX = "hs_lead_";
+
+/** Tokens are 256-bit random strings, so a fast hash is enough: nothing to brute-force. */
+export function hashToken(token: string): string {
+  return createHash("sha256").update(token).digest("hex");
+}
+
+export function newApiToken(): string {
+  return `${API_TOKEN_PREFIX}${randomBytes(32).toString("base64url")}`;
+}
+
+export function newAgentToken(): string {
+  return `hs_agent_${randomBytes(32).toString("base64url")}`;
+}
+
+/** Stored in place of an ended incarnation's token: matches no token anyone holds. */
+export function unusableTokenHash(): string {
+  return hashToken(`ended:${randomBytes(32).toString("hex")}`);
+}
