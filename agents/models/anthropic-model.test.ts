@@ -1,8 +1,19 @@
-import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
+import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { AnthropicModel } from "./anthropic-model";
 import type { ToolSpec, TranscriptEntry } from "./model";
+import {
+  isReportingToolResults,
+  replyWithError,
+  replyWithText,
+  replyWithToolUse,
+  startAnthropicStub,
+  type AnthropicStub,
+  type StubBlock,
+  type StubReply,
+  type StubRequest,
+} from "../../tests/support/anthropic-stub";
 
 const API_KEY = "sk-test-key";
 
@@ -19,127 +30,37 @@ const TOOLS: ToolSpec[] = [
   { name: "idle", description: "Nothing to do until new messages arrive", inputSchema: {} },
 ];
 
-type Block = { type: string; [key: string]: unknown };
-type RequestBody = {
-  model: string;
-  max_tokens: number;
-  system?: string;
-  tools?: { name: string; description?: string; input_schema: { type: string } }[];
-  messages: { role: string; content: Block[] }[];
-};
-type Recorded = { path: string; headers: IncomingHttpHeaders; body: RequestBody };
-type Reply = { status: number; body: unknown; headers?: Record<string, string> };
-
-function replyWithError(status: number, type: string, message: string): Reply {
-  return { status, body: { type: "error", error: { type, message } } };
-}
-
-function replyWithMessage(content: Block[], stopReason: string): Reply {
-  return {
-    status: 200,
-    body: {
-      id: "msg_stub",
-      type: "message",
-      role: "assistant",
-      model: "claude-stub",
-      content,
-      stop_reason: stopReason,
-      stop_sequence: null,
-      usage: { input_tokens: 10, output_tokens: 5 },
-    },
-  };
-}
-
-/** Checks what the real Messages API checks, so a malformed request fails here as it would there. */
-function findRequestProblem({ path, headers, body }: Recorded): string | null {
-  if (path !== "/v1/messages") return `unexpected path ${path}`;
-  if (!/^\d{4}-\d{2}-\d{2}$/.test(String(headers["anthropic-version"]))) {
-    return "missing anthropic-version header";
-  }
-  if (typeof body.model !== "string" || typeof body.max_tokens !== "number") {
-    return "model and max_tokens are required";
-  }
-  if (!body.tools?.every((tool) => tool.name && tool.input_schema?.type === "object")) {
-    return "every tool needs a name and an object input_schema";
-  }
-  for (const [index, message] of body.messages.entries()) {
-    const expectedRole = index % 2 === 0 ? "user" : "assistant";
-    if (message.role !== expectedRole) return `messages.${index}: expected role ${expectedRole}`;
-    const previous = body.messages[index - 1];
-    const offered = new Set(
-      previous?.content.filter((block) => block.type === "tool_use").map((block) => block.id),
-    );
-    for (const block of message.content) {
-      if (block.type === "tool_result" && !offered.has(block.tool_use_id)) {
-        return `messages.${index}: tool_result for unknown tool_use ${String(block.tool_use_id)}`;
-      }
-    }
-  }
-  return null;
+function replyWithMessage(content: StubBlock[], stopReason: string): StubReply {
+  return { kind: "message", content, stopReason };
 }
 
 /** The happy path: ask for a tool first; once its result comes back, finish with text. */
-function replyToConversation(body: RequestBody): Reply {
-  const last = body.messages.at(-1);
-  if (last?.content.some((block) => block.type === "tool_result")) {
-    return replyWithMessage([{ type: "text", text: "Done: hello.txt is written." }], "end_turn");
-  }
-  return replyWithMessage(
-    [
-      { type: "text", text: "I'll write the file." },
-      {
-        type: "tool_use",
-        id: "toolu_stub_1",
-        name: "write_file",
-        input: { path: "hello.txt", content: "hello" },
-        caller: { type: "direct" },
-      },
-    ],
-    "tool_use",
+function replyToConversation(request: StubRequest): StubReply {
+  if (isReportingToolResults(request)) return replyWithText("Done: hello.txt is written.");
+  return replyWithToolUse(
+    "write_file",
+    { path: "hello.txt", content: "hello" },
+    { text: "I'll write the file." },
   );
 }
 
-let server: Server;
+let stub: AnthropicStub;
 let baseURL: string;
-let requests: Recorded[] = [];
-let respond: (request: Recorded) => Reply = ({ body }) => replyToConversation(body);
+let requests: StubRequest[] = [];
 
 beforeAll(async () => {
-  server = createServer((request, response) => {
-    const chunks: Buffer[] = [];
-    request.on("data", (chunk: Buffer) => chunks.push(chunk));
-    request.on("end", () => {
-      const recorded: Recorded = {
-        path: request.url ?? "",
-        headers: request.headers,
-        body: JSON.parse(Buffer.concat(chunks).toString("utf8")) as RequestBody,
-      };
-      requests.push(recorded);
-      // SDK 1.x sends the key as a bearer token; the x-api-key header of older SDKs is accepted too.
-      const isAuthorized =
-        recorded.headers["x-api-key"] === API_KEY ||
-        recorded.headers.authorization === `Bearer ${API_KEY}`;
-      const problem = findRequestProblem(recorded);
-      const reply = !isAuthorized
-        ? replyWithError(401, "authentication_error", "invalid x-api-key")
-        : problem
-          ? replyWithError(400, "invalid_request_error", problem)
-          : respond(recorded);
-      response.writeHead(reply.status, { "content-type": "application/json", ...reply.headers });
-      response.end(JSON.stringify(reply.body));
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  baseURL = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  stub = await startAnthropicStub({ apiKey: API_KEY, respond: replyToConversation });
+  baseURL = stub.url;
+  requests = stub.requests;
 });
 
 afterAll(async () => {
-  await new Promise((resolve) => server.close(resolve));
+  await stub.close();
 });
 
 beforeEach(() => {
-  requests = [];
-  respond = ({ body }) => replyToConversation(body);
+  requests.length = 0;
+  stub.setResponder(replyToConversation);
 });
 
 function createModel(apiKey = API_KEY): AnthropicModel {
@@ -289,7 +210,7 @@ describe("AnthropicModel", () => {
   });
 
   it("keeps only finished tool calls when the answer hits max_tokens", async () => {
-    respond = () =>
+    stub.setResponder(() =>
       replyWithMessage(
         [
           { type: "text", text: "Writing two files." },
@@ -302,7 +223,8 @@ describe("AnthropicModel", () => {
           { type: "tool_use", id: "toolu_2", name: "write_file", input: { path: "b" } },
         ],
         "max_tokens",
-      );
+      ),
+    );
     const step = await createModel().next({
       system: "",
       transcript: [{ role: "user", content: "Write a and b" }],
@@ -325,10 +247,10 @@ describe("AnthropicModel", () => {
   });
 
   it("turns a 500 into a clear error after two retries", async () => {
-    respond = () => ({
+    stub.setResponder(() => ({
       ...replyWithError(500, "api_error", "Internal server error"),
       headers: { "retry-after-ms": "1" },
-    });
+    }));
     await expect(
       createModel().next({
         system: "",
