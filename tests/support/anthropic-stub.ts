@@ -101,14 +101,22 @@ function findRequestProblem({ path, headers, body }: StubRequest): string | null
   ) {
     return "every tool needs a name and an object input_schema";
   }
+  // The real API merges consecutive turns of one role (Claude Code sends several user turns in a
+  // row), so only the roles themselves and each tool result's pairing are checked.
+  if (body.messages[0]?.role !== "user") return "messages.0: the first turn must be the user's";
+  let offered = new Set<unknown>();
   for (const [index, message] of body.messages.entries()) {
-    const expectedRole = index % 2 === 0 ? "user" : "assistant";
-    if (message.role !== expectedRole) return `messages.${index}: expected role ${expectedRole}`;
-    const offered = new Set(
-      contentBlocks(body.messages[index - 1])
-        .filter((block) => block.type === "tool_use")
-        .map((block) => block.id),
-    );
+    if (message.role === "assistant") {
+      offered = new Set(
+        contentBlocks(message)
+          .filter((block) => block.type === "tool_use")
+          .map((block) => block.id),
+      );
+      continue;
+    }
+    // Newer clients (Claude Code 2.1) also interleave `system` turns.
+    if (message.role === "system") continue;
+    if (message.role !== "user") return `messages.${index}: unknown role ${message.role}`;
     for (const block of contentBlocks(message)) {
       if (block.type === "tool_result" && !offered.has(block.tool_use_id)) {
         return `messages.${index}: tool_result for unknown tool_use ${String(block.tool_use_id)}`;
