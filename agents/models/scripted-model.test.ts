@@ -2,8 +2,8 @@ import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { decideGate } from "../../lib/protocol/gate";
-import { classifyToolCall } from "../../lib/protocol/tool-risk";
+import { decideGate } from "../../lib/shared/protocol/gate";
+import { classifyToolCall } from "../../lib/shared/protocol/tool-risk";
 import type {
   ModelStep,
   ProtocolNotice,

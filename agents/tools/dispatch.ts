@@ -1,7 +1,7 @@
 import type { z } from "zod";
-import { decideGate, type GateVerdict } from "../../lib/protocol/gate";
-import { refuseWhileStopping, type StopVerdict } from "../../lib/protocol/stop-gate";
-import { classifyToolCall } from "../../lib/protocol/tool-risk";
+import { decideGate, type GateVerdict } from "../../lib/shared/protocol/gate";
+import { refuseWhileStopping, type StopVerdict } from "../../lib/shared/protocol/stop-gate";
+import { classifyToolCall } from "../../lib/shared/protocol/tool-risk";
 import type { ToolVerdict } from "../../lib/tool-calls/schema";
 import { ApiError } from "../api-client";
 import type { ToolCall, ToolResult, ToolSpec } from "../models/model";

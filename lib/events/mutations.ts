@@ -1,7 +1,7 @@
 import type { Db } from "../db";
 import type { Prisma } from "../generated/prisma/client";
 import { transactionScope } from "../transaction";
-import type { EventKind, EventPayload } from "./catalog";
+import type { EventKind, EventPayload } from "../shared/events/catalog";
 
 /**
  * Appends to the one log. Call it inside the transaction that makes the change, so the event
