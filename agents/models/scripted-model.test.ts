@@ -31,7 +31,7 @@ const TOOLS: ToolSpec[] = [
 
 /**
  * A stand-in for the worker loop: it records every step and answers tool calls the way the real
- * gate would (lib/protocol/gate with the risk class from lib/protocol/tool-risk),
+ * gate would (lib/shared/protocol/gate with the risk class from lib/shared/protocol/tool-risk),
  * and delivers the notices and messages a test hands it.
  */
 class FakeWorker {

@@ -46,10 +46,10 @@ function describeVerdict(verdict: { code?: string; reason?: string; requestId?: 
 type GateOutcome = { allowed: true } | { allowed: false; code?: string; content: string };
 
 /**
- * The gate: the local verdict (plan gate and risk class, from the same lib/protocol code the server
- * runs) and the server's verdict must both allow the call. The server is asked even when the local
- * verdict already blocks, because it records every attempt, and it may block what the local copy
- * allows (a gate that changed). A call that needs the Lead's approval runs only when the server
+ * The gate: the local verdict (plan gate and risk class, from the same lib/shared/protocol code the
+ * server runs) and the server's verdict must both allow the call. The server is asked even when the
+ * local verdict already blocks, because it records every attempt, and it may block what the local
+ * copy allows (a gate that changed). A call that needs the Lead's approval runs only when the server
  * names the approval it uses. Anything short of an explicit yes from the server blocks.
  */
 async function checkGate(
