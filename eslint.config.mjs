@@ -14,13 +14,13 @@ const LAYER_MESSAGES = {
   agentsToDatabase:
     "agents/ hold no database credentials: call the HTTP API (agents/api-client) instead of lib/db or lib/auth.",
   clientToServer:
-    "components/, agents/ and bin/ run outside the server: from lib/ they run only lib/shared/ and lib/sdk/. Import types with `import type`; move a pure part the client needs to lib/shared/<area>/ (docs/decisions/015-shared-code.md), or call the HTTP API.",
+    'components/, agents/, bin/ and "use client" modules run outside the server: from lib/ they run only lib/shared/ and lib/sdk/. Import types with `import type`; move a pure part the client needs to lib/shared/<area>/ (docs/decisions/015-shared-code.md), or call the HTTP API.',
   sharedToServer:
     "lib/shared/ and lib/sdk/ run in the browser, the agents and the CLI too: at run time they import only lib/shared/ (lib/sdk/ also itself) and packages. Move what they need into lib/shared/<area>/, or import types only.",
 };
 
 const ROOT = import.meta.dirname;
-/** What runs outside the server. */
+/** What runs outside the server, with app/'s "use client" modules. */
 const CLIENT_FOLDERS = ["components", "agents", "bin"];
 /** The only lib/ code clients may run; each of these may run lib/shared/ and itself. */
 const SHARED_FOLDERS = ["lib/shared", "lib/sdk"];
@@ -73,7 +73,10 @@ const sharedCodeRule = {
   create(context) {
     const importer = context.filename;
     const sharedFolder = SHARED_FOLDERS.find((folder) => isInside(importer, folder));
-    const isClient = CLIENT_FOLDERS.some((folder) => isInside(importer, folder));
+    const isClient =
+      CLIENT_FOLDERS.some((folder) => isInside(importer, folder)) ||
+      (isInside(importer, "app") &&
+        context.sourceCode.ast.body.some((statement) => statement.directive === "use client"));
     if (!sharedFolder && !isClient) return {};
     const check = (node, source, isTypeOnly) => {
       if (isTypeOnly || typeof source !== "string") return;
@@ -160,6 +163,7 @@ export default defineConfig([
   // Shared versus server code: clients run only lib/shared/ and lib/sdk/, which run only themselves.
   {
     files: [
+      "app/**/*.{ts,tsx}",
       "components/**/*.{ts,tsx}",
       "agents/**/*.ts",
       "bin/**/*.ts",
