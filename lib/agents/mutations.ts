@@ -8,14 +8,8 @@ import { hashToken, newAgentToken } from "../tokens/credentials";
 import { cancelPendingRequests } from "../requests/mutations";
 import { findAgentByName, lockActingAgent, lockAgent } from "./data";
 import { toAgentView, type AgentView } from "./views";
-import {
-  isAgentActive,
-  type GateState,
-  type HeartbeatInput,
-  type RegisterAgentInput,
-  type WorkerConfig,
-  type WorkerExitInput,
-} from "./schema";
+import type { HeartbeatInput, RegisterAgentInput, WorkerExitInput } from "./schema";
+import { isAgentActive, type GateState, type WorkerConfig } from "../shared/agents/schema";
 import { endIncarnation, setAgentState } from "./state";
 import { inTransaction } from "../transaction";
 

@@ -1,7 +1,7 @@
 import type { z } from "zod";
 import { takeAgentRate, type AgentRateKind } from "../agents/limits";
 import { resolveActor, type Actor, type AgentActor, type HumanActor } from "../auth/actor";
-import { isScopeWithinRole, type TokenScope } from "../auth/scopes";
+import { isScopeWithinRole, type TokenScope } from "../shared/auth/scopes";
 import { getDb, isDatabaseUnavailable } from "../db";
 import { AppError, invalidInput, isAppError } from "../errors";
 import { readJsonBody } from "./body";

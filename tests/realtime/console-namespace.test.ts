@@ -9,7 +9,7 @@ import type {
   ClientToServerEvents,
   ConsoleEvent,
   ServerToClientEvents,
-} from "../../lib/realtime/contract";
+} from "../../lib/shared/realtime/contract";
 
 type ConsoleClient = Socket<ServerToClientEvents, ClientToServerEvents>;
 

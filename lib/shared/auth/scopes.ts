@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { UserRole } from "./schema";
+import type { UserRole } from "../../auth/schema";
 
 /**
  * What an API token may do, one scope per token. Routes declare which scopes may call them
