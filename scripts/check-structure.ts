@@ -25,6 +25,8 @@ const RULES = {
   credentialOutsideTokens:
     "tokens are minted and hashed in lib/tokens/credentials.ts only (one credential module)",
   notKebabCase: "file and folder names are kebab-case",
+  apiRouteInApp:
+    "API routes are declared in lib/api/v1/<resource>.ts and listed in lib/api/v1/routes.ts: server.ts hands /api/v1 to that table, never to app/",
 };
 
 export type StructureProblem = { file: string; rule: keyof typeof RULES; message: string };
@@ -60,6 +62,7 @@ export async function checkStructure(root: string): Promise<StructureProblem[]> 
       if (/test-support|fixture/.test(name) && !TEST_FILE.test(name)) report(file, "testSupport");
       if (TEST_FILE.test(name)) continue;
       const source = await readFile(path.join(root, file), "utf8");
+      if (/^app\/api\//.test(file)) report(file, "apiRouteInApp");
       if (folder === "app" && /from "(node:)?fs(\/promises)?"/.test(source)) {
         report(file, "appFilesystem");
       }
