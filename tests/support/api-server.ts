@@ -2,9 +2,10 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { getRequestListener } from "@hono/node-server";
 import { createApi } from "../../lib/api/v1/routes";
+import { stampClientAddress } from "../../lib/realtime/web-node";
 
 /**
- * Serves the API's real router (lib/api/v1/routes.ts, as server.ts mounts it) over real HTTP
+ * Serves the API's real router (lib/api/v1/routes.ts) as server.ts does, over real HTTP
  * without Next's build, so tests can run worker processes against it (decision 016).
  */
 export async function startApiServer(): Promise<{
@@ -12,9 +13,11 @@ export async function startApiServer(): Promise<{
   server: Server;
   close: () => Promise<void>;
 }> {
-  const server = createServer(
-    getRequestListener(createApi().fetch, { overrideGlobalObjects: false }),
-  );
+  const handleApi = getRequestListener(createApi().fetch, { overrideGlobalObjects: false });
+  const server = createServer((request, response) => {
+    stampClientAddress(request);
+    void handleApi(request, response);
+  });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;
   return {
