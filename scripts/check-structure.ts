@@ -31,6 +31,8 @@ const RULES = {
     "data.ts, mutations.ts and views.ts read, write and shape database rows: they belong in lib/<domain>/, not in lib/shared/ (which the browser and the agents run)",
   envOutsideEnv:
     "the environment is read in lib/env.ts (the server) and agents/env.ts (the agents) only; pass settings in as arguments",
+  apiRouteInApp:
+    "API routes are declared in lib/api/v1/<resource>.ts and listed in lib/api/v1/routes.ts: server.ts hands /api/v1 to that table, never to app/",
 };
 
 /** The two readers of the environment: the server's and the agents' (decision 015). */
@@ -74,6 +76,7 @@ export async function checkStructure(root: string): Promise<StructureProblem[]> 
       if (/test-support|fixture/.test(name) && !TEST_FILE.test(name)) report(file, "testSupport");
       if (TEST_FILE.test(name)) continue;
       const source = await readFile(path.join(root, file), "utf8");
+      if (/^app\/api\//.test(file)) report(file, "apiRouteInApp");
       if (folder === "app" && /from "(node:)?fs(\/promises)?"/.test(source)) {
         report(file, "appFilesystem");
       }
