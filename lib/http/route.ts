@@ -20,7 +20,24 @@ type ActorFor<A extends Access> = A extends "public"
       ? AgentActor
       : Actor;
 
-type RouteSpec<A extends Access, B, Q, P> = {
+/** A route's success bodies by status: what its document promises and the API tests hold it to. */
+export type ResponseSchemas = Readonly<Partial<Record<number, z.ZodType>>>;
+
+/** What may stand for a wire value before JSON encoding: `Date` becomes a string, `bigint` a number. */
+type Encodable<T> = T extends string
+  ? T | Date
+  : T extends number
+    ? T | bigint
+    : T extends readonly (infer Item)[]
+      ? Encodable<Item>[]
+      : T extends object
+        ? { [K in keyof T]: Encodable<T[K]> }
+        : T;
+
+/** Any success body a route declares, before encoding; checked against the handler's result. */
+type DeclaredBody<R extends ResponseSchemas> = Encodable<z.output<NonNullable<R[keyof R]>>>;
+
+type RouteSpec<A extends Access, B, Q, P, R extends ResponseSchemas> = {
   access: A;
   /**
    * The API-token scopes that may call this route (on top of `access`, which the token's owner
@@ -32,6 +49,11 @@ type RouteSpec<A extends Access, B, Q, P> = {
   params?: z.ZodType<P, unknown>;
   /** Status for a successful result that is not already a Response. */
   status?: number;
+  /**
+   * The success bodies by status (the default status at least). A result that is not a Response
+   * must match one at compile time; the API tests parse every JSON answer against them.
+   */
+  responses: R;
   maxBodyBytes?: number;
   /** Counted against the calling agent's per-minute limit once its input is valid. */
   agentRate?: AgentRateKind;
@@ -213,6 +235,7 @@ export type RouteHandler = ((request: Request, params?: PathParams) => Promise<R
     query?: z.ZodType<unknown, unknown>;
     params?: z.ZodType<unknown, unknown>;
   };
+  responses: ResponseSchemas;
   /** The status of a success, when the handler does not choose it itself. */
   status: number;
 };
@@ -221,9 +244,15 @@ export type RouteHandler = ((request: Request, params?: PathParams) => Promise<R
  * Wraps a route handler: authenticate, authorize (access by kind and role, then the token's
  * scope), parse, call, map the result or error to JSON.
  */
-export function defineRoute<A extends Access, B = undefined, Q = undefined, P = undefined>(
-  spec: RouteSpec<A, B, Q, P>,
-  handler: (context: RouteContext<A, B, Q, P>) => Promise<unknown>,
+export function defineRoute<
+  A extends Access,
+  R extends ResponseSchemas,
+  B = undefined,
+  Q = undefined,
+  P = undefined,
+>(
+  spec: RouteSpec<A, B, Q, P, R>,
+  handler: (context: RouteContext<A, B, Q, P>) => Promise<Response | DeclaredBody<R>>,
 ): RouteHandler {
   const policy: RoutePolicy = { access: spec.access, scopes: spec.scopes };
   const handle = async (request: Request, pathParams: PathParams = {}): Promise<Response> => {
@@ -257,6 +286,7 @@ export function defineRoute<A extends Access, B = undefined, Q = undefined, P = 
   return Object.assign(handle, {
     policy,
     schemas: { body: spec.body, query: spec.query, params: spec.params },
+    responses: spec.responses,
     status: spec.status ?? 200,
   });
 }

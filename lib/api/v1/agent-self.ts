@@ -1,3 +1,4 @@
+import { agentDetailSchema, agentViewSchema } from "../../shared/api/agent";
 import { getAgentDetail } from "../../agents/data";
 import { recordHeartbeat } from "../../agents/mutations";
 import { heartbeatSchema } from "../../agents/schema";
@@ -7,13 +8,15 @@ import { definePath } from "../../http/router";
 
 /** What an agent reads and reports about itself, with its own token. */
 export const me = definePath("/api/v1/me", {
-  GET: defineRoute({ access: "agent", scopes: [] }, ({ actor }) =>
-    getAgentDetail(getDb(), actor.name),
+  GET: defineRoute(
+    { access: "agent", scopes: [], responses: { 200: agentDetailSchema } },
+    ({ actor }) => getAgentDetail(getDb(), actor.name),
   ),
 });
 
 export const heartbeat = definePath("/api/v1/heartbeat", {
-  POST: defineRoute({ access: "agent", scopes: [], body: heartbeatSchema }, ({ actor, body }) =>
-    recordHeartbeat(getDb(), actor.agentId, actor.incarnation, body),
+  POST: defineRoute(
+    { access: "agent", scopes: [], body: heartbeatSchema, responses: { 200: agentViewSchema } },
+    ({ actor, body }) => recordHeartbeat(getDb(), actor.agentId, actor.incarnation, body),
   ),
 });

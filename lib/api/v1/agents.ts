@@ -1,3 +1,8 @@
+import { agentDetailSchema, agentViewSchema, registeredAgentSchema } from "../../shared/api/agent";
+import { pageSchema } from "../../shared/api/page";
+import { requestViewSchema } from "../../shared/api/request";
+import { teamMemberSchema } from "../../shared/api/team";
+import { timelinePageSchema } from "../../shared/api/timeline";
 import { findAgentByName, getAgentDetail, listTeamMembers } from "../../agents/data";
 import {
   forceStop,
@@ -22,11 +27,21 @@ import { sendLeadRequest } from "../../requests/mutations";
 
 export const agents = definePath("/api/v1/agents", {
   GET: defineRoute(
-    { access: "human", scopes: ["admin", "decide", "read", "supervisor"] },
+    {
+      access: "human",
+      scopes: ["admin", "decide", "read", "supervisor"],
+      responses: { 200: pageSchema(teamMemberSchema) },
+    },
     async () => ({ items: await listTeamMembers(getDb()), nextCursor: null }),
   ),
   POST: defineRoute(
-    { access: "lead", scopes: ["admin", "connect"], body: registerAgentSchema, status: 201 },
+    {
+      access: "lead",
+      scopes: ["admin", "connect"],
+      body: registerAgentSchema,
+      status: 201,
+      responses: { 201: registeredAgentSchema },
+    },
     ({ actor, body }) => registerAgent(getDb(), body, actor),
   ),
 });
@@ -37,6 +52,7 @@ export const agent = definePath("/api/v1/agents/{name}", {
       access: "human",
       scopes: ["admin", "decide", "read", "supervisor"],
       params: agentParamsSchema,
+      responses: { 200: agentDetailSchema },
     },
     ({ params }) => getAgentDetail(getDb(), params.name),
   ),
@@ -49,6 +65,7 @@ export const agentExit = definePath("/api/v1/agents/{name}/exit", {
       scopes: ["admin", "supervisor"],
       params: agentParamsSchema,
       body: workerExitSchema,
+      responses: { 200: agentViewSchema },
     },
     ({ actor, params, body }) => recordWorkerExit(getDb(), params.name, body, actor),
   ),
@@ -56,14 +73,25 @@ export const agentExit = definePath("/api/v1/agents/{name}/exit", {
 
 export const agentForceStop = definePath("/api/v1/agents/{name}/force-stop", {
   POST: defineRoute(
-    { access: "lead", scopes: ["admin"], params: agentParamsSchema },
+    {
+      access: "lead",
+      scopes: ["admin"],
+      params: agentParamsSchema,
+      responses: { 200: agentViewSchema },
+    },
     ({ params }) => forceStop(getDb(), params.name),
   ),
 });
 
 export const agentPlanRequirement = definePath("/api/v1/agents/{name}/plan-requirement", {
   POST: defineRoute(
-    { access: "lead", scopes: ["admin"], params: agentParamsSchema, body: reasonSchema },
+    {
+      access: "lead",
+      scopes: ["admin"],
+      params: agentParamsSchema,
+      body: reasonSchema,
+      responses: { 200: agentViewSchema },
+    },
     ({ params, body }) => requirePlan(getDb(), params.name, body.reason),
   ),
 });
@@ -75,6 +103,7 @@ export const agentRespawn = definePath("/api/v1/agents/{name}/respawn", {
       scopes: ["admin", "supervisor", "connect"],
       params: agentParamsSchema,
       status: 201,
+      responses: { 201: registeredAgentSchema },
     },
     ({ actor, params }) => respawnAgent(getDb(), params.name, actor),
   ),
@@ -82,7 +111,13 @@ export const agentRespawn = definePath("/api/v1/agents/{name}/respawn", {
 
 export const agentShutdown = definePath("/api/v1/agents/{name}/shutdown", {
   POST: defineRoute(
-    { access: "lead", scopes: ["admin"], params: agentParamsSchema, body: shutdownAgentSchema },
+    {
+      access: "lead",
+      scopes: ["admin"],
+      params: agentParamsSchema,
+      body: shutdownAgentSchema,
+      responses: { 200: requestViewSchema, 201: requestViewSchema },
+    },
     async ({ params, body }) => {
       const found = await findAgentByName(getDb(), params.name);
       const { request, isCreated } = await sendLeadRequest(getDb(), found.id, {
@@ -102,6 +137,7 @@ export const agentTimeline = definePath("/api/v1/agents/{name}/timeline", {
       scopes: ["admin", "decide", "read"],
       params: agentParamsSchema,
       query: timelineQuerySchema,
+      responses: { 200: timelinePageSchema },
     },
     ({ params, query }) => listAgentTimeline(getDb(), params.name, query),
   ),
@@ -109,7 +145,12 @@ export const agentTimeline = definePath("/api/v1/agents/{name}/timeline", {
 
 export const agentWorkerToken = definePath("/api/v1/agents/{name}/worker-token", {
   POST: defineRoute(
-    { access: "lead", scopes: ["admin", "supervisor"], params: agentParamsSchema },
+    {
+      access: "lead",
+      scopes: ["admin", "supervisor"],
+      params: agentParamsSchema,
+      responses: { 200: registeredAgentSchema },
+    },
     ({ params }) => issueWorkerToken(getDb(), params.name),
   ),
 });

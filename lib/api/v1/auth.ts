@@ -1,3 +1,4 @@
+import { signedInSchema, signedOutSchema } from "../../shared/api/user";
 import { loginSchema } from "../../auth/schema";
 import { signIn, signOut } from "../../auth/sessions";
 import { getDb } from "../../db";
@@ -6,7 +7,7 @@ import { definePath } from "../../http/router";
 
 export const login = definePath("/api/v1/auth/login", {
   POST: defineRoute(
-    { access: "public", scopes: [], body: loginSchema },
+    { access: "public", scopes: [], body: loginSchema, responses: { 200: signedInSchema } },
     async ({ body, request }) => {
       const { user, headers } = await signIn(getDb(), body, request.headers);
       return jsonResponse({ user }, { headers });
@@ -15,8 +16,11 @@ export const login = definePath("/api/v1/auth/login", {
 });
 
 export const logout = definePath("/api/v1/auth/logout", {
-  POST: defineRoute({ access: "human", scopes: [] }, async ({ actor, request }) => {
-    const headers = await signOut(getDb(), actor, request.headers);
-    return jsonResponse({ ok: true }, { headers });
-  }),
+  POST: defineRoute(
+    { access: "human", scopes: [], responses: { 200: signedOutSchema } },
+    async ({ actor, request }) => {
+      const headers = await signOut(getDb(), actor, request.headers);
+      return jsonResponse({ ok: true }, { headers });
+    },
+  ),
 });

@@ -1,3 +1,5 @@
+import { eventSchema } from "../../shared/api/event";
+import { pageSchema } from "../../shared/api/page";
 import { getDb } from "../../db";
 import { listEventsAfter } from "../../events/data";
 import { listEventsQuerySchema } from "../../events/schema";
@@ -10,6 +12,7 @@ export const events = definePath("/api/v1/events", {
       access: "human",
       scopes: ["admin", "decide", "read", "supervisor"],
       query: listEventsQuerySchema,
+      responses: { 200: pageSchema(eventSchema) },
     },
     async ({ query }) => {
       const items = await listEventsAfter(getDb(), query.after, query.limit, query.order);

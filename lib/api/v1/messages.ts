@@ -1,3 +1,7 @@
+import { z } from "zod";
+import { inboxAckSchema } from "../../shared/api/inbox-ack";
+import { inboxSchema, messageViewSchema } from "../../shared/api/message";
+import { pageSchema } from "../../shared/api/page";
 import { getDb } from "../../db";
 import { defineRoute } from "../../http/route";
 import { definePath } from "../../http/router";
@@ -14,23 +18,27 @@ export const messages = definePath("/api/v1/messages", {
       body: sendMessageSchema,
       status: 201,
       agentRate: "messages",
+      // One message to one recipient; a page of them for a broadcast (`to: "*"`).
+      responses: { 201: z.union([messageViewSchema, pageSchema(messageViewSchema)]) },
     },
     async ({ actor, body }) => {
       const { items } = await sendMessage(getDb(), actor, body);
-      return body.to === "*" ? { items, nextCursor: null } : items[0];
+      const [sent] = items;
+      return body.to === "*" || sent === undefined ? { items, nextCursor: null } : sent;
     },
   ),
 });
 
 export const inbox = definePath("/api/v1/inbox", {
   GET: defineRoute(
-    { access: "agent", scopes: [], query: inboxQuerySchema },
+    { access: "agent", scopes: [], query: inboxQuerySchema, responses: { 200: inboxSchema } },
     ({ actor, query, request }) => readInbox(getDb(), getEventHub(), actor, query, request.signal),
   ),
 });
 
 export const inboxAck = definePath("/api/v1/inbox/ack", {
-  POST: defineRoute({ access: "agent", scopes: [], body: ackSchema }, ({ actor, body }) =>
-    ackInbox(getDb(), actor.agentId, body.upTo),
+  POST: defineRoute(
+    { access: "agent", scopes: [], body: ackSchema, responses: { 200: inboxAckSchema } },
+    ({ actor, body }) => ackInbox(getDb(), actor.agentId, body.upTo),
   ),
 });

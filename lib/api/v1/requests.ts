@@ -1,3 +1,5 @@
+import { pageSchema } from "../../shared/api/page";
+import { requestViewSchema } from "../../shared/api/request";
 import { getDb } from "../../db";
 import { defineRoute, jsonResponse } from "../../http/route";
 import { definePath } from "../../http/router";
@@ -12,11 +14,22 @@ import {
 
 export const requests = definePath("/api/v1/requests", {
   GET: defineRoute(
-    { access: "human", scopes: ["admin", "decide", "read"], query: listRequestsQuerySchema },
+    {
+      access: "human",
+      scopes: ["admin", "decide", "read"],
+      query: listRequestsQuerySchema,
+      responses: { 200: pageSchema(requestViewSchema) },
+    },
     ({ query }) => listRequests(getDb(), query),
   ),
   POST: defineRoute(
-    { access: "agent", scopes: [], body: createRequestSchema, agentRate: "requests" },
+    {
+      access: "agent",
+      scopes: [],
+      body: createRequestSchema,
+      agentRate: "requests",
+      responses: { 200: requestViewSchema, 201: requestViewSchema },
+    },
     async ({ actor, body }) => {
       const { request, isCreated } = await submitRequest(getDb(), actor, body);
       return jsonResponse(request, { status: isCreated ? 201 : 200 });
@@ -26,7 +39,12 @@ export const requests = definePath("/api/v1/requests", {
 
 export const request = definePath("/api/v1/requests/{id}", {
   GET: defineRoute(
-    { access: "human_or_agent", scopes: ["admin", "decide", "read"], params: requestParamsSchema },
+    {
+      access: "human_or_agent",
+      scopes: ["admin", "decide", "read"],
+      params: requestParamsSchema,
+      responses: { 200: requestViewSchema },
+    },
     ({ actor, params }) => getRequestForActor(getDb(), actor, params.id),
   ),
 });
@@ -38,6 +56,7 @@ export const requestResponses = definePath("/api/v1/requests/{id}/responses", {
       scopes: ["admin", "decide"],
       params: requestParamsSchema,
       body: respondSchema,
+      responses: { 200: requestViewSchema },
     },
     ({ actor, params, body }) => decideRequest(getDb(), actor, params.id, body),
   ),

@@ -1,3 +1,5 @@
+import { pageSchema } from "../../shared/api/page";
+import { issuedTokenSchema, tokenViewSchema } from "../../shared/api/token";
 import { getDb } from "../../db";
 import { defineRoute } from "../../http/route";
 import { definePath } from "../../http/router";
@@ -7,18 +9,34 @@ import { createTokenSchema, listTokensQuerySchema, tokenParamsSchema } from "../
 
 export const tokens = definePath("/api/v1/tokens", {
   GET: defineRoute(
-    { access: "human", scopes: ["admin"], query: listTokensQuerySchema },
+    {
+      access: "human",
+      scopes: ["admin"],
+      query: listTokensQuerySchema,
+      responses: { 200: pageSchema(tokenViewSchema) },
+    },
     ({ actor, query }) => listTokens(getDb(), actor, query),
   ),
   POST: defineRoute(
-    { access: "human", scopes: ["admin"], body: createTokenSchema, status: 201 },
+    {
+      access: "human",
+      scopes: ["admin"],
+      body: createTokenSchema,
+      status: 201,
+      responses: { 201: issuedTokenSchema },
+    },
     ({ actor, body }) => createApiToken(getDb(), actor.userId, body),
   ),
 });
 
 export const token = definePath("/api/v1/tokens/{id}", {
   DELETE: defineRoute(
-    { access: "human", scopes: ["admin"], params: tokenParamsSchema },
+    {
+      access: "human",
+      scopes: ["admin"],
+      params: tokenParamsSchema,
+      responses: { 200: tokenViewSchema },
+    },
     ({ actor, params }) => revokeApiToken(getDb(), actor, params.id),
   ),
 });

@@ -1,3 +1,4 @@
+import { toolVerdictSchema } from "../../shared/api/tool-call";
 import { getDb } from "../../db";
 import { defineRoute } from "../../http/route";
 import { definePath } from "../../http/router";
@@ -6,7 +7,13 @@ import { toolCallSchema } from "../../tool-calls/schema";
 
 export const toolCalls = definePath("/api/v1/tool-calls", {
   POST: defineRoute(
-    { access: "agent", scopes: [], body: toolCallSchema, agentRate: "tool_calls" },
+    {
+      access: "agent",
+      scopes: [],
+      body: toolCallSchema,
+      agentRate: "tool_calls",
+      responses: { 200: toolVerdictSchema },
+    },
     ({ actor, body }) => recordToolCall(getDb(), actor, body),
   ),
 });

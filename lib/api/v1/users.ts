@@ -1,3 +1,4 @@
+import { userViewSchema } from "../../shared/api/user";
 import { createUserSchema } from "../../auth/schema";
 import { getDb } from "../../db";
 import { defineRoute } from "../../http/route";
@@ -7,14 +8,26 @@ import { updateUserSchema, userParamsSchema } from "../../users/schema";
 
 export const users = definePath("/api/v1/users", {
   POST: defineRoute(
-    { access: "lead", scopes: ["admin"], body: createUserSchema, status: 201 },
+    {
+      access: "lead",
+      scopes: ["admin"],
+      body: createUserSchema,
+      status: 201,
+      responses: { 201: userViewSchema },
+    },
     ({ body }) => createUser(getDb(), body),
   ),
 });
 
 export const user = definePath("/api/v1/users/{id}", {
   PATCH: defineRoute(
-    { access: "lead", scopes: ["admin"], params: userParamsSchema, body: updateUserSchema },
+    {
+      access: "lead",
+      scopes: ["admin"],
+      params: userParamsSchema,
+      body: updateUserSchema,
+      responses: { 200: userViewSchema },
+    },
     ({ actor, params, body }) => updateUser(getDb(), actor, params.id, body),
   ),
 });
