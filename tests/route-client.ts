@@ -3,7 +3,9 @@ import { login } from "../lib/api/v1/auth";
 import { createApi } from "../lib/api/v1/routes";
 import { getDb } from "../lib/db";
 import type { RouteHandler } from "../lib/http/route";
+import type { ApiRoute } from "../lib/http/router";
 import { createUser } from "../lib/users/mutations";
+import { checkDeclaredResponse, findRoute, routeOf } from "./support/declared-responses";
 
 export type CallOptions = {
   method?: string;
@@ -28,15 +30,19 @@ function toRequest(options: CallOptions): Request {
   });
 }
 
-async function read(response: Response) {
+/** Reads an answer, held to what its route declares (tests/support/declared-responses.ts). */
+async function read(response: Response, route: ApiRoute | undefined) {
   const text = await response.text();
   const json = text ? (JSON.parse(text) as Record<string, unknown>) : null;
+  checkDeclaredResponse(route, response.status, json);
   return { status: response.status, headers: response.headers, json };
 }
 
 /** Calls one declared route in-process with a real Request and its path parameters. */
 export async function callRoute(handler: RouteHandler, options: CallOptions = {}) {
-  return read(await handler(toRequest(options), options.params));
+  const request = toRequest(options);
+  const route = routeOf(handler, request.method, new URL(request.url).pathname);
+  return read(await handler(request, options.params), route);
 }
 
 let api: ReturnType<typeof createApi> | undefined;
@@ -44,7 +50,8 @@ let api: ReturnType<typeof createApi> | undefined;
 /** Sends a request through the API's real router (the table server.ts serves), in-process. */
 export async function callApi(options: CallOptions & { path: string }) {
   api ??= createApi();
-  return read(await api.fetch(toRequest(options)));
+  const request = toRequest(options);
+  return read(await api.fetch(request), findRoute(request.method, new URL(request.url).pathname));
 }
 
 /** Creates a human with the given role and returns a Cookie header for a fresh session. */

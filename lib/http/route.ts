@@ -238,6 +238,7 @@ export type RouteHandler = ((request: Request, params?: PathParams) => Promise<R
   responses: ResponseSchemas;
   /** The status of a success, when the handler does not choose it itself. */
   status: number;
+  agentRate?: AgentRateKind;
 };
 
 /**
@@ -288,5 +289,6 @@ export function defineRoute<
     schemas: { body: spec.body, query: spec.query, params: spec.params },
     responses: spec.responses,
     status: spec.status ?? 200,
+    agentRate: spec.agentRate,
   });
 }

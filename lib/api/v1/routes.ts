@@ -1,4 +1,13 @@
-import { createApiApp, listRoutes, type ApiPath, type ApiRoute } from "../../http/router";
+import { buildOpenApiDocument, type OpenApiDocument } from "../../http/openapi";
+import { defineRoute } from "../../http/route";
+import {
+  createApiApp,
+  definePath,
+  listRoutes,
+  type ApiPath,
+  type ApiRoute,
+} from "../../http/router";
+import { openApiDocumentSchema } from "../../shared/api/openapi";
 import { heartbeat, me } from "./agent-self";
 import {
   agent,
@@ -20,6 +29,16 @@ import { taskClaim, taskComplete, taskRelease, tasks } from "./tasks";
 import { token, tokens } from "./tokens";
 import { toolCalls } from "./tool-calls";
 import { user, users } from "./users";
+
+let openApiDocument: OpenApiDocument | undefined;
+
+/** The API's own OpenAPI document, built from the table below on first request and then kept. */
+export const openApi = definePath("/api/v1/openapi.json", {
+  GET: defineRoute(
+    { access: "public", scopes: [], responses: { 200: openApiDocumentSchema } },
+    async () => (openApiDocument ??= buildOpenApiDocument(API_ROUTES)),
+  ),
+});
 
 /**
  * The HTTP API v1, one entry per path (decision 016). server.ts serves exactly this table; the
@@ -44,6 +63,7 @@ export const API_PATHS: readonly ApiPath[] = [
   inboxAck,
   me,
   messages,
+  openApi,
   requests,
   request,
   requestResponses,
