@@ -31,4 +31,13 @@ describe("replaceGeneratedBlock", () => {
   it("refuses to guess when one marker is missing", () => {
     expect(() => replaceGeneratedBlock(`# R\n${BLOCK_START}\nx\n`, "y", "# R")).toThrow(/markers/);
   });
+
+  it("fences each document with its own markers and leaves another document's alone", () => {
+    const markers = { start: "<!-- api start -->", end: "<!-- api end -->" };
+    const document = `# API\n\n${BLOCK_START}\nfigures\n${BLOCK_END}\n`;
+    const updated = replaceGeneratedBlock(document, "routes", "# API", markers);
+    expect(updated).toContain(`${markers.start}\n\nroutes\n\n${markers.end}`);
+    expect(updated).toContain(`${BLOCK_START}\nfigures\n${BLOCK_END}`);
+    expect(replaceGeneratedBlock(updated, "routes", "# API", markers)).toBe(updated);
+  });
 });

@@ -5,7 +5,9 @@ import type { Access } from "./route";
 import type { ApiRoute } from "./router";
 
 type GeneratedDocument = ReturnType<OpenApiGeneratorV31["generateDocument"]>;
-export type OpenApiDocument = GeneratedDocument & { paths: NonNullable<GeneratedDocument["paths"]> };
+export type OpenApiDocument = GeneratedDocument & {
+  paths: NonNullable<GeneratedDocument["paths"]>;
+};
 
 const BEARER = "bearerToken";
 const SESSION = "sessionCookie";
@@ -187,10 +189,11 @@ export function buildOpenApiDocument(routes: readonly ApiRoute[]): OpenApiDocume
       title: "Handshake HTTP API",
       version: "1",
       description: [
-        "Every route under `/api/v1`, generated from the route table (lib/api/v1/routes.ts) and its zod schemas.",
-        "Every refusal has one shape, `{error: {code, message, …}}`; the code fixes the status:",
+        "Every refusal from `/api/v1` has one shape, `{error: {code, message, …}}`, and its code fixes the status:",
         "",
         errorTable(),
+        "",
+        "This document is generated from the route table (`lib/api/v1/routes.ts`) and the zod schemas its routes declare.",
       ].join("\n"),
     },
   });
