@@ -45,6 +45,8 @@ export type ProtocolTypeDefinition = {
    * per call hash), matching the database's partial unique index (migration 010).
    */
   onePendingPerPayloadField?: "callHash";
+  /** With several pending per agent: how many one incarnation may have at once (a card flood). */
+  maxPendingPerAgent?: number;
   /**
    * How long an agent that agreed to stop (status `stopping`) through this type may take to exit
    * before the sweeper forces the stop; DEFAULT_STOP_GRACE_SECONDS when unset.

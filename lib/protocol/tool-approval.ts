@@ -73,6 +73,8 @@ export const toolApproval: ProtocolTypeDefinition = {
   onDuplicatePending: "supersede",
   // Claude Code runs a turn's tool calls in parallel: one pending approval per distinct call.
   onePendingPerPayloadField: "callHash",
+  // Far above a turn's parallel calls; past it the agent is flooding the Lead's inbox.
+  maxPendingPerAgent: 32,
   // An approval speaks for the work it was asked for, like a plan: a task switch voids it.
   isFencedToWork: true,
   onCreated: ({ setAgentState }) => setAgentState({ status: "waiting_approval" }),

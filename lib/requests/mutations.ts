@@ -175,6 +175,18 @@ export async function createRequestInTransaction(
     });
   }
 
+  if (!pending && definition.maxPendingPerAgent !== undefined) {
+    const open = await tx.request.count({
+      where: { agentId: agent.id, type: definition.type, status: "pending" },
+    });
+    if (open >= definition.maxPendingPerAgent) {
+      throw new AppError(
+        "RATE_LIMITED",
+        `at most ${definition.maxPendingPerAgent} pending '${definition.type}' requests per agent; wait for the Lead's answers`,
+        { headers: { "retry-after": "5" } },
+      );
+    }
+  }
   const isToLead = direction === "agent_to_lead";
   const timeoutSeconds = input.timeoutSeconds ?? definition.defaultTimeoutSeconds(direction);
   const request = await tx.request.create({

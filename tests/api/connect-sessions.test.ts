@@ -339,6 +339,30 @@ describe("the gate for a connected session", () => {
     expect(plan.status).toBe(201);
   });
 
+  it("caps how many cards one session may have pending at once", async () => {
+    const session = await connect(await createToken("connect"), sessionBody());
+    for (let index = 0; index < 32; index++) {
+      const card = await api.toolCall(session.headers, {
+        tool: "Bash",
+        args: { command: `touch file-${index}` },
+      });
+      expect(card.json.code).toBe("TOOL_APPROVAL_REQUIRED");
+    }
+    const flood = await api.toolCall(session.headers, {
+      tool: "Bash",
+      args: { command: "touch one-too-many" },
+    });
+    expect(flood.status).toBe(429);
+    expect(flood.json.error?.code).toBe("RATE_LIMITED");
+    expect(await pendingApprovals(session.name)).toHaveLength(32);
+    // A call already waiting still answers with its own card.
+    const waiting = await api.toolCall(session.headers, {
+      tool: "Bash",
+      args: { command: "touch file-0" },
+    });
+    expect(waiting.json.code).toBe("TOOL_APPROVAL_PENDING");
+  });
+
   it("lets the agent raise its own tool approvals, one pending per call", async () => {
     const session = await connect(await createToken("connect"), sessionBody());
     const ask = (command: string) =>
