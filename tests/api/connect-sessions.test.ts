@@ -1,4 +1,4 @@
-import { randomUUID } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { markSilentAgentsOffline } from "../../lib/agents/mutations";
 import { getDb } from "../../lib/db";
@@ -134,6 +134,23 @@ describe("POST /api/v1/connect/sessions", () => {
     // A session started from another records it as its parent.
     const child = await connect(connectToken, sessionBody({ parentSessionId: body.sessionId }));
     expect(child.agent).toMatchObject({ connector: { parent: session.name } });
+  });
+
+  it("never takes over an agent that already has the session's name", async () => {
+    const connectToken = await createToken("connect");
+    const body = sessionBody({ cwd: "/srv/taken" });
+    const digits = createHash("sha256")
+      .update(`${connectToken.id}/${body.sessionId}/`)
+      .digest("hex");
+    const squatter = await registerAgent({ name: `taken-${digits.slice(0, 4)}` });
+    const session = await connect(connectToken, body);
+    expect(session.name).toBe(`taken-${digits.slice(0, 6)}`);
+    expect((await api.me(squatter.headers)).json).toMatchObject({
+      name: squatter.name,
+      incarnation: 1,
+      connector: null,
+    });
+    expect((await connect(connectToken, body)).name).toBe(session.name);
   });
 
   it("refuses every caller but a connect token", async () => {
@@ -310,6 +327,22 @@ describe("the gate for a connected session", () => {
       code: "TOOL_APPROVAL_PENDING",
       requestId: second.json.requestId,
     });
+  });
+
+  it("two hooks racing to use one approval: exactly one runs", async () => {
+    const session = await connect(await createToken("connect"), sessionBody());
+    const call = { tool: "Bash", args: { command: "make deploy" }, cwd: "/w" };
+    const card = await api.toolCall(session.headers, call);
+    await api.respond((await lead()).headers, String(card.json.requestId), approve);
+    const racing = await Promise.all(
+      Array.from({ length: 5 }, () => api.toolCall(session.headers, call)),
+    );
+    expect(racing.filter((verdict) => verdict.json.allowed === true)).toHaveLength(1);
+    expect(
+      await getDb().toolCall.count({
+        where: { requestId: String(card.json.requestId), isAllowed: true },
+      }),
+    ).toBe(1);
   });
 
   it("denies with the exact reason when the Lead requires a plan", async () => {
