@@ -52,6 +52,34 @@ describe("classifyConnectorCall", () => {
     expect(risk.reasons.some((reason) => reason.class === "needs_approval")).toBe(true);
   });
 
+  it("judges Bash paths against the session's directory as its workspace", async () => {
+    const cwd = "/home/ada/api";
+    const classOf = async (command: string, root: string | null = cwd) =>
+      (await classifyConnectorCall("Bash", { command }, root ?? undefined)).class;
+    for (const command of [
+      "cat /home/ada/api/src/a.ts",
+      "ls /home/ada/api",
+      "cd /home/ada/api/src && cat ../package.json",
+      "grep -rn x /home/ada/api/./lib",
+    ]) {
+      expect(await classOf(command), command).toBe("read_only");
+    }
+    for (const command of [
+      "cat /home/ada/api/../other/secrets",
+      "cat /home/ada/apix/a",
+      "cat /home/ada/.ssh/id_rsa",
+      "cd /home/ada/api && cat ../../../etc/shadow",
+      "cd /home/ada/api/src && cat ../../x",
+      "cat ~/.config/handshake/config.json",
+    ]) {
+      expect(await classOf(command), command).toBe("needs_approval");
+    }
+    expect(await classOf("cat /home/ada/api/a", null)).toBe("needs_approval");
+    // The file system's root is never taken as a workspace.
+    expect(await classOf("cat /etc/shadow", "/")).toBe("needs_approval");
+    expect(await classOf("cat /etc/shadow", "//")).toBe("needs_approval");
+  });
+
   it("keeps the shell parse for the card", async () => {
     const risk = await classifyConnectorCall("Bash", { command: "rm -rf build" });
     expect(risk.analysis?.source).toBe("rm -rf build");

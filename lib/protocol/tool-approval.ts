@@ -35,9 +35,9 @@ export function hashToolCall(tool: string, args: Record<string, unknown>, cwd?: 
 }
 
 /** Claude Code's tools are judged by the connector's rules, ours by the worker's classifier. */
-export function classifyAnyToolCall(tool: string, args: Record<string, unknown>) {
+export function classifyAnyToolCall(tool: string, args: Record<string, unknown>, cwd?: string) {
   return isClaudeCodeToolName(tool)
-    ? classifyConnectorCall(tool, args)
+    ? classifyConnectorCall(tool, args, cwd)
     : classifyToolCall(tool, args);
 }
 
@@ -63,7 +63,11 @@ export const toolApproval: ProtocolTypeDefinition = {
         args,
         typeof payload.cwd === "string" ? payload.cwd : undefined,
       ),
-      risk: await classifyAnyToolCall(String(payload.tool), args),
+      risk: await classifyAnyToolCall(
+        String(payload.tool),
+        args,
+        typeof payload.cwd === "string" ? payload.cwd : undefined,
+      ),
     };
   },
   summarize: (payload) => `${String(payload.tool)} ${canonicalJson(payload.args)}`.slice(0, 200),

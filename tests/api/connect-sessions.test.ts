@@ -272,6 +272,19 @@ describe("the gate for a connected session", () => {
     );
   });
 
+  it("reads in the session's directory by absolute path at once, outside it with a card", async () => {
+    const session = await connect(await createToken("connect"), sessionBody({ cwd: "/srv/app" }));
+    const bash = (command: string, cwd?: string) =>
+      api.toolCall(session.headers, { tool: "Bash", args: { command }, ...(cwd ? { cwd } : {}) });
+    expect((await bash("cat /srv/app/README.md")).json).toEqual({ allowed: true });
+    expect((await bash("cat /srv/other/README.md")).json.code).toBe("TOOL_APPROVAL_REQUIRED");
+    // The call's own directory wins over the session's.
+    expect((await bash("cat /srv/other/README.md", "/srv/other")).json).toEqual({ allowed: true });
+    expect((await bash("cat /srv/app/README.md", "/srv/other")).json.code).toBe(
+      "TOOL_APPROVAL_REQUIRED",
+    );
+  });
+
   it("keeps parallel calls pending apart; an approval opens its own call once", async () => {
     const session = await connect(await createToken("connect"), sessionBody());
     const write = { tool: "Write", args: { file_path: "out.txt", content: "1" }, cwd: "/w" };
