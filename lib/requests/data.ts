@@ -188,7 +188,10 @@ export async function waitForRequest(
       }
     }
   };
-  return actor.kind === "agent" ? holdLongPoll(actor.agentId, wait, "request_wait") : wait();
+  // Each waiter holds a socket and a subscription: an agent's count, or a person's (every token
+  // and session of one user together), is capped.
+  const waiter = actor.kind === "agent" ? actor.agentId : `user:${actor.userId}`;
+  return holdLongPoll(waiter, wait, "request_wait");
 }
 
 export async function listPendingRequestsOfAgent(db: Db, agentId: string): Promise<RequestView[]> {

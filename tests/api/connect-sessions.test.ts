@@ -505,6 +505,19 @@ describe("GET /api/v1/requests/{id}?wait=", () => {
     expect(performance.now() - startedAt).toBeLessThan(15_000);
   });
 
+  it("caps the waits one agent may hold open", async () => {
+    const session = await connect(await createToken("connect"), sessionBody());
+    const card = await api.toolCall(session.headers, { tool: "Bash", args: { command: "make" } });
+    const id = String(card.json.requestId);
+    const open = Array.from({ length: 32 }, () => api.getRequest(session.headers, id, "?wait=3"));
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const extra = await api.getRequest(session.headers, id, "?wait=3");
+    expect(extra.status).toBe(429);
+    expect(extra.json.error?.code).toBe("RATE_LIMITED");
+    expect((await Promise.all(open)).every((answer) => answer.status === 200)).toBe(true);
+    expect((await api.getRequest(session.headers, id, "?wait=0")).status).toBe(200);
+  });
+
   it("returns the pending request when the wait ends, and refuses other agents", async () => {
     const session = await connect(await createToken("connect"), sessionBody());
     const card = await api.toolCall(session.headers, { tool: "Bash", args: { command: "make" } });
