@@ -52,7 +52,8 @@ export function errorStatusesOf(route: ApiRoute): number[] {
   if (policy.access !== "public") [401, 403].forEach((status) => statuses.add(status));
   if (schemas.params || route.method !== "GET") statuses.add(404);
   if (route.method !== "GET") [409, 422].forEach((status) => statuses.add(status));
-  if (agentRate || route.path === "/api/v1/auth/login") statuses.add(429);
+  if (agentRate) statuses.add(429);
+  for (const code of route.handler.errors) statuses.add(errorStatus[code]);
   return [...statuses].sort((a, b) => a - b);
 }
 

@@ -3,7 +3,7 @@ import { takeAgentRate, type AgentRateKind } from "../agents/limits";
 import { resolveActor, type Actor, type AgentActor, type HumanActor } from "../auth/actor";
 import { isScopeWithinRole, type TokenScope } from "../shared/auth/scopes";
 import { getDb, isDatabaseUnavailable } from "../db";
-import { AppError, invalidInput, isAppError } from "../errors";
+import { AppError, invalidInput, isAppError, type ErrorCode } from "../errors";
 import { readJsonBody } from "./body";
 
 /**
@@ -54,6 +54,11 @@ type RouteSpec<A extends Access, B, Q, P, R extends ResponseSchemas> = {
    * must match one at compile time; the API tests parse every JSON answer against them.
    */
   responses: R;
+  /**
+   * Error codes it answers beyond those its declaration implies (lib/http/openapi.ts), e.g. a
+   * public route that checks credentials itself; its document lists their statuses.
+   */
+  errors?: readonly ErrorCode[];
   maxBodyBytes?: number;
   /** Counted against the calling agent's per-minute limit once its input is valid. */
   agentRate?: AgentRateKind;
@@ -236,6 +241,7 @@ export type RouteHandler = ((request: Request, params?: PathParams) => Promise<R
     params?: z.ZodType<unknown, unknown>;
   };
   responses: ResponseSchemas;
+  errors: readonly ErrorCode[];
   /** The status of a success, when the handler does not choose it itself. */
   status: number;
   agentRate?: AgentRateKind;
@@ -288,6 +294,7 @@ export function defineRoute<
     policy,
     schemas: { body: spec.body, query: spec.query, params: spec.params },
     responses: spec.responses,
+    errors: spec.errors ?? [],
     status: spec.status ?? 200,
     agentRate: spec.agentRate,
   });

@@ -7,7 +7,13 @@ import { definePath } from "../../http/router";
 
 export const login = definePath("/api/v1/auth/login", {
   POST: defineRoute(
-    { access: "public", scopes: [], body: loginSchema, responses: { 200: signedInSchema } },
+    {
+      access: "public",
+      scopes: [],
+      body: loginSchema,
+      errors: ["INVALID_CREDENTIALS", "USER_DISABLED", "RATE_LIMITED"],
+      responses: { 200: signedInSchema },
+    },
     async ({ body, request }) => {
       const { user, headers } = await signIn(getDb(), body, request.headers);
       return jsonResponse({ user }, { headers });

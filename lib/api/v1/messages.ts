@@ -31,7 +31,14 @@ export const messages = definePath("/api/v1/messages", {
 
 export const inbox = definePath("/api/v1/inbox", {
   GET: defineRoute(
-    { access: "agent", scopes: [], query: inboxQuerySchema, responses: { 200: inboxSchema } },
+    {
+      access: "agent",
+      scopes: [],
+      query: inboxQuerySchema,
+      // Open long-polls are capped per agent.
+      errors: ["RATE_LIMITED"],
+      responses: { 200: inboxSchema },
+    },
     ({ actor, query, request }) => readInbox(getDb(), getEventHub(), actor, query, request.signal),
   ),
 });

@@ -3,10 +3,12 @@ import { requestViewSchema } from "../../shared/api/request";
 import { getDb } from "../../db";
 import { defineRoute, jsonResponse } from "../../http/route";
 import { definePath } from "../../http/router";
-import { getRequestForActor, listRequests } from "../../requests/data";
+import { listRequests, waitForRequest } from "../../requests/data";
+import { getEventHub } from "../../realtime/event-hub";
 import { decideRequest, submitRequest } from "../../requests/mutations";
 import {
   createRequestSchema,
+  getRequestQuerySchema,
   listRequestsQuerySchema,
   requestParamsSchema,
   respondSchema,
@@ -43,9 +45,12 @@ export const request = definePath("/api/v1/requests/{id}", {
       access: "human_or_agent",
       scopes: ["admin", "decide", "read"],
       params: requestParamsSchema,
+      query: getRequestQuerySchema,
+      errors: ["RATE_LIMITED"],
       responses: { 200: requestViewSchema },
     },
-    ({ actor, params }) => getRequestForActor(getDb(), actor, params.id),
+    ({ actor, params, query, request }) =>
+      waitForRequest(getDb(), getEventHub(), actor, params.id, query, request.signal),
   ),
 });
 

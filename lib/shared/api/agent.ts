@@ -36,8 +36,7 @@ export const agentViewSchema = z.object({
   toolHost: z.enum(["sandboxed", "no_sandbox", "external"]).nullable(),
   requirePlan: z.boolean(),
   isForcedStop: z.boolean(),
-  // Absent from servers that predate connected sessions (POST /connect/sessions).
-  connector: connectorSchema.nullable().optional(),
+  connector: connectorSchema.nullable(),
   worker: z.unknown(),
   createdAt: z.string(),
 });

@@ -85,6 +85,10 @@ const TABLE: readonly [command: string, expected: ToolRiskClass, reason: RegExp]
   ["{ ls; echo done; } > log.txt", "workspace", /writes to log.txt/],
   ["git clean -n", "workspace", /git clean changes the repository/],
   ["rg --pre ./filter pattern", "workspace", /rg --pre/],
+  ["rg --ignore-file /etc/shadow x", "workspace", /rg --ignore-file/],
+  // Names read from a file escape the workspace check: sort would print /etc/shadow's lines.
+  ["sort --files0-from=names.txt", "workspace", /sort --files0-from/],
+  ["du --files0-from names.txt", "workspace", /du --files0-from/],
   ["/usr/bin/ls -la", "workspace", /runs \/usr\/bin\/ls by its path/],
 
   // needs its own approval
