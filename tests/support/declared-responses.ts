@@ -59,7 +59,9 @@ export function checkDeclaredResponse(
 ): void {
   const where = route ? `${route.method} ${route.path}` : "the router";
   const fail = (problem: string) => {
-    throw new Error(`${where} answered ${status} ${JSON.stringify(json)}: ${problem}`);
+    throw new Error(
+      `${where} answered ${status}: ${problem}\n${JSON.stringify(json)?.slice(0, 2000)}`,
+    );
   };
   const schema = route?.handler.responses[status];
   if (schema) {
