@@ -1,6 +1,6 @@
 import { listTeamMembers } from "@/lib/agents/data";
 import { registerAgent } from "@/lib/agents/mutations";
-import { registerAgentSchema } from "@/lib/agents/schema";
+import { listAgentsQuerySchema, registerAgentSchema } from "@/lib/agents/schema";
 import { getDb } from "@/lib/db";
 import { defineRoute, otherMethods } from "@/lib/http/route";
 
@@ -10,9 +10,13 @@ export const POST = defineRoute(
 );
 
 export const GET = defineRoute(
-  { access: "human", scopes: ["admin", "decide", "read", "supervisor"] },
-  async () => ({
-    items: await listTeamMembers(getDb()),
+  {
+    access: "human",
+    scopes: ["admin", "decide", "read", "supervisor"],
+    query: listAgentsQuerySchema,
+  },
+  async ({ query }) => ({
+    items: await listTeamMembers(getDb(), query),
     nextCursor: null,
   }),
 );
