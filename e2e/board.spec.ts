@@ -39,15 +39,20 @@ async function register(index: number): Promise<void> {
 /** Keeps the agents the spec watches alive: the others may go offline, these must not. */
 async function beat(): Promise<void> {
   await Promise.all(
-    [...agents].map(([index, api]) =>
-      api.post("/api/v1/heartbeat", {
-        data: { status: index === LIVE ? "working" : "waiting_approval" },
-      }),
-    ),
+    [...agents].map(async ([index, api]) => {
+      // A fresh connection each time: a kept-alive one idle past the server's timeout resets.
+      const send = () =>
+        api.post("/api/v1/heartbeat", {
+          headers: { connection: "close" },
+          data: { status: index === LIVE ? "working" : "waiting_approval" },
+        });
+      await send().catch(send);
+    }),
   );
 }
 
-test.describe.configure({ mode: "serial" });
+// Two shared cores: a thousand-row page with a live socket takes longer than the default allows.
+test.describe.configure({ mode: "serial", timeout: 120_000 });
 
 test.beforeAll(async () => {
   test.setTimeout(240_000);

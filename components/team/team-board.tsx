@@ -307,7 +307,7 @@ export function TeamBoard({
                 onClick={() => chooseBucket(isChosen ? null : bucket)}
                 className={`inline-flex items-center gap-1.5 rounded-full px-3 py-1 text-sm ring-1 ring-inset focus-visible:outline-2 focus-visible:outline-offset-2 focus-visible:outline-indigo-600 ${isChosen ? "bg-indigo-600 text-white ring-indigo-600" : "bg-white text-slate-800 ring-slate-300 hover:bg-slate-50"}`}
               >
-                {BUCKET_LABELS[bucket]}
+                {BUCKET_LABELS[bucket]}{" "}
                 <span className="font-semibold tabular-nums" data-testid={`bucket-${bucket}`}>
                   {counts[bucket]}
                 </span>

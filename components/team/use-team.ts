@@ -6,7 +6,7 @@ import { useConsoleEvent } from "@/components/realtime/console-events";
 import { queryKeys } from "@/components/realtime/query-keys";
 import { applyBoardEvent, compareNatural, type BoardMember } from "@/lib/agents/board";
 import type { TeamMember } from "@/lib/agents/views";
-import type { ConsoleEvent } from "@/lib/events/catalog";
+import { EVENT_PAYLOAD_SCHEMAS, parseEventData, type ConsoleEvent } from "@/lib/events/catalog";
 import { apiFetch } from "@/lib/http/api-fetch";
 
 export type TeamPage = { items: TeamMember[]; nextCursor: string | null };
@@ -23,6 +23,13 @@ export function fetchTeam(): Promise<TeamPage> {
 const HEARTBEAT_REFRESH_MS = 30_000;
 /** Events are applied in batches at most this often, so a burst costs a few renders, not one each. */
 const PATCH_INTERVAL_MS = 100;
+
+/** The event with its payload checked against the catalog; null for a kind or shape it does not know. */
+function checked(event: ConsoleEvent): ConsoleEvent | null {
+  if (!Object.hasOwn(EVENT_PAYLOAD_SCHEMAS, event.kind)) return null;
+  const data = parseEventData(event.kind, event.data);
+  return data ? ({ ...event, data } as ConsoleEvent) : null;
+}
 
 /** Replaces one agent's row with the server's, adding it in name order or removing it. */
 async function refetchRow(queryClient: QueryClient, name: string): Promise<void> {
@@ -83,7 +90,9 @@ export function useTeam(initialMembers?: TeamMember[]) {
   }
 
   useConsoleEvent((event) => {
-    queue.current.push(event);
+    const trusted = checked(event);
+    if (!trusted) return;
+    queue.current.push(trusted);
     timer.current ??= setTimeout(flush, PATCH_INTERVAL_MS);
   });
 
