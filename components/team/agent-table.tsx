@@ -104,7 +104,7 @@ function PendingCell({ member, now }: { member: BoardMember; now: number }) {
   if (!first) return <span className="text-slate-500">none</span>;
   const remaining = Date.parse(first.expiresAt) - now;
   return (
-    <span className="flex min-w-0 items-center gap-1.5" data-testid="row-pending">
+    <span className="flex min-w-0 items-center gap-1.5">
       {isOrphaned(member) && (
         <span
           className="rounded bg-rose-100 px-1 text-xs font-semibold text-rose-800"
@@ -212,7 +212,7 @@ const AgentRow = memo(function AgentRow({
       >
         {member.blockedToolCalls}
       </td>
-      <td className="max-w-0 px-2 py-2">
+      <td className="max-w-0 px-2 py-2" data-testid="row-pending">
         <PendingCell member={member} now={now} />
       </td>
       {canAct && (
