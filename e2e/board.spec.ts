@@ -207,6 +207,32 @@ test("j/k move through the rows, enter opens the agent, a bulk action reaches ev
     expect(((await stored.json()) as { gate: string }).gate).toBe("required");
   }
   await expect(bulk).toBeHidden();
+
+  await board
+    .row(nameOf(3))
+    .getByRole("button", { name: `Actions for ${nameOf(3)}` })
+    .click();
+  await page.getByRole("button", { name: `Message ${nameOf(3)}` }).click();
+  const message = page.getByRole("dialog", { name: `Message ${nameOf(3)}` });
+  await expect(message).toBeVisible();
+  await message.getByRole("button", { name: "Cancel" }).click();
+  await expect(message).toBeHidden();
+  await page.context().close();
+});
+
+test("the Lead's choice of view is remembered over the default for a large team", async ({
+  browser,
+}) => {
+  const { page } = await signedInPage(browser);
+  const board = new BoardPage(page);
+  await board.goto();
+  await expect(board.table()).toBeVisible();
+  await page.getByRole("group", { name: "View" }).getByRole("button", { name: "Cards" }).click();
+  await expect(page).toHaveURL(/[?&]view=cards/);
+  await expect(page.getByRole("article").first()).toBeVisible();
+  await board.goto();
+  await expect(page.getByRole("article").first()).toBeVisible();
+  await expect(board.table()).toBeHidden();
   await page.context().close();
 });
 

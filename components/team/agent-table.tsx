@@ -36,18 +36,19 @@ function RowActions({
 
   useEffect(() => {
     if (!isOpen) return;
-    const close = (event: Event) => {
-      if (event instanceof KeyboardEvent && event.key !== "Escape") return;
-      if (event.target instanceof Node && menuRef.current?.contains(event.target)) {
-        if (!(event instanceof KeyboardEvent)) return;
+    const onPointer = (event: MouseEvent) => {
+      if (!(event.target instanceof Node && menuRef.current?.contains(event.target))) {
+        setIsOpen(false);
       }
-      setIsOpen(false);
     };
-    document.addEventListener("mousedown", close);
-    document.addEventListener("keydown", close);
+    const onKey = (event: KeyboardEvent) => {
+      if (event.key === "Escape") setIsOpen(false);
+    };
+    document.addEventListener("mousedown", onPointer);
+    document.addEventListener("keydown", onKey);
     return () => {
-      document.removeEventListener("mousedown", close);
-      document.removeEventListener("keydown", close);
+      document.removeEventListener("mousedown", onPointer);
+      document.removeEventListener("keydown", onKey);
     };
   }, [isOpen]);
 
@@ -87,7 +88,7 @@ function RowActions({
                   setIsOpen(false);
                   onAction(item.action, member);
                 }}
-                className={`block w-full px-3 py-1.5 text-left text-sm hover:bg-slate-50 disabled:text-slate-500 ${item.action === "force_stop" ? "text-rose-700" : "text-slate-900"}`}
+                className={`block w-full px-3 py-1.5 text-left text-sm hover:bg-slate-50 disabled:text-slate-600 ${item.action === "force_stop" ? "text-rose-700" : "text-slate-900"}`}
               >
                 {item.label}
               </button>
@@ -101,7 +102,7 @@ function RowActions({
 
 function PendingCell({ member, now }: { member: BoardMember; now: number }) {
   const [first, ...rest] = member.pendingRequests;
-  if (!first) return <span className="text-slate-500">none</span>;
+  if (!first) return <span className="text-slate-600">none</span>;
   const remaining = Date.parse(first.expiresAt) - now;
   return (
     <span className="flex min-w-0 items-center gap-1.5">
@@ -191,7 +192,7 @@ const AgentRow = memo(function AgentRow({
         {member.taskTitle !== null ? (
           <VisibleText text={member.taskTitle} maxCharacters={40} />
         ) : (
-          <span className="text-slate-500">none</span>
+          <span className="text-slate-600">none</span>
         )}
       </td>
       <td className={`${cell} tabular-nums`}>#{member.incarnation}</td>
@@ -202,7 +203,7 @@ const AgentRow = memo(function AgentRow({
         {heartbeatAge === null ? "never" : `${formatAge(heartbeatAge)} ago`}
       </td>
       <td
-        className={`${cell} tabular-nums ${since ? "font-medium text-amber-700" : "text-slate-500"}`}
+        className={`${cell} tabular-nums ${since ? "font-medium text-amber-700" : "text-slate-600"}`}
         suppressHydrationWarning
       >
         {since ? formatClock(now - Date.parse(since)) : "no"}
