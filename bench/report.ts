@@ -157,8 +157,19 @@ token; the raw floor runs the exact SQL Prisma sends (captured from Prisma's que
 same \`listRequests\`) through \`pg\`. \`EXPLAIN (ANALYZE, BUFFERS)\` of that SQL names the indexes
 used (full plans in the JSON).
 
+**Team board (issue 16)**: the production \`/team?view=table\` page in Chromium (the e2e's
+Debian Chromium, driven by Playwright, signed in with the bench Lead's cookie), first with
+${sizes.boardSmallAgents} agents on the board, then the same page after registering agents up to
+${sizes.boardAgents.toLocaleString("en-US")}; ${sizes.boardSamples} samples per size, medians. *Time to first rows*: from
+\`page.goto\` to the first table row visible (server render of the whole roster included).
+*Main-thread busy*: the page is open and live, then ${sizes.boardEvents} \`agent.updated\` events
+(alternating working/idle, so each changes what its row shows) are inserted into the event log in
+ten batches over about a second; they reach the page through the real bridge and socket; busy
+time is the change of CDP \`Performance.getMetrics\` \`TaskDuration\` over the burst plus 2 s. The
+"raw floor" column of these rows holds the small board, the ratio is large ÷ small.
+
 No benchmark is a test: nothing here can fail CI on timing. \`BENCH_QUICK=1\` runs small counts
-(and leaves this file alone), \`BENCH_ONLY=push,loop,breakdown,throughput,scale,history\` a subset,
+(and leaves this file alone), \`BENCH_ONLY=push,loop,breakdown,throughput,scale,history,board\` a subset (\`BENCH_ONLY=board\` runs the board alone),
 \`BENCH_CPU_PROF=<dir>\` runs the server under \`node --cpu-prof\`; \`node --import tsx
 bench/profile-summary.ts <file.cpuprofile>\` summarises a profile by package and function.
 
