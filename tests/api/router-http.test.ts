@@ -53,11 +53,12 @@ describe("the API's router over HTTP", () => {
       pending.catch(() => null),
     );
     // A third long-poll is refused while both wait, and admitted once they are aborted.
-    await vi.waitFor(async () => expect((await poll(1)).status).toBe(429), { timeout: 10_000 });
+    await vi.waitFor(async () => expect((await poll(1)).status).toBe(429), { timeout: 20_000 });
     controller.abort();
     await Promise.all(open);
-    await vi.waitFor(async () => expect((await poll(1)).status).toBe(200), { timeout: 10_000 });
-  });
+    // Unaborted, both would hold their slots for 30 s.
+    await vi.waitFor(async () => expect((await poll(1)).status).toBe(200), { timeout: 20_000 });
+  }, 60_000);
 
   it("answers unknown paths and wrong methods in the JSON shape", async () => {
     const unknown = await fetch(`${server.url}/api/v1/nope`);
