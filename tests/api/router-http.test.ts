@@ -49,6 +49,7 @@ describe("the API's router over HTTP", () => {
     const poll = (wait: number, signal?: AbortSignal) =>
       fetch(`${server.url}/api/v1/inbox?wait=${wait}`, { headers: agent.headers, signal });
     const controller = new AbortController();
+    const openedAt = Date.now();
     const open = [poll(30, controller.signal), poll(30, controller.signal)].map((pending) =>
       pending.catch(() => null),
     );
@@ -56,8 +57,9 @@ describe("the API's router over HTTP", () => {
     await vi.waitFor(async () => expect((await poll(1)).status).toBe(429), { timeout: 20_000 });
     controller.abort();
     await Promise.all(open);
-    // Unaborted, both would hold their slots for 30 s.
     await vi.waitFor(async () => expect((await poll(1)).status).toBe(200), { timeout: 20_000 });
+    // Unaborted, both would have held their slots for their whole 30 s.
+    expect(Date.now() - openedAt).toBeLessThan(29_000);
   }, 60_000);
 
   it("answers unknown paths and wrong methods in the JSON shape", async () => {
