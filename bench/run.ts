@@ -274,7 +274,8 @@ async function main(): Promise<void> {
   const per = (total: number, blocks: number) => Math.ceil(total / blocks);
 
   // ---- the gate verdict against a plain node:http server doing the same one INSERT ----
-  let gate: Record<"plainInsert" | "verdict" | "plainHealth" | "health", LoadResult[]> | undefined;
+  type GateRun = LoadResult & { serverCpuMsPerCall: number };
+  let gate: Record<"plainInsert" | "verdict" | "plainHealth" | "health", GateRun[]> | undefined;
   if (isPhaseSelected("gate")) {
     const plain = await startPlainServer({ databaseUrl, port: benchEnv.BENCH_PORT + 1 });
     cleanups.push({ name: "stop the plain floor server", run: () => plain.stop() });
@@ -300,7 +301,11 @@ async function main(): Promise<void> {
         keyof typeof sides,
         (worker: number) => Promise<Response>,
       ][]) {
-        gate[side].push(await load(call));
+        const cpuBefore = await server.readCpuSeconds();
+        const measured = await load(call);
+        // Server CPU per call: robust to a busy machine, where latency and rate are not.
+        const cpuMs = ((await server.readCpuSeconds()) - cpuBefore) * 1000;
+        gate[side].push({ ...measured, serverCpuMsPerCall: cpuMs / measured.latenciesMs.length });
       }
       log(
         `gate round ${roundIndex + 1}/${sizes.rounds}: plain ${gate.plainInsert.at(-1)?.perSecond.toFixed(0)}/s, verdict ${gate.verdict.at(-1)?.perSecond.toFixed(0)}/s, plain health ${gate.plainHealth.at(-1)?.perSecond.toFixed(0)}/s, health ${gate.health.at(-1)?.perSecond.toFixed(0)}/s`,
@@ -313,6 +318,8 @@ async function main(): Promise<void> {
           latency: roundSummary(summarize(runs.flatMap((run) => run.latenciesMs))),
           perSecond: round(median(runs.map((run) => run.perSecond)), 1),
           errors: runs.reduce((sum, run) => sum + run.errors, 0),
+          // Meaningful for Handshake's sides only: the plain server is another process.
+          serverCpuMsPerCall: round(median(runs.map((run) => run.serverCpuMsPerCall)), 2),
         },
       ]),
     );
@@ -752,6 +759,11 @@ async function main(): Promise<void> {
       .flat()
       .reduce((sum, run) => sum + run.errors, 0);
     if (gateErrors > 0) notes.push(`Gate: ${gateErrors} failed calls (see the JSON).`);
+    const cpuPerCall = (runs: GateRun[]) =>
+      median(runs.map((run) => run.serverCpuMsPerCall)).toFixed(2);
+    notes.push(
+      `Gate: server CPU per call ${cpuPerCall(gate.verdict)} ms per verdict, ${cpuPerCall(gate.health)} ms per GET /health.`,
+    );
   }
   if (rawLoop.length > 0) {
     const rawLoopSummary = summarize(rawLoop);
