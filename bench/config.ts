@@ -2,7 +2,16 @@ import { z } from "zod";
 import { env } from "../lib/env";
 
 // The bench's knobs live in lib/env.ts with every other variable; all are optional.
-const PHASES = ["gate", "push", "loop", "breakdown", "throughput", "scale", "history"] as const;
+const PHASES = [
+  "gate",
+  "push",
+  "loop",
+  "breakdown",
+  "throughput",
+  "scale",
+  "history",
+  "board",
+] as const;
 export type Phase = (typeof PHASES)[number];
 
 const selectedPhases = env.BENCH_ONLY
@@ -56,6 +65,10 @@ export const sizes = benchEnv.BENCH_QUICK
       historyRows: 20_000,
       historySamples: 60,
       historyBlocks: 2,
+      boardAgents: 1_000,
+      boardSmallAgents: 10,
+      boardEvents: 500,
+      boardSamples: 2,
     }
   : {
       rounds: 3,
@@ -81,5 +94,9 @@ export const sizes = benchEnv.BENCH_QUICK
       historyRows: 100_000,
       historySamples: 200,
       historyBlocks: 4,
+      boardAgents: 1_000,
+      boardSmallAgents: 10,
+      boardEvents: 500,
+      boardSamples: 5,
     };
 export type Sizes = typeof sizes;

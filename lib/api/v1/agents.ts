@@ -14,6 +14,7 @@ import {
 } from "../../agents/mutations";
 import {
   agentParamsSchema,
+  listAgentsQuerySchema,
   reasonSchema,
   registerAgentSchema,
   shutdownAgentSchema,
@@ -30,9 +31,10 @@ export const agents = definePath("/api/v1/agents", {
     {
       access: "human",
       scopes: ["admin", "decide", "read", "supervisor"],
+      query: listAgentsQuerySchema,
       responses: { 200: pageSchema(teamMemberSchema) },
     },
-    async () => ({ items: await listTeamMembers(getDb()), nextCursor: null }),
+    async ({ query }) => ({ items: await listTeamMembers(getDb(), query), nextCursor: null }),
   ),
   POST: defineRoute(
     {
