@@ -2,7 +2,9 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { ApiError, type HandshakeClient, type Inbox } from "./api-client";
+import type { HandshakeClient } from "../lib/sdk/agent-client";
+import { ApiError } from "../lib/sdk/errors";
+import type { Inbox } from "../lib/shared/api/message";
 import type { Model } from "./models/model";
 import { Worker } from "./worker-loop";
 

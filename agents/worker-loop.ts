@@ -1,6 +1,7 @@
 import { writeFile } from "node:fs/promises";
 import type { MessageView } from "../lib/messages/views";
-import { ApiError, type HandshakeClient } from "./api-client";
+import type { HandshakeClient } from "../lib/sdk/agent-client";
+import { ApiError } from "../lib/sdk/errors";
 import type { Model, ProtocolNotice, ToolResult, TranscriptEntry } from "./models/model";
 import { dispatchToolCall, TOOL_SPECS, type ToolContext } from "./tools/dispatch";
 import type { SandboxState } from "./tools/sandbox";

@@ -1,7 +1,7 @@
 import { access, readFile } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { ApiError } from "../api-client";
+import { ApiError } from "../../lib/sdk/errors";
 import { GATE_UNAVAILABLE, TOOL_SPECS, TOOLS } from "./dispatch";
 import { createHarness, type Harness } from "../../tests/support/agent-tools";
 

@@ -3,7 +3,7 @@ import { decideGate, type GateVerdict } from "../../lib/protocol/gate";
 import { refuseWhileStopping, type StopVerdict } from "../../lib/protocol/stop-gate";
 import { classifyToolCall } from "../../lib/protocol/tool-risk";
 import type { ToolVerdict } from "../../lib/tool-calls/schema";
-import { ApiError } from "../api-client";
+import { ApiError } from "../../lib/sdk/errors";
 import type { ToolCall, ToolResult, ToolSpec } from "../models/model";
 import { bashTool } from "./bash-tool";
 import { FILE_TOOLS } from "./file-tools";

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { ApiError } from "../api-client";
+import { ApiError } from "../../lib/sdk/errors";
 import { createHarness, type Harness } from "../../tests/support/agent-tools";
 
 let harness: Harness;

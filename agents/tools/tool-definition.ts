@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { HandshakeClient } from "../api-client";
+import type { HandshakeClient } from "../../lib/sdk/agent-client";
 import type { ToolSpec } from "../models/model";
 import type { RequestView } from "../../lib/requests/views";
 import type { SandboxState } from "./sandbox";

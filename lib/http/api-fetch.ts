@@ -1,15 +1,7 @@
-/** A refusal from /api/v1 as the browser sees it: the typed code and the full error body. */
-export class ApiRequestError extends Error {
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    message: string,
-    readonly error: Record<string, unknown>,
-  ) {
-    super(message);
-    this.name = "ApiRequestError";
-  }
-}
+import { readApiResponse } from "../sdk/errors";
+
+/** A refusal from /api/v1 as the browser sees it: the same typed error every SDK client gets. */
+export { ApiError as ApiRequestError } from "../sdk/errors";
 
 /** Same-origin JSON calls from the console; the session cookie rides along. */
 export async function apiFetch<T>(
@@ -23,20 +15,4 @@ export async function apiFetch<T>(
     credentials: "same-origin",
   });
   return readApiResponse<T>(response);
-}
-
-/** The JSON body of an /api/v1 answer, or its refusal as an ApiRequestError. */
-export async function readApiResponse<T>(response: Response): Promise<T> {
-  const text = await response.text();
-  const json = (text ? JSON.parse(text) : {}) as Record<string, unknown>;
-  if (!response.ok) {
-    const error = (json.error ?? {}) as Record<string, unknown>;
-    throw new ApiRequestError(
-      response.status,
-      String(error.code ?? "UNKNOWN"),
-      String(error.message ?? response.statusText),
-      error,
-    );
-  }
-  return json as T;
 }

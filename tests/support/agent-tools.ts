@@ -4,7 +4,7 @@ import path from "node:path";
 import type { RequestView } from "../../lib/requests/views";
 import type { TaskView } from "../../lib/tasks/views";
 import type { ToolVerdict } from "../../lib/tool-calls/schema";
-import type { HandshakeClient } from "../../agents/api-client";
+import type { HandshakeClient } from "../../lib/sdk/agent-client";
 import { env } from "../../lib/env";
 import type { ToolCall } from "../../agents/models/model";
 import { dispatchToolCall } from "../../agents/tools/dispatch";

@@ -1,0 +1,39 @@
+import { z } from "zod";
+
+export const decidedBySchema = z.discriminatedUnion("kind", [
+  z.strictObject({ kind: z.literal("human"), userId: z.string(), sessionId: z.string() }),
+  z.strictObject({
+    kind: z.literal("token"),
+    userId: z.string(),
+    tokenId: z.string(),
+    tokenName: z.string(),
+  }),
+  z.strictObject({
+    kind: z.literal("timeout"),
+    policy: z.enum(["reject", "approve", "deny", "force_stop"]),
+  }),
+  z.strictObject({ kind: z.literal("agent"), agent: z.string(), incarnation: z.number().int() }),
+]);
+
+/** A request between an agent and the Lead, as every client sees it. */
+export const requestViewSchema = z.object({
+  id: z.string(),
+  type: z.string(),
+  status: z.string(),
+  sender: z.string(),
+  target: z.string(),
+  agent: z.string(),
+  payload: z.record(z.string(), z.unknown()),
+  feedback: z.string().nullable(),
+  respondedBy: z.string().nullable(),
+  decidedBy: decidedBySchema.nullable(),
+  respondedAt: z.string().nullable(),
+  createdAt: z.string(),
+  expiresAt: z.string(),
+  incarnation: z.number().int(),
+  workVersion: z.number().int().nullable(),
+  taskId: z.string().nullable(),
+  timeoutPolicy: z.string().nullable(),
+  responseType: z.string().nullable(),
+});
+export type RequestViewWire = z.infer<typeof requestViewSchema>;
