@@ -74,9 +74,14 @@ export class LeadClient {
     name: string,
     body: { incarnation: number; exitCode: number | null; signal: string | null; reason?: string },
   ): Promise<AgentViewWire> {
-    return this.transport.call("POST", `/agents/${encodeURIComponent(name)}/exit`, agentViewSchema, {
-      body,
-    });
+    return this.transport.call(
+      "POST",
+      `/agents/${encodeURIComponent(name)}/exit`,
+      agentViewSchema,
+      {
+        body,
+      },
+    );
   }
 
   getRequest(id: string): Promise<RequestViewWire> {
