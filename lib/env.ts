@@ -56,6 +56,18 @@ const envSchema = z.object({
   HANDSHAKE_AGENT_REQUESTS_PER_MINUTE: z.coerce.number().int().min(1).default(6_000),
   HANDSHAKE_AGENT_TOOL_CALLS_PER_MINUTE: z.coerce.number().int().min(1).default(6_000),
   HANDSHAKE_AGENT_OPEN_LONG_POLLS: z.coerce.number().int().min(1).default(4),
+  /**
+   * A connected Claude Code session sends nothing between tool calls; after this much silence it
+   * is marked offline (it comes back with its next call). Workers go offline after 30 s.
+   */
+  HANDSHAKE_CONNECTOR_SILENCE_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(60)
+    .max(2_592_000)
+    .default(21_600),
+  /** Open `GET /requests/{id}?wait=` long-polls per agent: one per parallel tool call it waits on. */
+  HANDSHAKE_AGENT_OPEN_REQUEST_WAITS: z.coerce.number().int().min(1).default(32),
   HANDSHAKE_HEARTBEAT_MS: z.coerce.number().int().min(100).max(60_000).default(5_000),
   /** bubblewrap, which sandboxes every bash call; without it bash is refused, never run bare. */
   HANDSHAKE_BWRAP_PATH: z.string().min(1).default("/usr/bin/bwrap"),

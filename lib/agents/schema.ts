@@ -54,6 +54,23 @@ export function isAgentActive(status: AgentStatus): boolean {
   return !ENDED_STATUSES.includes(status);
 }
 
+/**
+ * A Claude Code session (or teammate) connected through a `connect` token, as stored in
+ * `agents.connector` and shown on the board: where it runs and which model drives it.
+ */
+export const connectorSchema = z.strictObject({
+  sessionId: z.string(),
+  /** The teammate's id within the session; null for the session's own agent. */
+  agentId: z.string().nullable(),
+  agentType: z.string().nullable(),
+  cwd: z.string(),
+  model: z.string().nullable(),
+  /** The agent this one was started from: a teammate's session, or a parent session's agent. */
+  parent: z.string().nullable(),
+  parentSessionId: z.string().nullable(),
+});
+export type Connector = z.infer<typeof connectorSchema>;
+
 export const workerConfigSchema = z.strictObject({
   model: z.enum(["scripted", "anthropic"]),
   script: z
@@ -84,7 +101,8 @@ export const shutdownAgentSchema = z.strictObject({
 
 /** Statuses an agent may report about itself; the rest are set by the server or supervisor. */
 export const heartbeatSchema = z.strictObject({
-  status: z.enum(["working", "idle", "waiting_approval", "stopping"]),
+  /** `ended`: a connected session ended (Claude Code's SessionEnd); only connector agents say it. */
+  status: z.enum(["working", "idle", "waiting_approval", "stopping", "ended"]),
   taskId: z.uuid().nullable().optional(),
   toolHost: toolHostSchema.optional(),
 });

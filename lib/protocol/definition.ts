@@ -17,6 +17,8 @@ export type EffectContext = {
   agent: Agent;
   direction: Direction;
   setAgentState: (patch: { status?: AgentStatus; gate?: GateState }) => Promise<void>;
+  /** Whether another request of this incarnation still waits on the Lead. */
+  isWaitingOnLead: () => Promise<boolean>;
   /** Ends the agent's incarnation now (forced stop): status `shutdown`, requests cancelled. */
   endIncarnation: (reason: string) => Promise<void>;
 };
@@ -38,6 +40,11 @@ export type ProtocolTypeDefinition = {
   timeoutPolicy: (direction: Direction) => TimeoutPolicy;
   /** A new request while one is pending: replace the old one, or hand back the pending one. */
   onDuplicatePending: "supersede" | "return_existing";
+  /**
+   * Duplicates are counted per value of this payload field instead of per agent (tool approvals:
+   * per call hash), matching the database's partial unique index (migration 010).
+   */
+  onePendingPerPayloadField?: "callHash";
   /**
    * How long an agent that agreed to stop (status `stopping`) through this type may take to exit
    * before the sweeper forces the stop; DEFAULT_STOP_GRACE_SECONDS when unset.

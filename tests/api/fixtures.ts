@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import * as agentsRoute from "../../app/api/v1/agents/route";
+import * as connectSessionsRoute from "../../app/api/v1/connect/sessions/route";
 import * as agentRoute from "../../app/api/v1/agents/[name]/route";
 import * as timelineRoute from "../../app/api/v1/agents/[name]/timeline/route";
 import * as exitRoute from "../../app/api/v1/agents/[name]/exit/route";
@@ -95,8 +96,10 @@ export const api = {
     call(requestsRoute.POST, { path: "/api/v1/requests", body, headers }),
   listRequests: (headers: Headers, query = "") =>
     call(requestsRoute.GET, { path: `/api/v1/requests${query}`, headers }),
-  getRequest: (headers: Headers, id: string) =>
-    call(requestRoute.GET, { path: `/api/v1/requests/${id}`, headers, params: { id } }),
+  getRequest: (headers: Headers, id: string, query = "") =>
+    call(requestRoute.GET, { path: `/api/v1/requests/${id}${query}`, headers, params: { id } }),
+  connectSession: (headers: Headers, body: unknown) =>
+    call(connectSessionsRoute.POST, { path: "/api/v1/connect/sessions", body, headers }),
   respond: (headers: Headers, id: string, body: unknown) =>
     call(responsesRoute.POST, {
       path: `/api/v1/requests/${id}/responses`,
