@@ -12,6 +12,17 @@ export const agentStatusSchema = z.enum([
   "crashed",
 ]);
 
+/** A connected Claude Code session (or teammate): where it runs and which model drives it. */
+export const connectorSchema = z.object({
+  sessionId: z.string(),
+  agentId: z.string().nullable(),
+  agentType: z.string().nullable(),
+  cwd: z.string(),
+  model: z.string().nullable(),
+  parent: z.string().nullable(),
+  parentSessionId: z.string().nullable(),
+});
+
 export const agentViewSchema = z.object({
   name: z.string(),
   role: z.string(),
@@ -25,6 +36,7 @@ export const agentViewSchema = z.object({
   toolHost: z.enum(["sandboxed", "no_sandbox", "external"]).nullable(),
   requirePlan: z.boolean(),
   isForcedStop: z.boolean(),
+  connector: connectorSchema.nullable(),
   worker: z.unknown(),
   createdAt: z.string(),
 });
