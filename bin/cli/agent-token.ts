@@ -13,7 +13,7 @@ export class ConnectRefusedError extends Error {
 }
 
 /**
- * Runs `use` as the agent stored under `key`, obtaining (and caching, 0600) its token through the
+ * Runs `act` as the agent stored under `key`, obtaining (and caching, 0600) its token through the
  * connect token the first time. A cached token the server refuses (revoked, agent replaced) is
  * dropped and obtained once more; a refusal after that is final.
  */
@@ -21,13 +21,13 @@ export async function actAsAgent<T>(
   connection: Connection,
   key: string,
   obtain: () => Promise<RegisteredAgent>,
-  use: (client: HandshakeClient) => Promise<T>,
+  act: (client: HandshakeClient) => Promise<T>,
   options: TransportOptions,
 ): Promise<T> {
   const cached = await loadCachedAgent(connection, key);
   if (cached) {
     try {
-      return await use(new HandshakeClient(connection.url, cached.token, options));
+      return await act(new HandshakeClient(connection.url, cached.token, options));
     } catch (error) {
       if (!(error instanceof ApiError && error.status === 401)) throw error;
       await forgetCachedAgent(connection, key);
@@ -43,5 +43,5 @@ export async function actAsAgent<T>(
     throw error;
   }
   await saveCachedAgent(connection, key, { name: registered.agent.name, token: registered.token });
-  return use(new HandshakeClient(connection.url, registered.token, options));
+  return act(new HandshakeClient(connection.url, registered.token, options));
 }

@@ -88,7 +88,7 @@ function asSession(input: HookInput) {
 function actAsSession<T>(
   connection: Connection,
   input: HookInput,
-  use: (client: HandshakeClient) => Promise<T>,
+  act: (client: HandshakeClient) => Promise<T>,
   timeoutMs: number,
 ): Promise<T> {
   const lead = new LeadClient(connection.url, connection.token, { maxRetries: 0, timeoutMs });
@@ -97,7 +97,7 @@ function actAsSession<T>(
     connection,
     `session\n${session.sessionId}\n${session.agentId ?? ""}`,
     () => lead.connectSession(session),
-    use,
+    act,
     { maxRetries: 0, timeoutMs },
   );
 }

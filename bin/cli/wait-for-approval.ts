@@ -38,14 +38,14 @@ function parseArgs(text: string | undefined): Record<string, unknown> {
 /** The agent the script acts as: its own agent token, or a named agent of the `connect` token. */
 async function actAs<T>(
   options: WaitOptions,
-  use: (client: HandshakeClient) => Promise<T>,
+  act: (client: HandshakeClient) => Promise<T>,
 ): Promise<T> {
   const stored = await loadConnection();
   const url = serverUrlSchema.parse(options.url ?? envUrl() ?? stored?.url ?? "");
   const transportOptions = { maxRetries: 2, timeoutMs: 10_000 };
   const agentToken = envAgentToken();
   if (agentToken && !options.agent) {
-    return use(new HandshakeClient(url, agentToken, transportOptions));
+    return act(new HandshakeClient(url, agentToken, transportOptions));
   }
   if (!options.agent) {
     throw new UsageError("set HANDSHAKE_AGENT_TOKEN, or name the agent with --agent NAME");
@@ -67,7 +67,7 @@ async function actAs<T>(
         throw error;
       }
     },
-    use,
+    act,
     transportOptions,
   );
 }

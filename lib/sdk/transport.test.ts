@@ -51,4 +51,19 @@ describe("HttpTransport", () => {
     });
     expect(server.hits()).toBe(3);
   });
+
+  it("names an unreachable server as such, after its retry budget", async () => {
+    const transport = new HttpTransport("http://127.0.0.1:9", "token-token-token-token", {
+      maxRetries: 0,
+    });
+    await expect(transport.call("GET", "/me", anything)).rejects.toBeInstanceOf(UnreachableError);
+  });
+
+  it("refuses an answer that does not match the schema it expects", async () => {
+    const server = await serve([200]);
+    const transport = new HttpTransport(server.url, "token-token-token-token");
+    await expect(transport.call("GET", "/me", z.object({ id: z.string() }))).rejects.toMatchObject({
+      code: "INVALID_RESPONSE",
+    });
+  });
 });

@@ -28,7 +28,10 @@ afterAll(async () => {
 });
 
 /** Hook input as Claude Code 2.1.328 sends it (recorded), with a fresh session. */
-function hookInput<T extends Record<string, unknown>>(event: string, fields?: T) {
+function hookInput<T extends Record<string, unknown>>(
+  event: string,
+  fields: T = {} as T,
+): T & { session_id: string; hook_event_name: string } {
   return {
     session_id: randomUUID(),
     transcript_path: "/tmp/transcript.jsonl",
