@@ -131,7 +131,7 @@ describe("handshake claude-code hook: PreToolUse", () => {
     expect(decision.permissionDecisionReason).toMatch(/deadline passed/);
   });
 
-  it("denies when the server is unreachable, within seconds", async () => {
+  it("denies when the server is unreachable, saying so", async () => {
     const configDir = await configFor(DOWN_URL, handshake.connect.token);
     const run = await hook(
       configDir,
@@ -141,7 +141,6 @@ describe("handshake claude-code hook: PreToolUse", () => {
     const decision = decisionOf(run.stdout);
     expect(decision.permissionDecision).toBe("deny");
     expect(decision.permissionDecisionReason).toMatch(/unreachable/);
-    expect(run.ms).toBeLessThan(10_000);
   });
 
   it("denies when the connect token is refused, and when it is revoked after the agent was cached", async () => {
