@@ -72,10 +72,9 @@ async function installedProject(url: string): Promise<Project> {
   return { dir, home };
 }
 
-type ClaudeRun = { code: number | null; output: { permission_denials?: unknown[] }; ms: number };
+type ClaudeRun = { code: number | null; output: { permission_denials?: unknown[] } };
 
 function runClaude(project: Project): Promise<ClaudeRun> {
-  const started = Date.now();
   return new Promise((resolve, reject) => {
     const child = spawn(
       claudeCodeBinary(),
@@ -103,7 +102,6 @@ function runClaude(project: Project): Promise<ClaudeRun> {
         resolve({
           code,
           output: JSON.parse(stdout) as ClaudeRun["output"],
-          ms: Date.now() - started,
         });
       } catch {
         reject(new Error(`claude printed no JSON (exit ${code}): ${stdout}\n${stderr}`));
