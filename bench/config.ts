@@ -2,7 +2,7 @@ import { z } from "zod";
 import { env } from "../lib/env";
 
 // The bench's knobs live in lib/env.ts with every other variable; all are optional.
-const PHASES = ["push", "loop", "breakdown", "throughput", "scale", "history"] as const;
+const PHASES = ["push", "loop", "breakdown", "throughput", "scale", "history", "hook"] as const;
 export type Phase = (typeof PHASES)[number];
 
 const selectedPhases = env.BENCH_ONLY
@@ -54,6 +54,7 @@ export const sizes = benchEnv.BENCH_QUICK
       historyRows: 20_000,
       historySamples: 60,
       historyBlocks: 2,
+      hookSamples: 20,
     }
   : {
       rounds: 3,
@@ -77,5 +78,6 @@ export const sizes = benchEnv.BENCH_QUICK
       historyRows: 100_000,
       historySamples: 200,
       historyBlocks: 4,
+      hookSamples: 200,
     };
 export type Sizes = typeof sizes;
