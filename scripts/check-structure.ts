@@ -8,7 +8,7 @@ import path from "node:path";
  */
 
 /** Where product code lives; tests/, e2e/ and bench/ may hold test helpers. */
-const PRODUCT_FOLDERS = ["app", "components", "lib", "agents", "scripts"];
+const PRODUCT_FOLDERS = ["app", "components", "lib", "agents", "scripts", "bin"];
 const SOURCE_FILE = /\.(ts|tsx)$/;
 const TEST_FILE = /\.test\.(ts|tsx)$/;
 const KEBAB_CASE = /^[a-z0-9]+(-[a-z0-9]+)*(\.[a-z0-9]+)*$/;
@@ -34,7 +34,8 @@ async function listFiles(root: string, folder: string): Promise<string[]> {
   const files: string[] = [];
   for (const entry of entries) {
     const relative = path.posix.join(folder, entry.name);
-    if (entry.name === "node_modules" || entry.name === "generated") continue;
+    if (entry.name === "node_modules" || entry.name === "generated" || entry.name === "dist")
+      continue;
     if (entry.isDirectory()) files.push(relative + "/", ...(await listFiles(root, relative)));
     else files.push(relative);
   }

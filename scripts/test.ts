@@ -25,7 +25,7 @@ const steps: Step[] = [
   },
   {
     name: "test fixtures (the real Claude Code CLI, installed once into a cache)",
-    command: ["node", "--import", "tsx", "scripts/install-fixtures.ts"],
+    command: ["node", "--import", "tsx", "scripts/install-claude-code.ts"],
   },
   {
     name: "unit and integration (vitest, real PostgreSQL)",

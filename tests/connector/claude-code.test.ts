@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getDb } from "../../lib/db";
-import { claudeCodeBinary, installClaudeCode } from "../../scripts/install-fixtures";
+import { claudeCodeBinary, installClaudeCode } from "../../scripts/install-claude-code";
 import {
   isReportingToolResults,
   replyWithText,
