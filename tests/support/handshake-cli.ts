@@ -13,14 +13,13 @@ import { startApiServer } from "./api-server";
 
 export const CLI_PATH = path.resolve(import.meta.dirname, "../../bin/handshake");
 
-export type CliRun = { code: number | null; stdout: string; stderr: string; ms: number };
+export type CliRun = { code: number | null; stdout: string; stderr: string };
 
 /** bin/handshake as Claude Code runs it: a fresh process, its input on stdin. */
 export function runCli(
   args: string[],
   options: { input?: string; env?: Record<string, string>; cwd?: string } = {},
 ): Promise<CliRun> {
-  const started = Date.now();
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [CLI_PATH, ...args], {
       cwd: options.cwd ?? tmpdir(),
@@ -31,7 +30,7 @@ export function runCli(
     child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
     child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
     child.on("error", reject);
-    child.on("close", (code) => resolve({ code, stdout, stderr, ms: Date.now() - started }));
+    child.on("close", (code) => resolve({ code, stdout, stderr }));
     child.stdin.end(options.input ?? "");
   });
 }
