@@ -78,6 +78,6 @@ export const sizes = benchEnv.BENCH_QUICK
       historyRows: 100_000,
       historySamples: 200,
       historyBlocks: 4,
-      hookSamples: 200,
+      hookSamples: 100,
     };
 export type Sizes = typeof sizes;
