@@ -1,5 +1,5 @@
 import { TextWarnings, VisibleText } from "@/components/ui/visible-text";
-import { inspectValue } from "@/lib/display/visible-text";
+import { inspectValue } from "@/lib/shared/display/visible-text";
 import type { RequestView } from "@/lib/requests/views";
 
 const TYPE_LABELS: Record<string, string> = {

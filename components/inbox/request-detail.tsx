@@ -12,8 +12,8 @@ import { describeOutcome } from "@/components/history/request-text";
 import { TimelineEntry } from "@/components/timeline/timeline-entry";
 import type { AgentDetail } from "@/lib/agents/views";
 import type { TimelinePage } from "@/lib/agents/timeline";
-import { inspectText } from "@/lib/display/visible-text";
-import { apiFetch } from "@/lib/http/api-fetch";
+import { inspectText } from "@/lib/shared/display/visible-text";
+import { apiFetch } from "@/lib/shared/http/api-fetch";
 import type { RequestView } from "@/lib/requests/views";
 import { typeLabel } from "./request-list";
 

@@ -65,16 +65,17 @@ const openLongPollLimit: Record<LongPollKind, () => number> = {
 };
 
 /**
- * Holds one of the agent's open long-poll slots for as long as `run` takes. Each open long-poll
- * holds a socket and a hub subscription, so their number is capped, not their rate.
+ * Holds one of the agent's (or, for request waits, a person's) open long-poll slots for as long
+ * as `run` takes. Each open long-poll holds a socket and a hub subscription, so their number is
+ * capped, not their rate.
  */
 export async function holdLongPoll<T>(
-  agentId: string,
+  waiterId: string,
   run: () => Promise<T>,
   kind: LongPollKind = "inbox",
 ): Promise<T> {
   const { openLongPolls } = state();
-  const key = `${agentId}:${kind}`;
+  const key = `${waiterId}:${kind}`;
   const open = openLongPolls.get(key) ?? 0;
   const limit = openLongPollLimit[kind]();
   if (open >= limit) {

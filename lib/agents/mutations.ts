@@ -10,14 +10,8 @@ import { lockLiveApiToken } from "../tokens/data";
 import { cancelPendingRequests } from "../requests/mutations";
 import { findAgentByName, lockActingAgent, lockAgent } from "./data";
 import { toAgentView, type AgentView } from "./views";
-import {
-  isAgentActive,
-  type GateState,
-  type HeartbeatInput,
-  type RegisterAgentInput,
-  type WorkerConfig,
-  type WorkerExitInput,
-} from "./schema";
+import type { HeartbeatInput, RegisterAgentInput, WorkerExitInput } from "./schema";
+import { isAgentActive, type GateState, type WorkerConfig } from "../shared/agents/schema";
 import { endIncarnation, setAgentState } from "./state";
 import { inTransaction } from "../transaction";
 

@@ -3,7 +3,7 @@ import type { HumanActor, TokenActor } from "../auth/actor";
 import { getAuth } from "../auth/auth";
 import { lockAgent } from "../agents/data";
 import { startNewIncarnation } from "../agents/mutations";
-import { isAgentActive, type Connector } from "../agents/schema";
+import { isAgentActive, type Connector } from "../shared/agents/schema";
 import { setAgentState } from "../agents/state";
 import { toAgentView, type AgentView } from "../agents/views";
 import { isUniqueViolation, type Db } from "../db";
@@ -51,10 +51,8 @@ async function pickName(tx: Db, stem: string, key: string, marker: "" | "t"): Pr
   throw new AppError("AGENT_EXISTS", `no free name for a session in '${stem}'`);
 }
 
-type Secret = string;
-
 /** Returns the live agent of the session, with the token derived for its incarnation. */
-async function answerExisting(tx: Db, secret: Secret, found: Agent): Promise<Connected> {
+async function answerExisting(tx: Db, secret: string, found: Agent): Promise<Connected> {
   const key = found.connectorKey ?? "";
   let agent = await lockAgent(tx, found.id);
   if (!isAgentActive(agent.status)) {
@@ -77,7 +75,8 @@ async function answerExisting(tx: Db, secret: Secret, found: Agent): Promise<Con
     return { agent: toAgentView(agent), token, isCreated: false, row: agent };
   }
   const token = newConnectorAgentToken(secret, key, agent.incarnation);
-  // Only after the server's secret changed: the session's token follows it.
+  // The server's secret changed, or a Lead's respawn minted a random token: the session's own
+  // token is the derived one again.
   if (hashToken(token) !== agent.tokenHash) {
     agent = await tx.agent.update({
       where: { id: agent.id },
@@ -97,7 +96,7 @@ async function answerExisting(tx: Db, secret: Secret, found: Agent): Promise<Con
 async function connectOne(
   tx: Db,
   caller: TokenActor,
-  secret: Secret,
+  secret: string,
   input: ConnectSessionInput,
   parent: { row: Agent } | { name: string | null },
 ): Promise<Connected> {

@@ -1,6 +1,6 @@
-import type { ToolRisk, ToolRiskReason } from "./tool-risk";
-import { classifyShellCommand } from "./tool-risk";
-import { loadShellParser } from "./shell-command";
+import type { ToolRisk, ToolRiskReason } from "../shared/protocol/tool-risk";
+import { classifyShellCommand } from "../shared/protocol/tool-risk";
+import { loadShellParser } from "../shared/protocol/shell-command";
 
 /**
  * The gate for a connected Claude Code session. Its tools run unsandboxed on the user's machine,
@@ -48,11 +48,13 @@ function needsApproval(message: string, extra: ToolRiskReason[] = []): ToolRisk 
 /**
  * How much of the Lead's attention a connected session's call needs: `read_only` (runs at once)
  * or `needs_approval` (its own card). Bash is read-only only when the shell classifier, judging
- * paths against the directory the command runs in, finds nothing but reads there.
+ * paths against `cwd` (the directory the command runs in, as its workspace), finds nothing but
+ * reads there.
  */
 export async function classifyConnectorCall(
   tool: string,
   args: Record<string, unknown>,
+  cwd?: string,
 ): Promise<ToolRisk> {
   if (CONNECTOR_READ_ONLY_TOOLS.has(tool)) {
     return { class: "read_only", reasons: [{ class: "read_only", message: `${tool} only reads` }] };
@@ -66,7 +68,7 @@ export async function classifyConnectorCall(
   if (tool === "Bash") {
     if (typeof args.command !== "string") return needsApproval("Bash without a command string");
     await loadShellParser();
-    const risk = classifyShellCommand(args.command);
+    const risk = classifyShellCommand(args.command, { workspaceRoot: cwd });
     if (risk.class === "read_only") return risk;
     const why = risk.reasons
       .filter((reason) => reason.class === risk.class)

@@ -1,5 +1,5 @@
 import type { z } from "zod";
-import type { AgentStatus, GateState } from "../agents/schema";
+import type { AgentStatus, GateState } from "../shared/agents/schema";
 import type { Agent, Request } from "../generated/prisma/client";
 
 /** Who sent a request: an agent to the Lead, or the Lead to an agent. The target decides. */
@@ -45,6 +45,8 @@ export type ProtocolTypeDefinition = {
    * per call hash), matching the database's partial unique index (migration 010).
    */
   onePendingPerPayloadField?: "callHash";
+  /** With several pending per agent: how many one incarnation may have at once (a card flood). */
+  maxPendingPerAgent?: number;
   /**
    * How long an agent that agreed to stop (status `stopping`) through this type may take to exit
    * before the sweeper forces the stop; DEFAULT_STOP_GRACE_SECONDS when unset.

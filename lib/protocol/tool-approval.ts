@@ -3,7 +3,7 @@ import { z } from "zod";
 import { canonicalJson } from "./canonical-json";
 import { classifyConnectorCall, isClaudeCodeToolName } from "./connector-gate";
 import type { EffectContext, ProtocolTypeDefinition } from "./definition";
-import { classifyToolCall } from "./tool-risk";
+import { classifyToolCall } from "../shared/protocol/tool-risk";
 
 /**
  * Our workers' tools (`bash`, `write_file`) and Claude Code's as it names them (`Bash`,
@@ -35,9 +35,9 @@ export function hashToolCall(tool: string, args: Record<string, unknown>, cwd?: 
 }
 
 /** Claude Code's tools are judged by the connector's rules, ours by the worker's classifier. */
-export function classifyAnyToolCall(tool: string, args: Record<string, unknown>) {
+export function classifyAnyToolCall(tool: string, args: Record<string, unknown>, cwd?: string) {
   return isClaudeCodeToolName(tool)
-    ? classifyConnectorCall(tool, args)
+    ? classifyConnectorCall(tool, args, cwd)
     : classifyToolCall(tool, args);
 }
 
@@ -63,7 +63,11 @@ export const toolApproval: ProtocolTypeDefinition = {
         args,
         typeof payload.cwd === "string" ? payload.cwd : undefined,
       ),
-      risk: await classifyAnyToolCall(String(payload.tool), args),
+      risk: await classifyAnyToolCall(
+        String(payload.tool),
+        args,
+        typeof payload.cwd === "string" ? payload.cwd : undefined,
+      ),
     };
   },
   summarize: (payload) => `${String(payload.tool)} ${canonicalJson(payload.args)}`.slice(0, 200),
@@ -73,6 +77,8 @@ export const toolApproval: ProtocolTypeDefinition = {
   onDuplicatePending: "supersede",
   // Claude Code runs a turn's tool calls in parallel: one pending approval per distinct call.
   onePendingPerPayloadField: "callHash",
+  // Far above a turn's parallel calls; past it the agent is flooding the Lead's inbox.
+  maxPendingPerAgent: 32,
   // An approval speaks for the work it was asked for, like a plan: a task switch voids it.
   isFencedToWork: true,
   onCreated: ({ setAgentState }) => setAgentState({ status: "waiting_approval" }),

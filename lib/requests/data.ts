@@ -6,7 +6,8 @@ import { AppError } from "../errors";
 import { decodeCursor, encodeCursor } from "../http/cursor";
 import type { Prisma, Request } from "../generated/prisma/client";
 import type { EventHub } from "../realtime/event-hub";
-import type { GetRequestQuery, ListRequestsQuery, RequestStatus } from "./schema";
+import type { RequestStatus } from "../shared/requests/schema";
+import type { GetRequestQuery, ListRequestsQuery } from "./schema";
 import { toRequestView, type RequestView } from "./views";
 
 export type RequestPage = { items: RequestView[]; nextCursor: string | null };
@@ -188,7 +189,10 @@ export async function waitForRequest(
       }
     }
   };
-  return actor.kind === "agent" ? holdLongPoll(actor.agentId, wait, "request_wait") : wait();
+  // Each waiter holds a socket and a subscription: an agent's count, or a person's (every token
+  // and session of one user together), is capped.
+  const waiter = actor.kind === "agent" ? actor.agentId : `user:${actor.userId}`;
+  return holdLongPoll(waiter, wait, "request_wait");
 }
 
 export async function listPendingRequestsOfAgent(db: Db, agentId: string): Promise<RequestView[]> {

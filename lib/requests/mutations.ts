@@ -3,10 +3,10 @@ import type { Prisma, PrismaClient, Agent, Request } from "../generated/prisma/c
 import type { AgentActor, HumanActor } from "../auth/actor";
 import { lockActingAgent, lockAgent } from "../agents/data";
 import { setAgentState, endIncarnation } from "../agents/state";
-import { isAgentActive } from "../agents/schema";
+import { isAgentActive } from "../shared/agents/schema";
 import { hasSqlState, type Db } from "../db";
 import { AppError, invalidInput } from "../errors";
-import type { EventPayload } from "../events/catalog";
+import type { EventPayload } from "../shared/events/catalog";
 import { appendEvent } from "../events/mutations";
 import { deliverMessage } from "../messages/deliver";
 import {
@@ -175,6 +175,18 @@ export async function createRequestInTransaction(
     });
   }
 
+  if (!pending && definition.maxPendingPerAgent !== undefined) {
+    const open = await tx.request.count({
+      where: { agentId: agent.id, type: definition.type, status: "pending" },
+    });
+    if (open >= definition.maxPendingPerAgent) {
+      throw new AppError(
+        "RATE_LIMITED",
+        `at most ${definition.maxPendingPerAgent} pending '${definition.type}' requests per agent; wait for the Lead's answers`,
+        { headers: { "retry-after": "5" } },
+      );
+    }
+  }
   const isToLead = direction === "agent_to_lead";
   const timeoutSeconds = input.timeoutSeconds ?? definition.defaultTimeoutSeconds(direction);
   const request = await tx.request.create({

@@ -1,16 +1,7 @@
 import { z } from "zod";
 import { queryInteger } from "../http/query";
 import { agentNameSchema } from "../agents/schema";
-
-export const REQUEST_STATUSES = [
-  "pending",
-  "approved",
-  "rejected",
-  "expired",
-  "superseded",
-  "cancelled",
-] as const;
-export type RequestStatus = (typeof REQUEST_STATUSES)[number];
+import { REQUEST_STATUSES } from "../shared/requests/schema";
 
 const typeNameSchema = z.string().regex(/^[a-z][a-z0-9_]{0,63}$/, "types are snake_case names");
 

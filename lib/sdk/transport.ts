@@ -1,5 +1,6 @@
 import type { z } from "zod";
-import { ApiError, readApiResponse, UnreachableError } from "./errors";
+import { readApiResponse } from "../shared/http/api-fetch";
+import { ApiError, UnreachableError } from "./errors";
 
 const RETRYABLE_NETWORK_CODES = new Set([
   "ECONNREFUSED",

@@ -1,7 +1,7 @@
 import type { HumanActor } from "../auth/actor";
 import { endAgentsOwnedBy } from "../agents/mutations";
 import { userRoleSchema } from "../auth/schema";
-import { isScopeWithinRole } from "../auth/scopes";
+import { isScopeWithinRole } from "../shared/auth/scopes";
 import type { Db } from "../db";
 import type { PrismaClient } from "../generated/prisma/client";
 import { inTransaction } from "../transaction";

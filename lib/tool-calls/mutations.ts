@@ -3,13 +3,15 @@ import { lockActingAgent } from "../agents/data";
 import type { Db } from "../db";
 import { appendEvent } from "../events/mutations";
 import type { Agent, Prisma, PrismaClient } from "../generated/prisma/client";
-import { decideGate } from "../protocol/gate";
-import { refuseWhileStopping } from "../protocol/stop-gate";
+import { decideGate } from "../shared/protocol/gate";
+import { refuseWhileStopping } from "../shared/protocol/stop-gate";
 import { getProtocolType } from "../protocol/registry";
 import { classifyConnectorCall, decideConnectorGate } from "../protocol/connector-gate";
-import type { GateVerdict } from "../protocol/gate";
+import type { GateVerdict } from "../shared/protocol/gate";
 import { hashToolCall } from "../protocol/tool-approval";
-import { classifyToolCall, type ToolRisk } from "../protocol/tool-risk";
+import { loadShellParser } from "../shared/protocol/shell-command";
+import { classifyToolCall, type ToolRisk } from "../shared/protocol/tool-risk";
+import { connectorSchema } from "../shared/agents/schema";
 import { createRequestInTransaction } from "../requests/mutations";
 import type { ToolCallInput, ToolVerdict } from "./schema";
 import { inTransaction } from "../transaction";
@@ -91,22 +93,28 @@ function isConnected(agent: Pick<Agent, "connectorKey">): boolean {
   return agent.connectorKey !== null;
 }
 
+function sessionCwdOf(agent: Pick<Agent, "connector">): string | undefined {
+  const parsed = connectorSchema.safeParse(agent.connector);
+  return parsed.success ? parsed.data.cwd : undefined;
+}
+
 /** The server's gate verdict for one tool call. Every attempt is recorded, allowed or not. */
 export async function recordToolCall(
   db: PrismaClient,
   actor: AgentActor,
   input: ToolCallInput,
 ): Promise<ToolVerdict> {
-  // Classified before the transaction: the grammar may still be loading, and the agent's row
-  // lock should not wait for it. Both classifications are pure; the agent's kind picks one after.
-  const [workerRisk, connectorRisk] = await Promise.all([
-    classifyToolCall(input.tool, input.args),
-    classifyConnectorCall(input.tool, input.args),
-  ]);
+  // The grammar may still be loading, and the agent's row lock should not wait for it: load it
+  // and classify for a worker before the transaction. A connected session's call is judged inside,
+  // against its own directory (the call's, or the session's), which is known once the row is read.
+  await loadShellParser();
+  const workerRisk = await classifyToolCall(input.tool, input.args);
   return inTransaction(db, async (tx) => {
     const agent = await lockActingAgent(tx, actor.agentId, actor.incarnation);
     const isStopping = agent.status === "stopping";
-    const risk = isConnected(agent) ? connectorRisk : workerRisk;
+    const risk = isConnected(agent)
+      ? await classifyConnectorCall(input.tool, input.args, input.cwd ?? sessionCwdOf(agent))
+      : workerRisk;
     const gateVerdict: GateVerdict | ReturnType<typeof decideConnectorGate> = isConnected(agent)
       ? decideConnectorGate(agent.gate, isStopping, risk)
       : (refuseWhileStopping(isStopping, input.tool) ?? decideGate(agent.gate, input.tool, risk));

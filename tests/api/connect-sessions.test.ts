@@ -1,4 +1,4 @@
-import { randomUUID } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { markSilentAgentsOffline } from "../../lib/agents/mutations";
 import { getDb } from "../../lib/db";
@@ -136,6 +136,23 @@ describe("POST /api/v1/connect/sessions", () => {
     expect(child.agent).toMatchObject({ connector: { parent: session.name } });
   });
 
+  it("never takes over an agent that already has the session's name", async () => {
+    const connectToken = await createToken("connect");
+    const body = sessionBody({ cwd: "/srv/taken" });
+    const digits = createHash("sha256")
+      .update(`${connectToken.id}/${body.sessionId}/`)
+      .digest("hex");
+    const squatter = await registerAgent({ name: `taken-${digits.slice(0, 4)}` });
+    const session = await connect(connectToken, body);
+    expect(session.name).toBe(`taken-${digits.slice(0, 6)}`);
+    expect((await api.me(squatter.headers)).json).toMatchObject({
+      name: squatter.name,
+      incarnation: 1,
+      connector: null,
+    });
+    expect((await connect(connectToken, body)).name).toBe(session.name);
+  });
+
   it("refuses every caller but a connect token", async () => {
     const body = sessionBody();
     for (const scope of ["admin", "decide", "read", "supervisor"]) {
@@ -255,6 +272,19 @@ describe("the gate for a connected session", () => {
     );
   });
 
+  it("reads in the session's directory by absolute path at once, outside it with a card", async () => {
+    const session = await connect(await createToken("connect"), sessionBody({ cwd: "/srv/app" }));
+    const bash = (command: string, cwd?: string) =>
+      api.toolCall(session.headers, { tool: "Bash", args: { command }, ...(cwd ? { cwd } : {}) });
+    expect((await bash("cat /srv/app/README.md")).json).toEqual({ allowed: true });
+    expect((await bash("cat /srv/other/README.md")).json.code).toBe("TOOL_APPROVAL_REQUIRED");
+    // The call's own directory wins over the session's.
+    expect((await bash("cat /srv/other/README.md", "/srv/other")).json).toEqual({ allowed: true });
+    expect((await bash("cat /srv/app/README.md", "/srv/other")).json.code).toBe(
+      "TOOL_APPROVAL_REQUIRED",
+    );
+  });
+
   it("keeps parallel calls pending apart; an approval opens its own call once", async () => {
     const session = await connect(await createToken("connect"), sessionBody());
     const write = { tool: "Write", args: { file_path: "out.txt", content: "1" }, cwd: "/w" };
@@ -312,6 +342,22 @@ describe("the gate for a connected session", () => {
     });
   });
 
+  it("two hooks racing to use one approval: exactly one runs", async () => {
+    const session = await connect(await createToken("connect"), sessionBody());
+    const call = { tool: "Bash", args: { command: "make deploy" }, cwd: "/w" };
+    const card = await api.toolCall(session.headers, call);
+    await api.respond((await lead()).headers, String(card.json.requestId), approve);
+    const racing = await Promise.all(
+      Array.from({ length: 5 }, () => api.toolCall(session.headers, call)),
+    );
+    expect(racing.filter((verdict) => verdict.json.allowed === true)).toHaveLength(1);
+    expect(
+      await getDb().toolCall.count({
+        where: { requestId: String(card.json.requestId), isAllowed: true },
+      }),
+    ).toBe(1);
+  });
+
   it("denies with the exact reason when the Lead requires a plan", async () => {
     const session = await connect(await createToken("connect"), sessionBody());
     expect((await api.requirePlan((await lead()).headers, session.name)).status).toBe(200);
@@ -337,6 +383,30 @@ describe("the gate for a connected session", () => {
       payload: { plan: "1. edit a\n2. run tests" },
     });
     expect(plan.status).toBe(201);
+  });
+
+  it("caps how many cards one session may have pending at once", async () => {
+    const session = await connect(await createToken("connect"), sessionBody());
+    for (let index = 0; index < 32; index++) {
+      const card = await api.toolCall(session.headers, {
+        tool: "Bash",
+        args: { command: `touch file-${index}` },
+      });
+      expect(card.json.code).toBe("TOOL_APPROVAL_REQUIRED");
+    }
+    const flood = await api.toolCall(session.headers, {
+      tool: "Bash",
+      args: { command: "touch one-too-many" },
+    });
+    expect(flood.status).toBe(429);
+    expect(flood.json.error?.code).toBe("RATE_LIMITED");
+    expect(await pendingApprovals(session.name)).toHaveLength(32);
+    // A call already waiting still answers with its own card.
+    const waiting = await api.toolCall(session.headers, {
+      tool: "Bash",
+      args: { command: "touch file-0" },
+    });
+    expect(waiting.json.code).toBe("TOOL_APPROVAL_PENDING");
   });
 
   it("lets the agent raise its own tool approvals, one pending per call", async () => {
@@ -433,6 +503,19 @@ describe("GET /api/v1/requests/{id}?wait=", () => {
       expect(answer.json).toMatchObject({ id, status: "rejected", feedback: "not now" });
     }
     expect(performance.now() - startedAt).toBeLessThan(15_000);
+  });
+
+  it("caps the waits one agent may hold open", async () => {
+    const session = await connect(await createToken("connect"), sessionBody());
+    const card = await api.toolCall(session.headers, { tool: "Bash", args: { command: "make" } });
+    const id = String(card.json.requestId);
+    const open = Array.from({ length: 32 }, () => api.getRequest(session.headers, id, "?wait=3"));
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const extra = await api.getRequest(session.headers, id, "?wait=3");
+    expect(extra.status).toBe(429);
+    expect(extra.json.error?.code).toBe("RATE_LIMITED");
+    expect((await Promise.all(open)).every((answer) => answer.status === 200)).toBe(true);
+    expect((await api.getRequest(session.headers, id, "?wait=0")).status).toBe(200);
   });
 
   it("returns the pending request when the wait ends, and refuses other agents", async () => {

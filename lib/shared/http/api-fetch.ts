@@ -1,0 +1,57 @@
+import { errorBodySchema } from "../api/error";
+
+/**
+ * A refusal from /api/v1: its HTTP status, its typed code, its message and the full error body.
+ * The console, the agents and the CLI all see the same class (the SDK calls it `ApiError`).
+ */
+export class ApiRequestError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly error: Record<string, unknown>,
+  ) {
+    super(message);
+    this.name = "ApiRequestError";
+  }
+}
+
+/** Same-origin JSON calls from the console; the session cookie rides along. */
+export async function apiFetch<T>(
+  path: string,
+  init: { method?: string; body?: unknown } = {},
+): Promise<T> {
+  const response = await fetch(`/api/v1${path}`, {
+    method: init.method ?? (init.body === undefined ? "GET" : "POST"),
+    headers: init.body === undefined ? {} : { "content-type": "application/json" },
+    body: init.body === undefined ? undefined : JSON.stringify(init.body),
+    credentials: "same-origin",
+  });
+  return readApiResponse<T>(response);
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return text ? JSON.parse(text) : {};
+  } catch {
+    return undefined;
+  }
+}
+
+/** The JSON body of an /api/v1 answer, or its refusal as an ApiRequestError. */
+export async function readApiResponse<T>(response: Response): Promise<T> {
+  const json = parseJson(await response.text());
+  if (!response.ok) {
+    const body = errorBodySchema.safeParse(json);
+    throw new ApiRequestError(
+      response.status,
+      body.success ? body.data.error.code : "UNKNOWN",
+      body.success ? body.data.error.message : response.statusText,
+      body.success ? body.data.error : {},
+    );
+  }
+  if (json === undefined) {
+    throw new ApiRequestError(response.status, "INVALID_RESPONSE", "the answer was not JSON", {});
+  }
+  return json as T;
+}

@@ -1,0 +1,689 @@
+import path from "node:path/posix";
+import {
+  ALLOWED_ABSOLUTE_PATHS,
+  COMMAND_RUNNERS,
+  GIT_DANGEROUS_GLOBAL_OPTIONS,
+  GIT_DESTRUCTIVE_OPTIONS,
+  GIT_NEEDS_APPROVAL,
+  GIT_OPTIONS_WITH_VALUE,
+  GIT_WORKSPACE_SUBCOMMANDS,
+  INTERPRETERS,
+  LEAD_MARKED_COMMANDS,
+  NETWORK_COMMANDS,
+  PROGRAM_TAKERS,
+  READ_ONLY_COMMANDS,
+  SENSITIVE_VARIABLES,
+  SHELLS,
+  SYSTEM_BINARY_DIRECTORIES,
+} from "./command-lists";
+import { MUTATING_TOOLS } from "./gate";
+import { TOOL_RISK_CLASSES } from "./tool-risk-schema";
+import {
+  analyzeShellCommand,
+  loadShellParser,
+  type ShellAnalysis,
+  type ShellSpan,
+  type ShellWord,
+  type SimpleCommand,
+} from "./shell-command";
+
+/**
+ * How much of the Lead's attention a tool call needs, lowest first:
+ * - read_only: runs whatever the plan gate says (unless the gate value is unknown);
+ * - workspace: runs once the plan is approved;
+ * - needs_approval: also needs the Lead's yes for this exact call (a tool_approval request);
+ * - refused: never runs and nobody is asked (a path outside the workspace).
+ */
+export type ToolRiskClass = (typeof TOOL_RISK_CLASSES)[number];
+
+export type ToolRiskReason = {
+  class: ToolRiskClass;
+  message: string;
+  /** The part of the command the reason is about (bash only). */
+  span?: ShellSpan;
+};
+
+export type ToolRisk = {
+  class: ToolRiskClass;
+  /** The typed refusal, present exactly when the class is `refused`. */
+  code?: "PATH_OUTSIDE_WORKSPACE";
+  reasons: ToolRiskReason[];
+  /** The parse the class was judged on (bash only). */
+  analysis?: ShellAnalysis;
+};
+
+/** The worker's bash tool takes no more; nobody can review more as one command. */
+export const MAX_CLASSIFIED_COMMAND_LENGTH = 10_000;
+
+export function isHigherRisk(a: ToolRiskClass, b: ToolRiskClass): boolean {
+  return TOOL_RISK_CLASSES.indexOf(a) > TOOL_RISK_CLASSES.indexOf(b);
+}
+
+function summarize(reasons: ToolRiskReason[], analysis?: ShellAnalysis): ToolRisk {
+  const top = reasons.reduce<ToolRiskClass>(
+    (highest, reason) => (isHigherRisk(reason.class, highest) ? reason.class : highest),
+    "read_only",
+  );
+  return {
+    class: top,
+    ...(top === "refused" ? { code: "PATH_OUTSIDE_WORKSPACE" as const } : {}),
+    reasons,
+    ...(analysis ? { analysis } : {}),
+  };
+}
+
+/** The directory a command runs in, as segments below the workspace; null after an unknown cd. */
+type Cwd = readonly string[] | null;
+
+type PathVerdict = "inside" | "unknown" | { why: string };
+
+function isAllowedAbsolute(normalized: string): boolean {
+  return ALLOWED_ABSOLUTE_PATHS.some((pattern) =>
+    pattern.endsWith("/*")
+      ? normalized.startsWith(pattern.slice(0, -1)) && normalized.length > pattern.length - 1
+      : normalized === pattern,
+  );
+}
+
+/**
+ * Where the workspace is on the host, when the command runs there (a connected session's
+ * directory): an absolute path below it is inside. Null for our workers, which see it as `/workspace`
+ * in the sandbox and must not name it absolutely.
+ */
+type Root = string | null;
+
+/** The segments of an absolute path below `root`, or null when it is not below it. */
+function segmentsBelow(root: Root, absolute: string): string[] | null {
+  if (root === null) return null;
+  const normalized = path.normalize(absolute);
+  if (normalized !== root && !normalized.startsWith(`${root}/`)) return null;
+  return normalized.slice(root.length).split("/").filter(Boolean);
+}
+
+/** Lexical only: symlinks are the sandbox's business, since it mounts nothing but the workspace. */
+function judgePath(value: string, cwd: Cwd, root: Root = null): PathVerdict {
+  if (value.startsWith("~")) return { why: `${value} is in a home directory` };
+  if (value.startsWith("/")) {
+    return isAllowedAbsolute(path.normalize(value)) || segmentsBelow(root, value) !== null
+      ? "inside"
+      : { why: `${value} is outside the workspace` };
+  }
+  const segments = value.split("/");
+  if (!segments.includes("..")) return "inside";
+  if (cwd === null) return "unknown";
+  let depth = cwd.length;
+  for (const segment of segments) {
+    if (segment === "..") depth--;
+    else if (segment !== "" && segment !== ".") depth++;
+    if (depth < 0) return { why: `${value} leaves the workspace` };
+  }
+  return "inside";
+}
+
+function moveCwd(cwd: Cwd, target: string, root: Root): Cwd {
+  if (target.startsWith("/")) return segmentsBelow(root, target);
+  // Once in /tmp (or anywhere absolute) relative paths can no longer be checked.
+  if (cwd === null || target.startsWith("~")) return null;
+  const next = [...cwd];
+  for (const segment of target.split("/")) {
+    if (segment === "..") next.pop();
+    else if (segment !== "" && segment !== ".") next.push(segment);
+  }
+  return next;
+}
+
+// Controls but tab and newline (a carriage return is a word character to bash but a space to the
+// grammar), bidi overrides and isolates, zero-width and non-ASCII spaces.
+const HIDDEN_CHARACTERS =
+  /[\u0000-\u0008\u000b-\u001f\u007f-\u00a0\u1680\u180e\u2000-\u200f\u2028-\u202f\u205f-\u2064\u2066-\u2069\u3000\ufeff]/u;
+const NON_ASCII = /[^\x20-\x7e]/;
+
+function isOption(value: string): boolean {
+  return value.startsWith("-") && value !== "-";
+}
+
+/** Does the argument use the option: long ones in any abbreviation, short ones inside a cluster? */
+function usesOption(argument: string, option: string): boolean {
+  if (!option.startsWith("-") || option === "--") return argument === option;
+  if (option.startsWith("--")) {
+    // getopt accepts any unambiguous prefix of a long option: `--out=x` is `--output=x`.
+    const name = argument.split("=")[0] as string;
+    return name.startsWith("--") && name.length >= 3 && option.startsWith(name);
+  }
+  if (option.length > 2) return argument === option;
+  return /^-[^-]/.test(argument) && argument.slice(1).includes(option.slice(1));
+}
+
+function isSensitiveVariable(name: string): boolean {
+  const base = name.split("[")[0] as string;
+  return SENSITIVE_VARIABLES.some((pattern) =>
+    pattern.endsWith("*") ? base.startsWith(pattern.slice(0, -1)) : base === pattern,
+  );
+}
+
+/** rm's long options too accept any unambiguous prefix: `--rec` is `--recursive`. */
+function isRecursiveDelete(args: readonly string[]): boolean {
+  return args.some(
+    (arg) => usesOption(arg, "--recursive") || usesOption(arg, "-r") || usesOption(arg, "-R"),
+  );
+}
+
+/**
+ * GNU sed can run commands (`e`, the `e` flag of `s`) and read or write files (`r`, `w`). A script
+ * counts as plain only if, once s and y commands and regex addresses are taken out, nothing but
+ * addresses and a few commands that only print or move text is left; anything else (labels,
+ * branches, text commands) could start a command where this reading sees text.
+ */
+function isSedScriptPlain(script: string): boolean {
+  const rest = script
+    .replace(/([sy])(.)((?:\\.|(?!\2).)*)\2((?:\\.|(?!\2).)*)\2([a-zA-Z0-9]*)/gs, (...match) =>
+      match[1] === "s" && /[^gipIM0-9]/.test(String(match[5])) ? "e" : "",
+    )
+    .replace(/\/(?:\\.|[^/])*\//g, "");
+  return /^[\s\d$,!;{}=+~dpPnNgGhHxqQlz]*$/.test(rest);
+}
+
+/** The sed scripts of a call, or "file" when the script comes from a file. */
+function findSedScripts(args: readonly ShellWord[]): (string | null)[] | "file" {
+  const scripts: (string | null)[] = [];
+  for (let index = 0; index < args.length; index++) {
+    const value = args[index]?.value ?? null;
+    if (value === null) continue;
+    if (value === "-f" || usesOption(value, "--file")) return "file";
+    if (value === "-e" || value === "--expression") {
+      scripts.push(args[index + 1]?.value ?? null);
+      index++;
+    } else if (usesOption(value, "--expression") && value.includes("=")) {
+      scripts.push(value.slice(value.indexOf("=") + 1));
+    } else if (/^-[^-]*e./.test(value)) {
+      scripts.push(value.slice(value.indexOf("e") + 1));
+    }
+  }
+  if (scripts.length === 0) {
+    const first = args.find((arg) => arg.value === null || !isOption(arg.value));
+    scripts.push(first?.value ?? null);
+  }
+  return scripts;
+}
+
+type Mark = (riskClass: ToolRiskClass, message: string, span?: ShellSpan) => void;
+
+/** Judges git by its global options and subcommand; true when it may count as read-only. */
+function judgeGit(args: readonly ShellWord[], mark: Mark): boolean {
+  let index = 0;
+  let isReadOnly = true;
+  for (; index < args.length; index++) {
+    const value = args[index]?.value;
+    if (value === null || value === undefined) {
+      mark("needs_approval", "git with a computed argument before its subcommand");
+      return false;
+    }
+    if (!isOption(value)) break;
+    const option = value.split("=")[0] as string;
+    if (GIT_DANGEROUS_GLOBAL_OPTIONS.has(option)) {
+      mark("needs_approval", `git ${option} changes what git runs or where it looks`);
+      isReadOnly = false;
+    }
+    if (GIT_OPTIONS_WITH_VALUE.has(value)) index++;
+  }
+  const subcommand = args[index]?.value;
+  if (subcommand === undefined || subcommand === null) return isReadOnly;
+  const rest = args.slice(index + 1).map((arg) => arg.value ?? "");
+  if (GIT_NEEDS_APPROVAL.has(subcommand)) {
+    mark(
+      "needs_approval",
+      `git ${subcommand} rewrites history, talks to a remote or changes configuration`,
+    );
+    return false;
+  }
+  if (!GIT_WORKSPACE_SUBCOMMANDS.has(subcommand)) {
+    mark(
+      "needs_approval",
+      `git ${subcommand} is not a known subcommand (an alias can run anything)`,
+    );
+    return false;
+  }
+  const destructive = GIT_DESTRUCTIVE_OPTIONS[subcommand];
+  if (destructive) {
+    const uses = (option: string) => rest.some((arg) => usesOption(arg, option));
+    const isSafe = destructive.safeOptions?.some(uses) ?? false;
+    const isDestructive = destructive.options.includes("*")
+      ? !isSafe
+      : destructive.options.some(uses);
+    if (isDestructive) {
+      mark(
+        "needs_approval",
+        `git ${subcommand} ${rest.join(" ")} rewrites history or discards work`,
+      );
+      return false;
+    }
+  }
+  const readOnly = READ_ONLY_COMMANDS.git?.subcommands?.[subcommand];
+  if (!readOnly) {
+    mark("workspace", `git ${subcommand} changes the repository`);
+    return false;
+  }
+  const denied = readOnly.deniedOptions?.find((option) =>
+    rest.some((arg) => usesOption(arg, option)),
+  );
+  if (denied) {
+    mark("workspace", `git ${subcommand} ${denied} writes a file or runs a program`);
+    return false;
+  }
+  return isReadOnly;
+}
+
+const STDIN_OPERANDS: ReadonlySet<string> = new Set(["-", "/dev/stdin", "/dev/fd/0"]);
+const WRITING_REDIRECTS: ReadonlySet<string> = new Set([">", ">>", ">|", "&>", "&>>", "<>", ">&"]);
+const HARMLESS_TARGETS: ReadonlySet<string> = new Set(["/dev/null", "/dev/stdout", "/dev/stderr"]);
+const VERSION_QUERIES: ReadonlySet<string> = new Set(["--version", "-V", "--help", "-h"]);
+/** Their first operand is a pattern or a program, not a path (unless -e or -f gives it). */
+const TEXT_FIRST_OPERAND: ReadonlySet<string> = new Set([
+  "grep",
+  "egrep",
+  "fgrep",
+  "rg",
+  "sed",
+  "awk",
+  "gawk",
+  "mawk",
+  "nawk",
+]);
+
+type CommandContext = { functions: ReadonlySet<string>; cwd: Cwd; root: Root };
+
+/** Reasons about one simple command. Adds a `read_only` reason only when nothing else applies. */
+function judgeCommand(command: SimpleCommand, context: CommandContext, judge: Mark): void {
+  let isReadOnly = true;
+  const mark: Mark = (riskClass, message, span = command.span) => {
+    if (riskClass !== "read_only") isReadOnly = false;
+    judge(riskClass, message, span);
+  };
+  const checkPath = (value: string, what: string, span: ShellSpan): void => {
+    const verdict = judgePath(value, context.cwd, context.root);
+    if (verdict === "unknown")
+      mark("needs_approval", `${what} ${value} follows a cd to a computed directory`, span);
+    else if (verdict !== "inside") mark("refused", `${what} ${verdict.why}`, span);
+  };
+
+  for (const assignment of command.assignments) {
+    if (isSensitiveVariable(assignment.name)) {
+      mark("needs_approval", `sets ${assignment.name}, which changes what runs`, assignment.span);
+    } else {
+      mark("workspace", `sets the variable ${assignment.name}`, assignment.span);
+    }
+  }
+
+  for (const redirect of command.redirects) {
+    if (redirect.kind !== "file") continue;
+    const isWriting = WRITING_REDIRECTS.has(redirect.operator);
+    const value = redirect.target?.value ?? null;
+    if (value === null) {
+      if (isWriting)
+        mark("workspace", `${redirect.operator} writes to a computed path`, redirect.span);
+      continue;
+    }
+    if (redirect.operator.endsWith("&") && /^(\d+|-)$/.test(value)) continue;
+    if (HARMLESS_TARGETS.has(value)) continue;
+    checkPath(value, isWriting ? "writes to" : "reads from", redirect.span);
+    if (isWriting) mark("workspace", `writes to ${value} (${redirect.operator})`, redirect.span);
+  }
+
+  if (command.isBackground) mark("workspace", "runs in the background (&)");
+  if (!command.name) return;
+
+  const nameWord = command.name;
+  const nameValue = nameWord.value;
+  if (nameValue === null || nameWord.isGlob) {
+    mark(
+      "needs_approval",
+      `the command name ${nameWord.text} is computed when it runs`,
+      nameWord.span,
+    );
+    return;
+  }
+  if (NON_ASCII.test(nameValue)) {
+    mark(
+      "needs_approval",
+      `the command name ${JSON.stringify(nameValue)} has non-ASCII characters (a look-alike?)`,
+      nameWord.span,
+    );
+    return;
+  }
+  let program = nameValue;
+  if (nameValue.includes("/")) {
+    const directory = path.dirname(path.normalize(nameValue));
+    if (!nameValue.startsWith("/") || !SYSTEM_BINARY_DIRECTORIES.includes(directory)) {
+      checkPath(nameValue, "runs a program that", nameWord.span);
+      mark("workspace", `runs the program ${nameValue} from the workspace`, nameWord.span);
+      return;
+    }
+    program = path.basename(nameValue);
+    mark("workspace", `runs ${nameValue} by its path`, nameWord.span);
+  }
+  if (context.functions.has(program)) {
+    mark(
+      "needs_approval",
+      `calls ${program}, a function defined in this same command`,
+      nameWord.span,
+    );
+    return;
+  }
+
+  const args = command.args;
+  const values = args.map((arg) => arg.value);
+  const literals = values.filter((value): value is string => value !== null);
+  const operands = args.filter((arg) => arg.value === null || !isOption(arg.value));
+  // `touch -- -rf; rm *` runs `rm -rf …`: a glob before `--` can expand to option-like file names.
+  const endOfOptions = args.findIndex((arg) => arg.value === "--");
+  const hasOptionGlob = args.some(
+    (arg, index) => arg.isGlob && (endOfOptions < 0 || index < endOfOptions),
+  );
+
+  // Paths in operands and in option values (`--output=/etc/x`, `-o/etc/x`, `of=/etc/x`). echo's
+  // words and a grep pattern or sed script are text, not paths.
+  const hasExplicitPattern = literals.some(
+    (value) => usesOption(value, "-e") || usesOption(value, "-f") || usesOption(value, "--regexp"),
+  );
+  const pattern = TEXT_FIRST_OPERAND.has(program) && !hasExplicitPattern ? operands[0] : undefined;
+  if (program !== "echo" && program !== "printf") {
+    for (const arg of args) {
+      const value = arg.value;
+      if (value === null || arg === pattern) continue;
+      if (isOption(value)) {
+        const attached = value.includes("=")
+          ? value.slice(value.indexOf("=") + 1)
+          : !value.startsWith("--") && value.length > 2
+            ? value.slice(2)
+            : "";
+        if (/^(\/|~|\.\.(\/|$))/.test(attached)) checkPath(attached, "an option value", arg.span);
+        continue;
+      }
+      checkPath(value, program === "cd" ? "cd to" : "the path", arg.span);
+      const equals = value.indexOf("=");
+      if (equals > 0 && /^[A-Za-z_][\w.-]*$/.test(value.slice(0, equals))) {
+        checkPath(value.slice(equals + 1), "the path", arg.span);
+      }
+    }
+  }
+
+  if (literals.some((value) => value.includes("$(") || value.includes("`"))) {
+    // Arithmetic, array subscripts (test -v 'a[$(cmd)]', printf -v) and eval re-read such text.
+    mark("needs_approval", "quoted $(…) or `…` can run if the text is evaluated again");
+  }
+
+  const joined = [program, ...values.map((value) => value ?? "?")].join(" ");
+  const marked = LEAD_MARKED_COMMANDS.find(
+    (prefix) => joined === prefix || joined.startsWith(`${prefix} `),
+  );
+  if (marked) mark("needs_approval", `${marked} is marked as needing the Lead's approval`);
+
+  if (COMMAND_RUNNERS.has(program)) {
+    mark("needs_approval", `${program} runs another command or code that cannot be checked here`);
+    return;
+  }
+  const scripts = operands.filter((arg) => !STDIN_OPERANDS.has(arg.value ?? ""));
+  const isVersionQuery =
+    literals.length > 0 && literals.every((value) => VERSION_QUERIES.has(value));
+  if (SHELLS.has(program)) {
+    if (literals.some((value) => /^-[^-]*c/.test(value) || value === "--command")) {
+      mark("needs_approval", `${program} -c runs code given inline`);
+    } else if (command.isPiped) {
+      mark("needs_approval", `pipes into the shell ${program}`);
+    } else if (scripts.length === 0 && !isVersionQuery) {
+      mark("needs_approval", `${program} runs commands read from its input`);
+    } else {
+      mark("workspace", `${program} runs a script file`);
+    }
+    return;
+  }
+  const interpreter = INTERPRETERS[program];
+  if (interpreter) {
+    const isInline = literals.some(
+      (value) =>
+        (/^-[^-]/.test(value) &&
+          [...interpreter.inlineFlags].some((flag) => value.slice(1).includes(flag))) ||
+        (interpreter.longFlags ?? []).some(
+          (flag) => value === flag || value.startsWith(`${flag}=`),
+        ),
+    );
+    if (isInline) mark("needs_approval", `${program} is given inline code`);
+    else if (command.isPiped) mark("needs_approval", `pipes into the interpreter ${program}`);
+    else if (scripts.length === 0 && !isVersionQuery) {
+      mark("needs_approval", `${program} runs code read from its input`);
+    } else mark("workspace", `${program} runs a program file`);
+    return;
+  }
+  if (PROGRAM_TAKERS.has(program)) {
+    // -f takes a value, so only a leading -f counts (`-vfs=1` sets a variable named fs).
+    if (literals.some((value) => value.startsWith("-f") || usesOption(value, "--file"))) {
+      mark("workspace", `${program} runs a program file`);
+    } else {
+      mark("needs_approval", `${program} is given a program inline (system() runs commands)`);
+    }
+    return;
+  }
+  if (NETWORK_COMMANDS.has(program)) {
+    mark("needs_approval", `${program} reaches the network`);
+    return;
+  }
+  switch (program) {
+    case "rm":
+      if (values.includes(null))
+        mark("needs_approval", "rm with computed arguments may delete recursively");
+      else if (isRecursiveDelete(literals)) mark("needs_approval", "rm -r deletes recursively");
+      else if (hasOptionGlob) {
+        mark("needs_approval", "rm with a glob may delete recursively (a file named -rf)");
+      } else if (literals.some((value) => usesOption(value, "--no-preserve-root"))) {
+        mark("needs_approval", "rm --no-preserve-root");
+      } else mark("workspace", "rm deletes files");
+      return;
+    case "find": {
+      if (literals.includes("-delete")) mark("needs_approval", "find -delete deletes every match");
+      const exec = literals.find((value) => ["-exec", "-execdir", "-ok", "-okdir"].includes(value));
+      if (exec) mark("needs_approval", `find ${exec} runs a command for each match`);
+      break;
+    }
+    case "sed": {
+      const sedScripts = findSedScripts(args);
+      if (sedScripts === "file") mark("workspace", "sed runs a script file");
+      else if (sedScripts.some((script) => script === null || !isSedScriptPlain(script))) {
+        mark("needs_approval", "the sed script can run commands or read and write files (e, r, w)");
+      } else mark("workspace", "sed can edit files");
+      return;
+    }
+    case "git":
+      if (judgeGit(args, mark)) {
+        if (values.includes(null)) mark("workspace", "git with computed arguments");
+        else if (hasOptionGlob)
+          mark("workspace", "git with a glob may receive a file name as an option");
+        // Even a reading git runs programs the repository names (core.fsmonitor, diff.external,
+        // textconv, hooks), and an earlier call may have written those: git is workspace work.
+        else if (isReadOnly) mark("workspace", "git runs programs its repository configures");
+      }
+      return;
+    case "cd":
+      if (operands.length === 0 || values[0] === "-") {
+        mark(
+          "needs_approval",
+          "cd without a directory goes to $HOME or back: later paths cannot be checked",
+        );
+        return;
+      }
+      break;
+    default:
+      break;
+  }
+
+  const readOnly = READ_ONLY_COMMANDS[program];
+  if (!readOnly) {
+    mark("workspace", `${program} is not on the read-only list`);
+    return;
+  }
+  const denied = readOnly.deniedOptions?.find((option) =>
+    literals.some((value) => usesOption(value, option)),
+  );
+  if (denied) mark("workspace", `${program} ${denied} can write a file or run a program`);
+  else if (hasOptionGlob && readOnly.deniedOptions) {
+    mark("workspace", `${program} with a glob may receive a file name as an option`);
+  } else if (values.includes(null))
+    mark("workspace", `${program} with arguments computed when it runs`);
+  else if (isReadOnly) mark("read_only", `${program} only reads`);
+}
+
+function judgeConstructs(analysis: ShellAnalysis, mark: Mark): void {
+  for (const construct of analysis.constructs) {
+    const text = analysis.source.slice(construct.span.start, construct.span.end);
+    switch (construct.kind) {
+      case "command_substitution":
+        mark(
+          "needs_approval",
+          "$(…) runs a command whose output becomes part of another",
+          construct.span,
+        );
+        break;
+      case "backticks":
+        mark(
+          "needs_approval",
+          "`…` runs a command whose output becomes part of another",
+          construct.span,
+        );
+        break;
+      case "process_substitution":
+        mark("needs_approval", "<(…) or >(…) runs a command alongside another", construct.span);
+        break;
+      case "function_definition":
+        mark("workspace", `defines the function ${construct.name}`, construct.span);
+        break;
+      case "arithmetic":
+        // Arithmetic evaluates variables' values as expressions, array subscripts included, and a
+        // subscript like a[$(cmd)] runs cmd.
+        if (/[A-Za-z_]/.test(text.replace(/^\$?\(\(|\)\)$/g, ""))) {
+          mark(
+            "needs_approval",
+            "arithmetic on variables can run code hidden in their values",
+            construct.span,
+          );
+        } else mark("workspace", "arithmetic", construct.span);
+        break;
+      case "test":
+        if (/\s-(eq|ne|lt|le|gt|ge|v)\s/.test(text)) {
+          mark(
+            "needs_approval",
+            "[[ … ]] arithmetic can run code hidden in variables",
+            construct.span,
+          );
+        }
+        break;
+      case "subshell":
+      case "declaration":
+        break;
+      default: {
+        const unreachable: never = construct;
+        throw new Error(`unknown construct ${JSON.stringify(unreachable)}`);
+      }
+    }
+  }
+}
+
+const RAW_SUBSTITUTION = /`|\$\((?!\()|[<>]\(/;
+
+/**
+ * Where a command runs. `workspaceRoot`: the absolute host directory it runs in, for commands run
+ * outside our sandbox (a connected session); `/` is never taken as one.
+ */
+export type ShellWorkspace = { workspaceRoot?: string | undefined };
+
+function rootOf(workspace: ShellWorkspace): Root {
+  if (!workspace.workspaceRoot?.startsWith("/")) return null;
+  const root = path.normalize(workspace.workspaceRoot).replace(/\/+$/, "");
+  return root === "" ? null : root;
+}
+
+/** Classifies a parsed bash command: the highest class of all its parts wins, each says why. */
+export function classifyShellAnalysis(
+  analysis: ShellAnalysis,
+  workspace: ShellWorkspace = {},
+): ToolRisk {
+  const root = rootOf(workspace);
+  const reasons: ToolRiskReason[] = [];
+  const mark: Mark = (riskClass, message, span) => {
+    reasons.push({ class: riskClass, message, ...(span ? { span } : {}) });
+  };
+  for (const problem of analysis.problems) {
+    mark("needs_approval", `cannot be parsed reliably: ${problem.message}`, problem.span);
+  }
+  const source = analysis.source;
+  if (source.length > MAX_CLASSIFIED_COMMAND_LENGTH) {
+    mark("needs_approval", `longer than ${MAX_CLASSIFIED_COMMAND_LENGTH} characters`);
+  }
+  const hidden = HIDDEN_CHARACTERS.exec(source);
+  if (hidden) {
+    const codePoint = (hidden[0].codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, "0");
+    mark("needs_approval", `contains a hidden or control character (U+${codePoint})`, {
+      start: hidden.index,
+      end: hidden.index + hidden[0].length,
+    });
+  }
+  // A backstop on the raw text: the grammar does not see every substitution (a backtick in an
+  // unquoted here-doc body, inside `${x:-…}`), and a missed one would run code under any class.
+  const substitution = RAW_SUBSTITUTION.exec(source);
+  if (substitution) {
+    mark("needs_approval", "may substitute a command's output (` or $( in the text)", {
+      start: substitution.index,
+      end: substitution.index + substitution[0].length,
+    });
+  }
+  judgeConstructs(analysis, mark);
+  const functions = new Set(
+    analysis.constructs.flatMap((construct) =>
+      construct.kind === "function_definition" ? [construct.name] : [],
+    ),
+  );
+  let cwd: Cwd = [];
+  for (const command of analysis.commands) {
+    judgeCommand(command, { functions, cwd, root }, mark);
+    if (command.name?.value === "cd") {
+      const target = command.args.find((arg) => arg.value === null || !isOption(arg.value));
+      cwd = target?.value ? moveCwd(cwd, target.value, root) : null;
+    }
+  }
+  return summarize(reasons, analysis);
+}
+
+/** Classifies one bash command. The shell parser must be loaded (loadShellParser). */
+export function classifyShellCommand(command: string, workspace: ShellWorkspace = {}): ToolRisk {
+  return classifyShellAnalysis(analyzeShellCommand(command), workspace);
+}
+
+/**
+ * The class of any tool call. Async only because the bash grammar loads once per process. The
+ * worker and the server both call this, so they never judge the same call differently.
+ */
+export async function classifyToolCall(
+  tool: string,
+  args: Record<string, unknown>,
+): Promise<ToolRisk> {
+  if (tool === "bash") {
+    if (typeof args.command !== "string") {
+      return summarize([{ class: "needs_approval", message: "bash without a command string" }]);
+    }
+    await loadShellParser();
+    return classifyShellCommand(args.command);
+  }
+  if (tool === "write_file" || tool === "edit_file") {
+    const target = typeof args.path === "string" ? args.path : "";
+    if (target.includes("\0")) {
+      return summarize([
+        { class: "refused", message: `${tool}: the path contains a NUL character` },
+      ]);
+    }
+    const verdict = judgePath(target, []);
+    if (typeof verdict === "object")
+      return summarize([{ class: "refused", message: `${tool}: ${verdict.why}` }]);
+    return summarize([{ class: "workspace", message: `${tool} changes ${target}` }]);
+  }
+  if (MUTATING_TOOLS.has(tool))
+    return summarize([{ class: "workspace", message: `${tool} changes state` }]);
+  return summarize([{ class: "read_only", message: `${tool} changes nothing` }]);
+}
