@@ -353,10 +353,12 @@ export const HEARTBEAT_TIMEOUT_MS = 30_000;
  * heartbeats between tool calls (a person may be reading, or away for lunch): only a long silence
  * (HANDSHAKE_CONNECTOR_SILENCE_SECONDS) or its SessionEnd takes it off the board's live list.
  */
+function connectorSilenceMs(): number {
+  return env.HANDSHAKE_CONNECTOR_SILENCE_SECONDS * 1000;
+}
+
 function silenceLimitMs(agent: Pick<Agent, "connectorKey">): number {
-  return agent.connectorKey === null
-    ? HEARTBEAT_TIMEOUT_MS
-    : env.HANDSHAKE_CONNECTOR_SILENCE_SECONDS * 1000;
+  return agent.connectorKey === null ? HEARTBEAT_TIMEOUT_MS : connectorSilenceMs();
 }
 
 /** Agents whose heartbeats stopped become `offline`; their pending requests show as orphaned. */
@@ -365,7 +367,7 @@ export async function markSilentAgentsOffline(
   now = new Date(),
 ): Promise<string[]> {
   const workerCutoff = new Date(now.getTime() - HEARTBEAT_TIMEOUT_MS);
-  const connectorCutoff = new Date(now.getTime() - silenceLimitMs({ connectorKey: "" }));
+  const connectorCutoff = new Date(now.getTime() - connectorSilenceMs());
   const silentSince = (cutoff: Date) => [
     { lastHeartbeatAt: { lt: cutoff } },
     { lastHeartbeatAt: null, updatedAt: { lt: cutoff } },
