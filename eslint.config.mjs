@@ -11,8 +11,6 @@ const LAYER_MESSAGES = {
   componentsToApp:
     "components/ must not import app/ or agents/: routes compose components, not the other way round. Move the code to components/ (UI) or lib/ (logic).",
   agentsToServer: "agents/ talk to the server over HTTP (/api/v1); they never import routes or UI.",
-  binToServer:
-    "bin/ is a client of the HTTP API: at run time it imports lib/ only from lib/sdk and lib/shared (it is bundled into one file that must not carry server code).",
   agentsToDatabase:
     "agents/ hold no database credentials: call the HTTP API (agents/api-client) instead of lib/db or lib/auth.",
   clientToServer:
@@ -157,17 +155,6 @@ export default defineConfig([
               target: "./agents",
               from: ["./lib/db.ts", "./lib/generated", "./lib/auth", "./lib/migrations.ts"],
               message: LAYER_MESSAGES.agentsToDatabase,
-            },
-            {
-              target: "./bin",
-              from: ["./app", "./components", "./agents", "./scripts"],
-              message: LAYER_MESSAGES.binToServer,
-            },
-            {
-              target: "./bin",
-              from: "./lib",
-              except: ["./sdk", "./shared"],
-              message: LAYER_MESSAGES.binToServer,
             },
           ],
         },

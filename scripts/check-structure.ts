@@ -30,13 +30,13 @@ const RULES = {
   serverFileInShared:
     "data.ts, mutations.ts and views.ts read, write and shape database rows: they belong in lib/<domain>/, not in lib/shared/ (which the browser and the agents run)",
   envOutsideEnv:
-    "the environment is read in lib/env.ts (the server) and agents/env.ts (the agents) only; pass settings in as arguments",
+    "the environment is read in lib/env.ts (the server), agents/env.ts (the agents) and bin/cli/env.ts (the CLI) only; pass settings in as arguments",
   apiRouteInApp:
     "API routes are declared in lib/api/v1/<resource>.ts and listed in lib/api/v1/routes.ts: server.ts hands /api/v1 to that table, never to app/",
 };
 
-/** The two readers of the environment: the server's and the agents' (decision 015). */
-const ENV_READERS = ["lib/env.ts", "agents/env.ts"];
+/** The readers of the environment: the server's, the agents' (decision 015) and the CLI's (018). */
+const ENV_READERS = ["lib/env.ts", "agents/env.ts", "bin/cli/env.ts"];
 const SERVER_FILE_NAMES = ["data.ts", "mutations.ts", "views.ts"];
 
 export type StructureProblem = { file: string; rule: keyof typeof RULES; message: string };

@@ -2,6 +2,7 @@ import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync } from "node:fs";
 import { homedir } from "node:os";
 import path from "node:path";
+import { env } from "../lib/env";
 
 /**
  * Test fixtures too big for the product's dependencies, installed once into a cache outside the
@@ -11,7 +12,7 @@ import path from "node:path";
 export const CLAUDE_CODE_VERSION = "2.1.328";
 
 export function fixturesDir(): string {
-  return process.env.HANDSHAKE_FIXTURES_DIR || path.join(homedir(), ".cache", "handshake-fixtures");
+  return env.HANDSHAKE_FIXTURES_DIR ?? path.join(homedir(), ".cache", "handshake-fixtures");
 }
 
 function claudeCodePrefix(): string {

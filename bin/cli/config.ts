@@ -1,29 +1,8 @@
 import { createHash } from "node:crypto";
 import { chmod, mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
-import { homedir } from "node:os";
 import path from "node:path";
 import { z } from "zod";
-
-/**
- * Where the CLI keeps credentials: outside every project, readable by the user only. Claude Code's
- * settings.json names the command, never the URL or a token, so a committed settings file leaks
- * nothing. This is the one module that reads the CLI's environment.
- */
-export function configDir(): string {
-  return process.env.HANDSHAKE_CONFIG_DIR || path.join(homedir(), ".config", "handshake");
-}
-
-export function envToken(): string | undefined {
-  return process.env.HANDSHAKE_TOKEN || undefined;
-}
-
-export function envAgentToken(): string | undefined {
-  return process.env.HANDSHAKE_AGENT_TOKEN || undefined;
-}
-
-export function envUrl(): string | undefined {
-  return process.env.HANDSHAKE_URL || undefined;
-}
+import { configDir } from "./env";
 
 export const serverUrlSchema = z
   .url({ protocol: /^https?$/, error: "the URL must be http:// or https://" })
@@ -35,6 +14,10 @@ export type Connection = z.infer<typeof connectionSchema>;
 const cachedAgentSchema = z.object({ name: z.string(), token: z.string().min(1) });
 export type CachedAgent = z.infer<typeof cachedAgentSchema>;
 
+/**
+ * Credentials live outside every project, readable by the user only. Claude Code's settings.json
+ * names the command, never the URL or a token, so a committed settings file leaks nothing.
+ */
 const CONFIG_FILE = "config.json";
 
 /** Written to a temporary name and renamed, so a reader never sees half a file; 0600 from birth. */

@@ -4,7 +4,8 @@ import { ZodError } from "zod";
 import { checkConnection } from "./claude-code-check";
 import { runHook } from "./claude-code-hook";
 import { DEFAULT_TIMEOUT_SECONDS, InstallError, installClaudeCode } from "./claude-code-install";
-import { envToken, serverUrlSchema } from "./config";
+import { serverUrlSchema } from "./config";
+import { envToken } from "./env";
 import { EXIT, UsageError, waitForApproval } from "./wait-for-approval";
 
 /** The launcher next to the bundle (bin/handshake), which settings.json calls by absolute path. */

@@ -4,7 +4,8 @@ import { ApiError, UnreachableError } from "../../lib/sdk/errors";
 import { LeadClient } from "../../lib/sdk/lead-client";
 import { actAsAgent, ConnectRefusedError } from "./agent-token";
 import { approvePlan, approveToolCall, type Outcome } from "./approval";
-import { envAgentToken, envToken, envUrl, loadConnection, serverUrlSchema } from "./config";
+import { loadConnection, serverUrlSchema } from "./config";
+import { envAgentToken, envToken, envUrl } from "./env";
 
 export type WaitOptions = {
   tool?: string;
