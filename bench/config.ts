@@ -10,6 +10,7 @@ const PHASES = [
   "throughput",
   "scale",
   "history",
+  "board",
   "hook",
 ] as const;
 export type Phase = (typeof PHASES)[number];
@@ -65,6 +66,10 @@ export const sizes = benchEnv.BENCH_QUICK
       historyRows: 20_000,
       historySamples: 60,
       historyBlocks: 2,
+      boardAgents: 1_000,
+      boardSmallAgents: 10,
+      boardEvents: 500,
+      boardSamples: 2,
       hookSamples: 20,
     }
   : {
@@ -91,6 +96,10 @@ export const sizes = benchEnv.BENCH_QUICK
       historyRows: 100_000,
       historySamples: 200,
       historyBlocks: 4,
+      boardAgents: 1_000,
+      boardSmallAgents: 10,
+      boardEvents: 500,
+      boardSamples: 5,
       hookSamples: 100,
     };
 export type Sizes = typeof sizes;

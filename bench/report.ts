@@ -1,4 +1,4 @@
-import { writeFile } from "node:fs/promises";
+import { readFile, writeFile } from "node:fs/promises";
 import type { Sizes } from "./config";
 
 export type Verdict = "met" | "not met" | "—";
@@ -99,6 +99,15 @@ the server stopped at the end, also on failure.
   and updates it to approved (trigger NOTIFY), the agent's listening connection hears the decision
   (${sizes.rawLoops.toLocaleString("en-US")} loops).
 
+**Gate verdict** (${sizes.gateClients} keep-alive clients, ${sizes.gateMs / 1000} s per side, ${sizes.rounds} round(s)):
+${sizes.gateClients} agents each call \`POST /api/v1/tool-calls\` with a read-only tool the gate allows
+without a plan (recorded before it answers), against the floor of a plain \`node:http\` server
+(bench/plain-server.ts, its own process) that authenticates nothing and does one INSERT through
+\`pg\` per call. \`GET /api/v1/health\` is compared the same way with the plain server answering
+without the database. Each round runs plain, Handshake, plain health, Handshake health; latencies
+are pooled over rounds, rates are the median round. The server's CPU time over each Handshake
+window gives CPU per call, the figure least disturbed by a busy machine.
+
 **G3.1 push latency** (${sizes.pushRequests.toLocaleString("en-US")} requests, ${sizes.pushConsoles} consoles):
 one agent submits a plan with \`POST /api/v1/requests\` (each one supersedes its previous pending
 plan, so the one-pending-per-type rule never refuses it); the next is sent only after every console
@@ -157,8 +166,19 @@ token; the raw floor runs the exact SQL Prisma sends (captured from Prisma's que
 same \`listRequests\`) through \`pg\`. \`EXPLAIN (ANALYZE, BUFFERS)\` of that SQL names the indexes
 used (full plans in the JSON).
 
+**Team board (issue 16)**: the production \`/team?view=table\` page in Chromium (the e2e's
+Debian Chromium, driven by Playwright, signed in with the bench Lead's cookie), first with
+${sizes.boardSmallAgents} agents on the board, then the same page after registering agents up to
+${sizes.boardAgents.toLocaleString("en-US")}; ${sizes.boardSamples} samples per size, medians. *Time to first rows*: from
+\`page.goto\` to the first table row visible (server render of the whole roster included).
+*Main-thread busy*: the page is open and live, then ${sizes.boardEvents} \`agent.updated\` events
+(alternating working/idle, so each changes what its row shows) are inserted into the event log in
+ten batches over about a second; they reach the page through the real bridge and socket; busy
+time is the change of CDP \`Performance.getMetrics\` \`TaskDuration\` over the burst plus 2 s. The
+"raw floor" column of these rows holds the small board, the ratio is large ÷ small.
+
 No benchmark is a test: nothing here can fail CI on timing. \`BENCH_QUICK=1\` runs small counts
-(and leaves this file alone), \`BENCH_ONLY=push,loop,breakdown,throughput,scale,history\` a subset,
+(and leaves this file alone), \`BENCH_ONLY=gate,push,loop,breakdown,throughput,scale,history,board\` a subset (\`BENCH_ONLY=board\` runs the board alone),
 \`BENCH_CPU_PROF=<dir>\` runs the server under \`node --cpu-prof\`; \`node --import tsx
 bench/profile-summary.ts <file.cpuprofile>\` summarises a profile by package and function.
 
@@ -166,6 +186,17 @@ bench/profile-summary.ts <file.cpuprofile>\` summarises a profile by package and
 
 What profiling found, what it changed and the before/after runs are dated records, not results of
 this run: decision 007 (docs/decisions/007-fewer-statements-per-mutation.md, "Measurements").
-`;
+
+${HAND_WRITTEN_MARKER}
+${await readHandWritten(options.path)}`;
   await writeFile(options.path, text);
+}
+
+/** Everything below this line in docs/PERFORMANCE.md is written by hand and kept by every run. */
+const HAND_WRITTEN_MARKER = "<!-- Below: written by hand; npm run bench keeps it. -->";
+
+async function readHandWritten(path: string): Promise<string> {
+  const existing = await readFile(path, "utf8").catch(() => "");
+  const start = existing.indexOf(HAND_WRITTEN_MARKER);
+  return start < 0 ? "" : existing.slice(start + HAND_WRITTEN_MARKER.length).replace(/^\n/, "");
 }

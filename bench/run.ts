@@ -23,6 +23,7 @@ import {
   startRssSampler,
   type PushSamples,
 } from "./handshake";
+import { measureBoard, summarizeBoard } from "./board";
 import { measureSubmissionBreakdown } from "./breakdown";
 import {
   gateVerdictCall,
@@ -112,6 +113,16 @@ async function sqlValue<T>(url: string, sql: string, params: unknown[] = []): Pr
   }
 }
 
+async function sqlRows<T>(url: string, sql: string): Promise<T[]> {
+  const client = new pg.Client({ connectionString: url, application_name: "bench-sql" });
+  await client.connect();
+  try {
+    return (await client.query(sql)).rows as T[];
+  } finally {
+    await client.end();
+  }
+}
+
 /** Keeps the sweeper from marking idle bench agents offline mid-run (see PERFORMANCE.md). */
 async function keepAgentsAlive(url: string): Promise<void> {
   await sqlValue(
@@ -174,6 +185,8 @@ const emptyPush = (): PushSamples => ({
   afterHttpReturnMs: [],
   submitMs: [],
 });
+
+type BoardSummary = ReturnType<typeof summarizeBoard>;
 
 type IdleCost = { serverCpuPercent: number; dbTransactionsPerSecond: number };
 
@@ -265,7 +278,8 @@ async function main(): Promise<void> {
   const per = (total: number, blocks: number) => Math.ceil(total / blocks);
 
   // ---- the gate verdict against a plain node:http server doing the same one INSERT ----
-  let gate: Record<"plainInsert" | "verdict" | "plainHealth" | "health", LoadResult[]> | undefined;
+  type GateRun = LoadResult & { serverCpuMsPerCall: number };
+  let gate: Record<"plainInsert" | "verdict" | "plainHealth" | "health", GateRun[]> | undefined;
   if (isPhaseSelected("gate")) {
     const plain = await startPlainServer({ databaseUrl, port: benchEnv.BENCH_PORT + 1 });
     cleanups.push({ name: "stop the plain floor server", run: () => plain.stop() });
@@ -291,7 +305,11 @@ async function main(): Promise<void> {
         keyof typeof sides,
         (worker: number) => Promise<Response>,
       ][]) {
-        gate[side].push(await load(call));
+        const cpuBefore = await server.readCpuSeconds();
+        const measured = await load(call);
+        // Server CPU per call: robust to a busy machine, where latency and rate are not.
+        const cpuMs = ((await server.readCpuSeconds()) - cpuBefore) * 1000;
+        gate[side].push({ ...measured, serverCpuMsPerCall: cpuMs / measured.latenciesMs.length });
       }
       log(
         `gate round ${roundIndex + 1}/${sizes.rounds}: plain ${gate.plainInsert.at(-1)?.perSecond.toFixed(0)}/s, verdict ${gate.verdict.at(-1)?.perSecond.toFixed(0)}/s, plain health ${gate.plainHealth.at(-1)?.perSecond.toFixed(0)}/s, health ${gate.health.at(-1)?.perSecond.toFixed(0)}/s`,
@@ -304,10 +322,48 @@ async function main(): Promise<void> {
           latency: roundSummary(summarize(runs.flatMap((run) => run.latenciesMs))),
           perSecond: round(median(runs.map((run) => run.perSecond)), 1),
           errors: runs.reduce((sum, run) => sum + run.errors, 0),
+          // Meaningful for Handshake's sides only: the plain server is another process.
+          serverCpuMsPerCall: round(median(runs.map((run) => run.serverCpuMsPerCall)), 2),
         },
       ]),
     );
     await plain.stop();
+  }
+
+  // ---- issue 16: the team board in Chromium, a small board, then the same page at full size ----
+  let board: { small: BoardSummary; large: BoardSummary } | undefined;
+  if (isPhaseSelected("board")) {
+    const boardNames = () =>
+      sqlRows<{ name: string }>(databaseUrl, "SELECT name FROM agents ORDER BY name").then((rows) =>
+        rows.map((row) => row.name),
+      );
+    const fillTo = async (total: number) => {
+      const present = (await boardNames()).length;
+      const names = Array.from(
+        { length: Math.max(0, total - present) },
+        (_, index) => `bench-board-${String(present + index).padStart(4, "0")}`,
+      );
+      await registerAgents(server.url, leadToken, names, 8);
+      await keepAgentsAlive(databaseUrl);
+      return boardNames();
+    };
+    const measure = async (total: number) =>
+      summarizeBoard(
+        await measureBoard({
+          baseUrl: server.url,
+          cookie,
+          databaseUrl,
+          names: await fillTo(total),
+          events: sizes.boardEvents,
+          samples: sizes.boardSamples,
+        }),
+      );
+    const small = await measure(sizes.boardSmallAgents);
+    log(`board: ${small.agents} agents measured`);
+    const large = await measure(sizes.boardAgents);
+    log(`board: ${large.agents} agents measured`);
+    board = { small, large };
+    results.board = board;
   }
 
   // ---- G3.1 push latency, interleaved with raw NOTIFY latency ----
@@ -719,6 +775,11 @@ async function main(): Promise<void> {
       .flat()
       .reduce((sum, run) => sum + run.errors, 0);
     if (gateErrors > 0) notes.push(`Gate: ${gateErrors} failed calls (see the JSON).`);
+    const cpuPerCall = (runs: GateRun[]) =>
+      median(runs.map((run) => run.serverCpuMsPerCall)).toFixed(2);
+    notes.push(
+      `Gate: server CPU per call ${cpuPerCall(gate.verdict)} ms per verdict, ${cpuPerCall(gate.health)} ms per GET /health.`,
+    );
   }
   if (rawLoop.length > 0) {
     const rawLoopSummary = summarize(rawLoop);
@@ -895,6 +956,30 @@ async function main(): Promise<void> {
         `G3.5 ${label} page, EXPLAIN: ${measured.explain.isSeqScan ? "sequential scan on requests" : `index ${measured.explain.indexes.join(", ") || "(none)"}`}.`,
       );
     }
+  }
+  if (board) {
+    const { small, large } = board;
+    rows.push(
+      {
+        goal: `Board (issue 16): time to first rows, ${large.agents} agents vs ${small.agents}`,
+        target: "report",
+        raw: `${formatMs(small.firstRowsMs)} (${small.agents})`,
+        handshake: formatMs(large.firstRowsMs),
+        ratio: ratio(large.firstRowsMs, small.firstRowsMs),
+        verdict: "—",
+      },
+      {
+        goal: `Board: main-thread busy, burst of ${sizes.boardEvents} events, ${large.agents} vs ${small.agents}`,
+        target: "report",
+        raw: `${formatMs(small.burstBusyMs)} (${small.agents})`,
+        handshake: formatMs(large.burstBusyMs),
+        ratio: ratio(large.burstBusyMs, small.burstBusyMs),
+        verdict: "—",
+      },
+    );
+    notes.push(
+      `Board: Chromium ${sizes.boardSamples}× per size, medians; the "raw" column holds the ${small.agents}-agent page. Burst = ${sizes.boardEvents} agent.updated events inserted into the log over ${formatMs(large.burstSpreadMs)}; busy = CDP TaskDuration over the burst + 2 s (script ${formatMs(small.burstScriptMs)} → ${formatMs(large.burstScriptMs)}).`,
+    );
   }
   if (push) {
     notes.push(

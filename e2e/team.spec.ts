@@ -12,7 +12,7 @@ test("the Lead spawns a planning teammate, it is approved through the API and sh
   const name = uniqueAgentName("e2e-team");
   const { page } = await signedInPage(browser);
   const team = new TeamPage(page);
-  await team.goto();
+  await team.goto({ search: name });
   await team.recordStatusChanges();
 
   await team.spawnTeammate({
@@ -72,7 +72,7 @@ test("the API's refusal of a spawn is shown in the dialog", async ({ browser }) 
   const { name } = await registerApiAgent(lead, { name: uniqueAgentName("e2e-taken") });
   const { page } = await signedInPage(browser);
   const team = new TeamPage(page);
-  await team.goto();
+  await team.goto({ search: name });
 
   const dialog = await team.openSpawnDialog();
   await team.fillSpawnForm(dialog, {
@@ -98,7 +98,7 @@ test("a viewer sees the board without any action, and the API refuses a forced o
 
   const { page } = await signedInPage(browser, viewer);
   const team = new TeamPage(page);
-  await team.goto();
+  await team.goto({ search: name });
   await expect(team.card(name)).toBeVisible();
   await expect(team.status(name)).toBeVisible();
   await expect(team.actionButtons()).toHaveCount(0);

@@ -53,7 +53,7 @@ test("a padded command's dangerous tail is visible inside the card at 1280 and 3
   }
 
   const team = new TeamPage(page);
-  await team.goto();
+  await team.goto({ search: agent.name });
   const pending = team.pendingRequests(agent.name);
   await expect(pending).toContainText(TAIL);
   const teamChecks = new VisibleTextChecks(team.card(agent.name));

@@ -9,7 +9,7 @@ import { RequestList } from "./request-list";
 import { ShortcutsDialog } from "./shortcuts-dialog";
 import { useInbox } from "./use-inbox";
 
-function isTypingTarget(target: EventTarget | null): boolean {
+export function isTypingTarget(target: EventTarget | null): boolean {
   return (
     target instanceof HTMLElement &&
     (target.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(target.tagName))

@@ -7,6 +7,8 @@ export const queryKeys = {
   request: (id: string) => ["requests", "one", id] as const,
   history: (filters: Record<string, string>) => ["requests", "history", filters] as const,
   agents: ["agents"] as const,
+  /** The team board: patched row by row from events, never invalidated by them (decision 019). */
+  team: ["team"] as const,
   agent: (name: string) => ["agents", "one", name] as const,
   timeline: (name: string) => ["timeline", name] as const,
   tasks: ["tasks"] as const,

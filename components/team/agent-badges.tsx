@@ -19,7 +19,7 @@ const GATE_STYLES: Record<GateState, string> = {
   rejected: "text-rose-700",
 };
 
-const GATE_LABELS: Record<GateState, string> = {
+export const GATE_LABELS: Record<GateState, string> = {
   not_required: "no plan needed",
   required: "plan required",
   pending: "plan in review",

@@ -1,23 +1,26 @@
 "use client";
 
+import { useQuery } from "@tanstack/react-query";
 import Link from "next/link";
-import { useId, type ReactNode } from "react";
+import { memo, useId, type ReactNode } from "react";
+import { queryKeys } from "@/components/realtime/query-keys";
 import { describeRequestType, RequestSummary } from "@/components/history/request-text";
 import { Button } from "@/components/ui/button";
 import { formatAge, formatClock } from "@/components/ui/use-now";
 import { VisibleText } from "@/components/ui/visible-text";
-import type { TeamMember } from "@/lib/agents/views";
+import type { BoardMember, BoardRequest } from "@/lib/shared/agents/board";
 import { isAgentActive } from "@/lib/shared/agents/schema";
+import { apiFetch } from "@/lib/shared/http/api-fetch";
 import type { RequestView } from "@/lib/requests/views";
 import { GateLabel, StatusBadge, ToolHostLabel } from "./agent-badges";
 
 export type AgentAction = "message" | "require_plan" | "shutdown" | "force_stop" | "respawn";
 
 /** Heartbeats come every few seconds; past this the agent is about to be marked offline. */
-const STALE_HEARTBEAT_MS = 15_000;
+export const STALE_HEARTBEAT_MS = 15_000;
 
 /** Its requests stay pending, but no live process will act on the answer. */
-function isOrphaned(member: TeamMember): boolean {
+export function isOrphaned(member: Pick<BoardMember, "status">): boolean {
   return member.status === "offline" || member.status === "crashed";
 }
 
@@ -30,12 +33,27 @@ function Fact({ term, wide, children }: { term: string; wide?: boolean; children
   );
 }
 
+/**
+ * The request's summary needs its payload, which a row patched from an event lacks (events never
+ * carry one): such a row fetches the request by its id, with the console's own credentials.
+ */
+function RequestSummaryOf({ request }: { request: BoardRequest }) {
+  const hasPayload = request.payload !== undefined;
+  const fetched = useQuery({
+    queryKey: queryKeys.request(request.id),
+    queryFn: () => apiFetch<RequestView>(`/requests/${request.id}`),
+    enabled: !hasPayload,
+  });
+  const full = hasPayload ? (request as RequestView) : fetched.data;
+  return full ? <RequestSummary request={full} className="mt-0.5 text-xs text-slate-600" /> : null;
+}
+
 function PendingRequestItem({
   request,
   now,
   isOrphaned,
 }: {
-  request: RequestView;
+  request: BoardRequest;
   now: number;
   isOrphaned: boolean;
 }) {
@@ -64,21 +82,21 @@ function PendingRequestItem({
           {`${request.timeoutPolicy ?? "expires"} in ${formatClock(remaining)}`}
         </span>
       </div>
-      <RequestSummary request={request} className="mt-0.5 text-xs text-slate-600" />
+      <RequestSummaryOf request={request} />
     </li>
   );
 }
 
-export function AgentCard({
+export const AgentCard = memo(function AgentCard({
   member,
   now,
   canAct,
   onAction,
 }: {
-  member: TeamMember;
+  member: BoardMember;
   now: number;
   canAct: boolean;
-  onAction: (action: AgentAction) => void;
+  onAction: (action: AgentAction, member: BoardMember) => void;
 }) {
   const headingId = useId();
   const isActive = isAgentActive(member.status);
@@ -192,14 +210,14 @@ export function AgentCard({
               <Button
                 variant="secondary"
                 aria-label={`Message ${member.name}`}
-                onClick={() => onAction("message")}
+                onClick={() => onAction("message", member)}
               >
                 Message
               </Button>
               <Button
                 variant="secondary"
                 aria-label={`Require plan from ${member.name}`}
-                onClick={() => onAction("require_plan")}
+                onClick={() => onAction("require_plan", member)}
               >
                 Require plan
               </Button>
@@ -211,14 +229,14 @@ export function AgentCard({
                     : `Request shutdown of ${member.name}`
                 }
                 disabled={hasShutdownRequest}
-                onClick={() => onAction("shutdown")}
+                onClick={() => onAction("shutdown", member)}
               >
                 {hasShutdownRequest ? "Shutdown requested" : "Request shutdown"}
               </Button>
               <Button
                 variant="secondary"
                 aria-label={`Force stop ${member.name}`}
-                onClick={() => onAction("force_stop")}
+                onClick={() => onAction("force_stop", member)}
               >
                 <span className="text-rose-700">Force stop</span>
               </Button>
@@ -227,7 +245,7 @@ export function AgentCard({
             <Button
               variant="secondary"
               aria-label={`Respawn ${member.name}`}
-              onClick={() => onAction("respawn")}
+              onClick={() => onAction("respawn", member)}
             >
               Respawn
             </Button>
@@ -236,4 +254,4 @@ export function AgentCard({
       )}
     </article>
   );
-}
+});

@@ -1,4 +1,4 @@
-import type { InputHTMLAttributes } from "react";
+import type { ComponentProps } from "react";
 import { LabelledField } from "./labelled-field";
 
 /** An input that always carries a visible label, so people and tests can find it by name. */
@@ -6,7 +6,7 @@ export function TextField({
   label,
   className = "",
   ...props
-}: InputHTMLAttributes<HTMLInputElement> & { label: string }) {
+}: ComponentProps<"input"> & { label: string }) {
   return (
     <LabelledField label={label} className={className}>
       {({ id }) => (

@@ -10,8 +10,16 @@ const ACTION_NAMES =
 export class TeamPage {
   constructor(private readonly page: Page) {}
 
-  async goto(): Promise<void> {
-    await this.page.goto("/team");
+  /**
+   * The board as cards, narrowed to `search` when given: a large team from another spec must not
+   * push the agent under test out of the virtualized list.
+   */
+  async goto(options: { search?: string } = {}): Promise<void> {
+    const query = new URLSearchParams({
+      view: "cards",
+      ...(options.search ? { q: options.search } : {}),
+    });
+    await this.page.goto(`/team?${query}`);
     await expect(this.page.getByRole("heading", { name: "Team", level: 1 })).toBeVisible();
   }
 

@@ -91,17 +91,27 @@ export async function listAgents(db: Db): Promise<Agent[]> {
   return db.agent.findMany({ orderBy: { name: "asc" } });
 }
 
-/** The team board: every agent with what blocks it, in four queries whatever the team's size. */
-export async function listTeamMembers(db: Db): Promise<TeamMember[]> {
-  const [agents, pending, blocked] = await Promise.all([
-    listAgents(db),
+/**
+ * The team board: every agent with what blocks it, in four queries whatever the team's size.
+ * `name` narrows it to one row, for a board patching itself after an event it cannot apply alone.
+ */
+export async function listTeamMembers(
+  db: Db,
+  filter: { name?: string } = {},
+): Promise<TeamMember[]> {
+  const agents = filter.name
+    ? await db.agent.findMany({ where: { name: filter.name } })
+    : await listAgents(db);
+  if (agents.length === 0) return [];
+  const agentIds = filter.name ? agents.map((agent) => agent.id) : undefined;
+  const [pending, blocked] = await Promise.all([
     db.request.findMany({
-      where: { status: "pending" },
+      where: { status: "pending", ...(agentIds ? { agentId: { in: agentIds } } : {}) },
       orderBy: [{ createdAt: "asc" }, { id: "asc" }],
     }),
     db.toolCall.groupBy({
       by: ["agentId", "incarnation"],
-      where: { isAllowed: false },
+      where: { isAllowed: false, ...(agentIds ? { agentId: { in: agentIds } } : {}) },
       _count: { _all: true },
     }),
   ]);
@@ -114,13 +124,21 @@ export async function listTeamMembers(db: Db): Promise<TeamMember[]> {
           select: { id: true, title: true },
         });
   const titles = new Map(tasks.map((task) => [task.id, task.title]));
+  // Keyed once: a scan per agent is quadratic at a thousand agents.
+  const blockedCounts = new Map(
+    blocked.map((row) => [`${row.agentId}:${row.incarnation}`, row._count._all]),
+  );
+  const pendingByAgent = new Map<string, TeamMember["pendingRequests"]>();
+  for (const request of pending) {
+    const list = pendingByAgent.get(request.agentId) ?? [];
+    list.push(toRequestView(request));
+    pendingByAgent.set(request.agentId, list);
+  }
   return agents.map((agent) => ({
     ...toAgentView(agent),
     taskTitle: agent.taskId ? (titles.get(agent.taskId) ?? null) : null,
-    blockedToolCalls:
-      blocked.find((row) => row.agentId === agent.id && row.incarnation === agent.incarnation)
-        ?._count._all ?? 0,
-    pendingRequests: pending.filter((request) => request.agentId === agent.id).map(toRequestView),
+    blockedToolCalls: blockedCounts.get(`${agent.id}:${agent.incarnation}`) ?? 0,
+    pendingRequests: pendingByAgent.get(agent.id) ?? [],
   }));
 }
 

@@ -222,6 +222,7 @@ export async function createRequestInTransaction(
     sender: request.sender,
     target: request.target,
     expiresAt: view.expiresAt,
+    timeoutPolicy: view.timeoutPolicy,
   });
   return { request: view, isCreated: true };
 }

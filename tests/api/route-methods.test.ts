@@ -38,6 +38,16 @@ describe("every API path answers every method in the JSON shape", () => {
     }
   });
 
+  it("answers OPTIONS with the path's methods, and HEAD as GET without a body", async () => {
+    const options = await callApi({ method: "OPTIONS", path: "/api/v1/tokens" });
+    expect(options.status).toBe(204);
+    expect(options.headers.get("allow")).toBe("GET, POST, OPTIONS");
+    const head = await callApi({ method: "HEAD", path: "/api/v1/health" });
+    expect(head.status).toBe(200);
+    expect(head.json).toBeNull();
+    expect((await callApi({ method: "HEAD", path: "/api/v1/heartbeat" })).status).toBe(405);
+  });
+
   it("puts the API's security headers on every answer, refusals included", async () => {
     for (const [method, path] of [
       ["GET", "/api/v1/health"],

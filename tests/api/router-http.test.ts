@@ -49,15 +49,18 @@ describe("the API's router over HTTP", () => {
     const poll = (wait: number, signal?: AbortSignal) =>
       fetch(`${server.url}/api/v1/inbox?wait=${wait}`, { headers: agent.headers, signal });
     const controller = new AbortController();
+    const openedAt = Date.now();
     const open = [poll(30, controller.signal), poll(30, controller.signal)].map((pending) =>
       pending.catch(() => null),
     );
     // A third long-poll is refused while both wait, and admitted once they are aborted.
-    await vi.waitFor(async () => expect((await poll(1)).status).toBe(429), { timeout: 10_000 });
+    await vi.waitFor(async () => expect((await poll(1)).status).toBe(429), { timeout: 20_000 });
     controller.abort();
     await Promise.all(open);
-    await vi.waitFor(async () => expect((await poll(1)).status).toBe(200), { timeout: 10_000 });
-  });
+    await vi.waitFor(async () => expect((await poll(1)).status).toBe(200), { timeout: 20_000 });
+    // Unaborted, both would have held their slots for their whole 30 s.
+    expect(Date.now() - openedAt).toBeLessThan(29_000);
+  }, 60_000);
 
   it("answers unknown paths and wrong methods in the JSON shape", async () => {
     const unknown = await fetch(`${server.url}/api/v1/nope`);

@@ -9,6 +9,7 @@ import {
 } from "../../agents/mutations";
 import {
   agentParamsSchema,
+  listAgentsQuerySchema,
   reasonSchema,
   registerAgentSchema,
   shutdownAgentSchema,
@@ -22,8 +23,12 @@ import { sendLeadRequest } from "../../requests/mutations";
 
 export const agents = definePath("/api/v1/agents", {
   GET: defineRoute(
-    { access: "human", scopes: ["admin", "decide", "read", "supervisor"] },
-    async () => ({ items: await listTeamMembers(getDb()), nextCursor: null }),
+    {
+      access: "human",
+      scopes: ["admin", "decide", "read", "supervisor"],
+      query: listAgentsQuerySchema,
+    },
+    async ({ query }) => ({ items: await listTeamMembers(getDb(), query), nextCursor: null }),
   ),
   POST: defineRoute(
     { access: "lead", scopes: ["admin", "connect"], body: registerAgentSchema, status: 201 },

@@ -29,6 +29,8 @@ export const EVENT_PAYLOAD_SCHEMAS = {
     sender: z.string(),
     target: z.string(),
     expiresAt: z.string().nullable(),
+    /** What happens at `expiresAt` ("auto-rejects"), so a board row shows its countdown unfetched. */
+    timeoutPolicy: z.string().nullable().optional(),
   }),
   "request.decided": z.object({
     requestId,

@@ -1,0 +1,50 @@
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { sizes } from "../bench/config";
+import { writePerformanceDoc } from "../bench/report";
+
+const dirs: string[] = [];
+afterEach(async () => {
+  for (const dir of dirs.splice(0)) await rm(dir, { recursive: true, force: true });
+});
+
+async function write(file: string, commit: string) {
+  await writePerformanceDoc({
+    path: file,
+    date: "2026-11-30",
+    commit,
+    machine: {
+      nproc: 2,
+      cpu: "test",
+      memoryGiB: 1,
+      node: "v20",
+      postgres: "PostgreSQL 15",
+      loadAverageAtStart: [0, 0, 0],
+    },
+    durationS: 1,
+    resultsFile: "bench/results/x.json",
+    rows: [],
+    notes: [],
+    sizes,
+  });
+}
+
+describe("docs/PERFORMANCE.md as the bench writes it", () => {
+  it("replaces the generated part and keeps what is written by hand below the marker", async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), "perf-doc-"));
+    dirs.push(dir);
+    const file = path.join(dir, "PERFORMANCE.md");
+    await write(file, "aaaaaaa");
+    const generated = await readFile(file, "utf8");
+    const handWritten = "\n## A dated record\n\nMeasured by hand.\n";
+    await writeFile(file, `${generated}${handWritten}`);
+    await write(file, "bbbbbbb");
+    const rewritten = await readFile(file, "utf8");
+    expect(rewritten).toContain("**commit:** bbbbbbb");
+    expect(rewritten).not.toContain("aaaaaaa");
+    expect(rewritten.endsWith(handWritten)).toBe(true);
+    expect(rewritten.split("## A dated record")).toHaveLength(2);
+  });
+});
