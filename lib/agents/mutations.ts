@@ -10,6 +10,7 @@ import { findAgentByName, lockActingAgent, lockAgent } from "./data";
 import { toAgentView, type AgentView } from "./views";
 import {
   isAgentActive,
+  WAITING_STATUSES,
   type GateState,
   type HeartbeatInput,
   type RegisterAgentInput,
@@ -267,8 +268,8 @@ export async function recordHeartbeat(
     // A heartbeat sent before the worker learnt of its own pending request can arrive after it:
     // while a request of this incarnation waits on the Lead, the agent is waiting, whatever it says.
     const isStillWaiting =
-      agent.status === "waiting_approval" &&
-      input.status !== "waiting_approval" &&
+      WAITING_STATUSES.includes(agent.status) &&
+      input.status !== agent.status &&
       (await tx.request.count({
         where: {
           agentId: agent.id,
@@ -324,7 +325,7 @@ export async function markSilentAgentsOffline(
     where: {
       // A stopping agent is not marked offline (which it could heartbeat its way back from):
       // its grace period ends it instead (forceOverdueStops).
-      status: { in: ["starting", "working", "idle", "waiting_approval"] },
+      status: { in: ["starting", "working", "idle", ...WAITING_STATUSES] },
       OR: [
         { lastHeartbeatAt: { lt: cutoff } },
         { lastHeartbeatAt: null, updatedAt: { lt: cutoff } },

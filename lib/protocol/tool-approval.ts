@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { z } from "zod";
 import { canonicalJson } from "./canonical-json";
-import type { ProtocolTypeDefinition } from "./definition";
+import { APPROVAL_OUTCOMES, approvalOutcome, type ProtocolTypeDefinition } from "./definition";
 import { classifyToolCall } from "./tool-risk";
 
 const toolPayloadSchema = z.strictObject({
@@ -21,6 +21,7 @@ export const toolApproval: ProtocolTypeDefinition = {
   responseType: "tool_approval_response",
   label: "tool call",
   payloadSchema: toolPayloadSchema,
+  responseSchema: z.strictObject({}),
   // The server's own classification and parse are stored with the request, whoever raised it, so
   // the card shows what the gate judged, never what the agent claims.
   preparePayload: async (payload) => {
@@ -33,12 +34,14 @@ export const toolApproval: ProtocolTypeDefinition = {
   },
   summarize: (payload) => `${String(payload.tool)} ${canonicalJson(payload.args)}`.slice(0, 200),
   directions: ["agent_to_lead"],
+  outcomes: APPROVAL_OUTCOMES,
+  decisionOutcome: approvalOutcome,
+  waitingStatus: () => "waiting_approval",
   defaultTimeoutSeconds: () => 10 * 60,
-  timeoutPolicy: () => "deny",
+  timeout: () => ({ policy: "deny", outcome: "expired" }),
   onDuplicatePending: "supersede",
   // An approval speaks for the work it was asked for, like a plan: a task switch voids it.
   isFencedToWork: true,
-  onCreated: ({ setAgentState }) => setAgentState({ status: "waiting_approval" }),
   onApproved: ({ setAgentState }) => setAgentState({ status: "working" }),
   onRejected: ({ setAgentState }) => setAgentState({ status: "working" }),
   onExpired: ({ setAgentState }) => setAgentState({ status: "working" }),

@@ -7,6 +7,8 @@ export const REQUEST_STATUSES = [
   "approved",
   "rejected",
   "expired",
+  "answered",
+  "unanswered",
   "superseded",
   "cancelled",
 ] as const;
@@ -25,7 +27,11 @@ export const createRequestSchema = z.strictObject({
 });
 export type CreateRequestInput = z.infer<typeof createRequestSchema>;
 
-export const respondSchema = z.strictObject({
+/**
+ * Every decision's common fields. The fields a type adds (a question's `answer`) pass through here
+ * and are checked against that type's `responseSchema`, which refuses any it does not know.
+ */
+export const respondSchema = z.looseObject({
   type: typeNameSchema,
   approve: z.boolean(),
   feedback: z.string().trim().max(10_000).optional(),
@@ -48,7 +54,7 @@ export const decidedBySchema = z.discriminatedUnion("kind", [
   }),
   z.strictObject({
     kind: z.literal("timeout"),
-    policy: z.enum(["reject", "approve", "deny", "force_stop"]),
+    policy: z.enum(["reject", "approve", "deny", "force_stop", "answer_default", "unanswered"]),
   }),
   z.strictObject({ kind: z.literal("agent"), agent: z.string(), incarnation: z.number().int() }),
 ]);

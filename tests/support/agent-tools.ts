@@ -32,6 +32,7 @@ export function makeRequestView(overrides: Partial<RequestView> = {}): RequestVi
     feedback: null,
     respondedBy: null,
     decidedBy: null,
+    response: null,
     respondedAt: null,
     createdAt: "2025-01-01T00:00:00.000Z",
     expiresAt: "2025-01-01T00:15:00.000Z",
