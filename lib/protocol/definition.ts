@@ -5,14 +5,16 @@ import type { Agent, Request } from "../generated/prisma/client";
 /** Who sent a request: an agent to the Lead, or the Lead to an agent. The target decides. */
 export type Direction = "agent_to_lead" | "lead_to_agent";
 
-/** What happens when nobody answers in time. */
-export type TimeoutPolicy =
-  | "reject"
-  | "approve"
-  | "deny"
-  | "force_stop"
-  | "answer_default"
-  | "unanswered";
+/** What happens when nobody answers in time; recorded in `decidedBy` of the timeout. */
+export const TIMEOUT_POLICIES = [
+  "reject",
+  "approve",
+  "deny",
+  "force_stop",
+  "answer_default",
+  "unanswered",
+] as const;
+export type TimeoutPolicy = (typeof TIMEOUT_POLICIES)[number];
 
 /** The closed list of terminal outcomes a type may end in (`request_status` in the database). */
 export const REQUEST_OUTCOMES = [
@@ -70,10 +72,10 @@ export type ProtocolTypeDefinition = {
    * Checks a decision against the request it answers and returns what is stored as the request's
    * `response` (null for nothing). Throws INVALID_RESPONSE for a decision the request cannot take.
    */
-  prepareResponse?: (payload: Record<string, unknown>, draft: ResponseDraft) => Record<
-    string,
-    unknown
-  > | null;
+  prepareResponse?: (
+    payload: Record<string, unknown>,
+    draft: ResponseDraft,
+  ) => Record<string, unknown> | null;
   /** The text an inbox shows for the request. */
   summarize: (payload: Record<string, unknown>) => string;
   directions: readonly Direction[];

@@ -78,7 +78,10 @@ function invalidAnswer(message: string): AppError {
 }
 
 /** Resolves an answer against the question it answers; throws INVALID_RESPONSE if it cannot be one. */
-export function resolveAnswer(payload: QuestionPayload, input: QuestionAnswerInput): QuestionAnswer {
+export function resolveAnswer(
+  payload: QuestionPayload,
+  input: QuestionAnswerInput,
+): QuestionAnswer {
   const option =
     input.option === undefined
       ? null
@@ -105,7 +108,8 @@ function timeoutOf(payload: QuestionPayload): TimeoutOutcome {
 
 /** One line for an agent or a terminal: what the answer says. */
 export function describeAnswer(answer: QuestionAnswer): string {
-  const chosen = answer.option === null ? null : `${answer.label ?? answer.option} (${answer.option})`;
+  const chosen =
+    answer.option === null ? null : `${answer.label ?? answer.option} (${answer.option})`;
   return [chosen, answer.text].filter((part) => part !== null).join(": ");
 }
 

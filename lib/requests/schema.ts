@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { queryInteger } from "../http/query";
 import { agentNameSchema } from "../agents/schema";
+import { TIMEOUT_POLICIES } from "../protocol/definition";
 
 export const REQUEST_STATUSES = [
   "pending",
@@ -54,7 +55,7 @@ export const decidedBySchema = z.discriminatedUnion("kind", [
   }),
   z.strictObject({
     kind: z.literal("timeout"),
-    policy: z.enum(["reject", "approve", "deny", "force_stop", "answer_default", "unanswered"]),
+    policy: z.enum(TIMEOUT_POLICIES),
   }),
   z.strictObject({ kind: z.literal("agent"), agent: z.string(), incarnation: z.number().int() }),
 ]);
