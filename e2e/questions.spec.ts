@@ -36,7 +36,7 @@ test.beforeAll(async () => {
     apiKey: E2E_MODEL_STUB.apiKey,
     port: E2E_MODEL_STUB.port,
     respond: (request) =>
-      isReportingToolResults(request) || JSON.stringify(request.body).includes('ask_lead","id')
+      isReportingToolResults(request)
         ? replyWithText("Thanks, noted.")
         : replyWithToolUse("ask_lead", QUESTION, { id: "toolu_ask_1", text: "I need to ask." }),
   });
