@@ -71,8 +71,8 @@ test("a question appears live, the Lead answers with a key press, and the worker
   await expect(detail).toContainText(QUESTION.question);
   await expect(detail).toContainText("Default if unanswered: Staging (staging)");
   await expect(detail).toContainText(/answers the default in \d+:\d\d/);
-  await expect(inbox.option("1 Staging")).toBeVisible();
-  await expect(inbox.option("2 Production")).toBeVisible();
+  await expect(inbox.option("Staging")).toBeVisible();
+  await expect(inbox.option("Production")).toBeVisible();
   await expect
     .poll(async () => (await (await lead.get(`/api/v1/agents/${agentName}`)).json()).status)
     .toBe("waiting_answer");

@@ -97,6 +97,8 @@ export function QuestionAnswerForm({
               variant="secondary"
               disabled={isDeciding}
               onClick={() => onAnswer({ option: option.id })}
+              // Named by the label alone: the key hint and description are decoration around it.
+              aria-label={option.label}
               aria-keyshortcuts={String(index + 1)}
               title={option.description}
               className="flex-col items-start"
