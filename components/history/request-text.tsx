@@ -26,6 +26,12 @@ function summarizeToolCall(payload: Record<string, unknown>): string {
   return `${tool} ${typeof subject === "string" ? subject : JSON.stringify(args)}`;
 }
 
+/** The answer a decided question carries, in one line; null when it has none. */
+export function describeRequestAnswer(request: RequestView): string | null {
+  const parsed = questionResponseSchema.safeParse(request.response);
+  return parsed.success ? describeAnswer(parsed.data.answer) : null;
+}
+
 /**
  * What was asked: the plan's summary, the tool call, the reason to stop. Agent-written, so it is
  * shown with VisibleText (escaped, wrapped, collapsed with both ends kept), never cut off.
@@ -41,9 +47,9 @@ export function summarizeRequest(request: RequestView): string {
     case "shutdown":
       return text(payload.reason) || (request.sender === "lead" ? "Lead asks it to stop" : "");
     case "question": {
-      const answer = questionResponseSchema.safeParse(request.response);
+      const answer = describeRequestAnswer(request);
       const asked = text(payload.question);
-      return answer.success ? `${asked} → ${describeAnswer(answer.data.answer)}` : asked;
+      return answer ? `${asked} → ${answer}` : asked;
     }
     default:
       return "";

@@ -5,9 +5,7 @@ import { Button } from "@/components/ui/button";
 import { TextWarnings, VisibleText } from "@/components/ui/visible-text";
 import { inspectValue } from "@/lib/display/visible-text";
 import {
-  describeAnswer,
   questionPayloadSchema,
-  questionResponseSchema,
   type QuestionAnswerInput,
   type QuestionPayload,
 } from "@/lib/protocol/question";
@@ -19,12 +17,6 @@ export function readQuestion(request: RequestView): QuestionPayload {
   return parsed.success
     ? parsed.data
     : { question: String(request.payload.question ?? ""), allowText: true };
-}
-
-/** The answer a decided question carries, in one line; null when it has none. */
-export function describeQuestionAnswer(request: RequestView): string | null {
-  const parsed = questionResponseSchema.safeParse(request.response);
-  return parsed.success ? describeAnswer(parsed.data.answer) : null;
 }
 
 function describeDefault(question: QuestionPayload): string | null {

@@ -8,7 +8,7 @@ import { ToolCallView } from "@/components/tool-calls/tool-call-view";
 import { Markdown } from "@/components/ui/markdown";
 import { TextWarnings, VisibleText } from "@/components/ui/visible-text";
 import { formatAge, formatClock } from "@/components/ui/use-now";
-import { describeOutcome } from "@/components/history/request-text";
+import { describeOutcome, describeRequestAnswer } from "@/components/history/request-text";
 import { TimelineEntry } from "@/components/timeline/timeline-entry";
 import type { AgentDetail } from "@/lib/agents/views";
 import type { TimelinePage } from "@/lib/agents/timeline";
@@ -16,7 +16,7 @@ import { inspectText } from "@/lib/display/visible-text";
 import { apiFetch } from "@/lib/http/api-fetch";
 import type { QuestionAnswerInput } from "@/lib/protocol/question";
 import type { RequestView } from "@/lib/requests/views";
-import { describeQuestionAnswer, QuestionAnswerForm, QuestionBody } from "./question-card";
+import { QuestionAnswerForm, QuestionBody } from "./question-card";
 import { typeLabel } from "./request-list";
 
 type Props = {
@@ -32,7 +32,7 @@ type Props = {
 
 function DecisionBanner({ request, isConflict }: { request: RequestView; isConflict: boolean }) {
   const when = request.respondedAt ? new Date(request.respondedAt).toLocaleTimeString() : "";
-  const answer = describeQuestionAnswer(request);
+  const answer = describeRequestAnswer(request);
   return (
     <div role="status" className="rounded-lg bg-slate-100 px-4 py-3 text-sm text-slate-800">
       {isConflict && <p className="font-medium text-rose-700">Someone else decided first.</p>}
