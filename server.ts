@@ -1,11 +1,14 @@
 import { createServer } from "node:http";
+import { getRequestListener } from "@hono/node-server";
 import next from "next";
+import { createApi } from "./lib/api/v1/routes";
 import { getDb } from "./lib/db";
 import { env, requireDatabaseUrl } from "./lib/env";
+import { isApiTarget } from "./lib/http/router";
 import { stampClientAddress, startWebNodeServices } from "./lib/realtime/web-node";
 import { ensureFirstLead } from "./lib/users/mutations";
 
-// One HTTP server: Next.js (pages and /api/v1 route handlers) and socket.io share the port.
+// One HTTP server: the API's router (/api/v1), Next.js (pages) and socket.io share the port.
 async function main(): Promise<void> {
   const isDev = env.NODE_ENV !== "production";
   const app = next({ dev: isDev, hostname: env.HOST, port: env.PORT });
@@ -17,9 +20,11 @@ async function main(): Promise<void> {
     email: env.HANDSHAKE_ADMIN_EMAIL,
     password: env.HANDSHAKE_ADMIN_PASSWORD,
   });
+  // Globals stay Node's own: Next runs in this process too.
+  const handleApi = getRequestListener(createApi().fetch, { overrideGlobalObjects: false });
   const httpServer = createServer((req, res) => {
     stampClientAddress(req);
-    void handle(req, res);
+    void (isApiTarget(req.url ?? "/") ? handleApi(req, res) : handle(req, res));
   });
   const services = await startWebNodeServices(httpServer, db, requireDatabaseUrl());
 

@@ -1,5 +1,5 @@
 import type { AgentDetail } from "../lib/agents/views";
-import type { ToolHost } from "../lib/agents/schema";
+import type { ToolHost } from "../lib/shared/agents/schema";
 import type { MessageView } from "../lib/messages/views";
 import type { RequestView } from "../lib/requests/views";
 import type { TaskView } from "../lib/tasks/views";

@@ -1,4 +1,4 @@
-import { ApiRequestError, readApiResponse } from "../lib/http/api-fetch";
+import { ApiRequestError, readApiResponse } from "../lib/shared/http/api-fetch";
 
 /** A refusal from the API, with its typed code: the same error class the console uses. */
 export { ApiRequestError as ApiError };

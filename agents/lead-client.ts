@@ -1,5 +1,5 @@
 import type { AgentDetail, AgentView } from "../lib/agents/views";
-import type { ConsoleEvent } from "../lib/realtime/contract";
+import type { ConsoleEvent } from "../lib/shared/realtime/contract";
 import { HttpTransport } from "./http-transport";
 
 export type RegisteredAgent = { agent: AgentView; token: string };

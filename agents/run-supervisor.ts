@@ -1,5 +1,5 @@
 import path from "node:path";
-import { env, sandboxSettingsEnv } from "../lib/env";
+import { env, sandboxSettingsEnv } from "./env";
 import { readSecrets, supervisorSecretsSchema } from "./secrets-pipe";
 import { Supervisor } from "./supervisor";
 

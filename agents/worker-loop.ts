@@ -1,6 +1,6 @@
 import { writeFile } from "node:fs/promises";
 import type { MessageView } from "../lib/messages/views";
-import { describeAnswer, questionResponseSchema } from "../lib/protocol/question";
+import { describeAnswer, questionResponseSchema } from "../lib/shared/protocol/question";
 import type { RequestView } from "../lib/requests/views";
 import { ApiError, type HandshakeClient } from "./api-client";
 import type { Model, ProtocolNotice, ToolResult, TranscriptEntry } from "./models/model";

@@ -1,4 +1,4 @@
-import { env } from "../lib/env";
+import { env } from "./env";
 import { HandshakeClient } from "./api-client";
 import { createModel } from "./models/create-model";
 import { readSecrets, workerSecretsSchema } from "./secrets-pipe";

@@ -4,7 +4,7 @@ import {
   type ClientToServerEvents,
   type ConsoleEvent,
   type ServerToClientEvents,
-} from "../lib/realtime/contract";
+} from "../lib/shared/realtime/contract";
 import { withTimeout } from "./raw";
 
 /** An HTTP refusal, with the API's error code. */

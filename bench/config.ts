@@ -2,7 +2,7 @@ import { z } from "zod";
 import { env } from "../lib/env";
 
 // The bench's knobs live in lib/env.ts with every other variable; all are optional.
-const PHASES = ["push", "loop", "breakdown", "throughput", "scale", "history"] as const;
+const PHASES = ["gate", "push", "loop", "breakdown", "throughput", "scale", "history"] as const;
 export type Phase = (typeof PHASES)[number];
 
 const selectedPhases = env.BENCH_ONLY
@@ -34,6 +34,8 @@ export function isPhaseSelected(phase: Phase): boolean {
 export const sizes = benchEnv.BENCH_QUICK
   ? {
       rounds: 1,
+      gateClients: 8,
+      gateMs: 1_500,
       pushConsoles: 20,
       pushRequests: 150,
       notifySamples: 300,
@@ -57,6 +59,8 @@ export const sizes = benchEnv.BENCH_QUICK
     }
   : {
       rounds: 3,
+      gateClients: 8,
+      gateMs: 4_000,
       pushConsoles: 20,
       pushRequests: 1_200,
       notifySamples: 1_500,

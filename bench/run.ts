@@ -24,6 +24,14 @@ import {
   type PushSamples,
 } from "./handshake";
 import { measureSubmissionBreakdown } from "./breakdown";
+import {
+  gateVerdictCall,
+  healthCall,
+  measureLoad,
+  plainCall,
+  startPlainServer,
+  type LoadResult,
+} from "./gate";
 import { captureHistorySql, explain, insertHistory, type ExplainResult } from "./history";
 import {
   createRawSchema,
@@ -251,6 +259,52 @@ async function main(): Promise<void> {
   const rawNotify: number[] = [];
 
   const per = (total: number, blocks: number) => Math.ceil(total / blocks);
+
+  // ---- the gate verdict against a plain node:http server doing the same one INSERT ----
+  let gate: Record<"plainInsert" | "verdict" | "plainHealth" | "health", LoadResult[]> | undefined;
+  if (isPhaseSelected("gate")) {
+    const plain = await startPlainServer({ databaseUrl, port: benchEnv.BENCH_PORT + 1 });
+    cleanups.push({ name: "stop the plain floor server", run: () => plain.stop() });
+    const gateAgents = await registerAgents(
+      server.url,
+      leadToken,
+      Array.from({ length: sizes.gateClients }, (_, index) => `bench-gate-${index}`),
+      1,
+    );
+    await keepAgentsAlive(databaseUrl);
+    gate = { plainInsert: [], verdict: [], plainHealth: [], health: [] };
+    const load = (call: (worker: number) => Promise<Response>, durationMs = sizes.gateMs) =>
+      measureLoad({ clients: sizes.gateClients, durationMs, call });
+    const sides = {
+      plainInsert: plainCall(plain.url, "/tool-calls"),
+      verdict: gateVerdictCall(server.url, gateAgents),
+      plainHealth: plainCall(plain.url, "/health"),
+      health: healthCall(server.url),
+    };
+    for (const call of Object.values(sides)) await load(call, 500);
+    for (let roundIndex = 0; roundIndex < sizes.rounds; roundIndex++) {
+      for (const [side, call] of Object.entries(sides) as [
+        keyof typeof sides,
+        (worker: number) => Promise<Response>,
+      ][]) {
+        gate[side].push(await load(call));
+      }
+      log(
+        `gate round ${roundIndex + 1}/${sizes.rounds}: plain ${gate.plainInsert.at(-1)?.perSecond.toFixed(0)}/s, verdict ${gate.verdict.at(-1)?.perSecond.toFixed(0)}/s, plain health ${gate.plainHealth.at(-1)?.perSecond.toFixed(0)}/s, health ${gate.health.at(-1)?.perSecond.toFixed(0)}/s`,
+      );
+    }
+    results.gate = Object.fromEntries(
+      Object.entries(gate).map(([side, runs]) => [
+        side,
+        {
+          latency: roundSummary(summarize(runs.flatMap((run) => run.latenciesMs))),
+          perSecond: round(median(runs.map((run) => run.perSecond)), 1),
+          errors: runs.reduce((sum, run) => sum + run.errors, 0),
+        },
+      ]),
+    );
+    await plain.stop();
+  }
 
   // ---- G3.1 push latency, interleaved with raw NOTIFY latency ----
   let push: Push | undefined;
@@ -599,6 +653,57 @@ async function main(): Promise<void> {
       `${formatMs(notifyFloor.p50)} / ${formatMs(notifyFloor.p99)}`,
     ),
   );
+  if (gate) {
+    const side = (runs: LoadResult[]) => ({
+      latency: summarize(runs.flatMap((run) => run.latenciesMs)),
+      perSecond: median(runs.map((run) => run.perSecond)),
+    });
+    const [plainInsert, verdictLoad, plainHealth, health] = [
+      side(gate.plainInsert),
+      side(gate.verdict),
+      side(gate.plainHealth),
+      side(gate.health),
+    ];
+    const clients = `${sizes.gateClients} clients`;
+    rows.push(
+      floorRow(
+        `Plain node:http + one INSERT, ${clients} p50 / rate`,
+        `${formatMs(plainInsert.latency.p50)} / ${formatRate(plainInsert.perSecond)}`,
+      ),
+      floorRow(
+        `Plain node:http, no database, ${clients} p50 / rate`,
+        `${formatMs(plainHealth.latency.p50)} / ${formatRate(plainHealth.perSecond)}`,
+      ),
+      {
+        goal: `Gate verdict (POST /tool-calls, recorded) p50, ${clients}`,
+        target: "≤ 2× plain + INSERT",
+        raw: formatMs(plainInsert.latency.p50),
+        handshake: formatMs(verdictLoad.latency.p50),
+        ratio: ratio(verdictLoad.latency.p50, plainInsert.latency.p50),
+        verdict: verdict(verdictLoad.latency.p50 <= 2 * plainInsert.latency.p50),
+      },
+      {
+        goal: `Gate verdict rate, ${clients}`,
+        target: "≥ 40% of plain + INSERT",
+        raw: formatRate(plainInsert.perSecond),
+        handshake: formatRate(verdictLoad.perSecond),
+        ratio: `${((verdictLoad.perSecond / plainInsert.perSecond) * 100).toFixed(0)}%`,
+        verdict: verdict(verdictLoad.perSecond >= 0.4 * plainInsert.perSecond),
+      },
+      {
+        goal: `Diagnosis: GET /health p50 / rate, ${clients}`,
+        target: "diagnosis",
+        raw: `${formatMs(plainHealth.latency.p50)} / ${formatRate(plainHealth.perSecond)}`,
+        handshake: `${formatMs(health.latency.p50)} / ${formatRate(health.perSecond)}`,
+        ratio: ratio(health.latency.p50, plainHealth.latency.p50),
+        verdict: "—",
+      },
+    );
+    const gateErrors = Object.values(gate)
+      .flat()
+      .reduce((sum, run) => sum + run.errors, 0);
+    if (gateErrors > 0) notes.push(`Gate: ${gateErrors} failed calls (see the JSON).`);
+  }
   if (rawLoop.length > 0) {
     const rawLoopSummary = summarize(rawLoop);
     rows.push(

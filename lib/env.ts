@@ -1,8 +1,10 @@
 import { z } from "zod";
+import { agentEnvSchema, parseEnv, pickSandboxSettings } from "./shared/env/agent-env";
 
-// The only reader of process.env. Every variable is listed here with its meaning; README's
-// configuration table mirrors this schema.
-const envSchema = z.object({
+// The server's only reader of process.env (agents/env.ts is the agents'). Every variable is listed
+// here or in the agents' schema it extends, with its meaning; README's configuration table mirrors
+// both.
+const envSchema = agentEnvSchema.extend({
   NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
   /** PostgreSQL connection URL. Without it `npm start` boots an embedded PostgreSQL. */
   DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }).optional(),
@@ -24,8 +26,6 @@ const envSchema = z.object({
   /** Failed sign-ins per client address per window, across accounts. */
   HANDSHAKE_SIGN_IN_MAX_CLIENT_FAILURES: z.coerce.number().int().min(1).max(10_000).default(30),
   HANDSHAKE_ADMIN_PASSWORD: z.string().min(12).max(128).optional(),
-  /** Where `npm start` keeps the embedded database and the generated secret. */
-  HANDSHAKE_DATA_DIR: z.string().min(1).default(".data"),
   HANDSHAKE_EMBEDDED_PG_PORT: z.coerce.number().int().min(1024).max(65535).default(54329),
   CHROMIUM_PATH: z.string().min(1).default("/usr/bin/chromium"),
   /** Where `next build` writes; a second checkout of the e2e suite can run beside the first. */
@@ -35,19 +35,11 @@ const envSchema = z.object({
     .default(".next"),
   /** Port of the e2e suite's server. */
   E2E_PORT: z.coerce.number().int().min(1024).max(65535).default(3210),
-  /** Worker and supervisor: the server they call, like any external agent. */
-  HANDSHAKE_URL: z.url().optional(),
   /**
    * An external agent's token (tests/support/idempotent-agent.ts). Supervised workers never get
    * theirs this way: the supervisor hands it over an inherited pipe (agents/secrets-pipe.ts).
    */
   HANDSHAKE_AGENT_TOKEN: z.string().min(16).optional(),
-  /** Worker: the folder its file tools and bash are confined to. */
-  HANDSHAKE_WORKSPACE: z.string().min(1).optional(),
-  /** Worker: where it persists its state on a graceful shutdown (outside the workspace). */
-  HANDSHAKE_STATE_FILE: z.string().min(1).optional(),
-  HANDSHAKE_MODEL: z.enum(["scripted", "anthropic"]).default("scripted"),
-  HANDSHAKE_SCRIPT: z.string().min(1).optional(),
   /**
    * Per-agent limits (429 RATE_LIMITED with Retry-After), counted per web node. The defaults sit
    * well above what the benchmarks and the soak do per agent.
@@ -56,25 +48,9 @@ const envSchema = z.object({
   HANDSHAKE_AGENT_REQUESTS_PER_MINUTE: z.coerce.number().int().min(1).default(6_000),
   HANDSHAKE_AGENT_TOOL_CALLS_PER_MINUTE: z.coerce.number().int().min(1).default(6_000),
   HANDSHAKE_AGENT_OPEN_LONG_POLLS: z.coerce.number().int().min(1).default(4),
-  HANDSHAKE_HEARTBEAT_MS: z.coerce.number().int().min(100).max(60_000).default(5_000),
-  /** bubblewrap, which sandboxes every bash call; without it bash is refused, never run bare. */
-  HANDSHAKE_BWRAP_PATH: z.string().min(1).default("/usr/bin/bwrap"),
-  /** Host uid/gid bash runs as when the worker is root (root ignores RLIMIT_NPROC). */
-  HANDSHAKE_SANDBOX_UID: z.coerce.number().int().min(1).max(4_294_967_294).default(61_000),
-  HANDSHAKE_SANDBOX_GID: z.coerce.number().int().min(1).max(4_294_967_294).default(61_000),
-  /** Per bash call: CPU seconds per process, address space, processes, largest file, /tmp. */
-  HANDSHAKE_SANDBOX_CPU_SECONDS: z.coerce.number().int().min(1).max(3_600).default(60),
-  HANDSHAKE_SANDBOX_MEMORY_MB: z.coerce.number().int().min(64).max(1_048_576).default(4_096),
-  HANDSHAKE_SANDBOX_PROCESSES: z.coerce.number().int().min(4).max(100_000).default(256),
-  HANDSHAKE_SANDBOX_FILE_MB: z.coerce.number().int().min(1).max(1_048_576).default(512),
-  HANDSHAKE_SANDBOX_TMP_MB: z.coerce.number().int().min(1).max(1_048_576).default(256),
-  /** Disk an agent's workspace may use; over it, bash runs with writes disabled. */
-  HANDSHAKE_WORKSPACE_QUOTA_MB: z.coerce.number().int().min(1).max(10_485_760).default(2_048),
   /** Start the three scripted demo agents with `npm start`. */
   HANDSHAKE_DEMO: z.stringbool().default(true),
   ANTHROPIC_API_KEY: z.string().min(1).optional(),
-  ANTHROPIC_BASE_URL: z.url().optional(),
-  ANTHROPIC_MODEL: z.string().min(1).default("claude-sonnet-4-5"),
   CI: z.stringbool().default(false),
   // Tooling: the soak in `npm run test:reliability` and the knobs of `npm run bench` (bench/).
   SOAK_SECONDS: z.coerce.number().int().min(1).max(3_600).optional(),
@@ -91,20 +67,7 @@ const envSchema = z.object({
 
 export type Env = z.infer<typeof envSchema>;
 
-function parseEnv(source: NodeJS.ProcessEnv): Env {
-  // Empty strings mean "unset" (a blank line in a .env file must not become a value).
-  const present = Object.fromEntries(Object.entries(source).filter(([, value]) => value !== ""));
-  const parsed = envSchema.safeParse(present);
-  if (!parsed.success) {
-    const problems = parsed.error.issues
-      .map((issue) => `  ${issue.path.join(".")}: ${issue.message}`)
-      .join("\n");
-    throw new Error(`Invalid environment configuration:\n${problems}`);
-  }
-  return parsed.data;
-}
-
-export const env: Env = parseEnv(process.env);
+export const env: Env = parseEnv(envSchema, process.env);
 
 export function requireDatabaseUrl(): string {
   if (!env.DATABASE_URL) {
@@ -123,23 +86,9 @@ export function childProcessEnv(overrides: Record<string, string>): NodeJS.Proce
   return { ...process.env, ...overrides };
 }
 
-const SANDBOX_VARIABLES = [
-  "HANDSHAKE_BWRAP_PATH",
-  "HANDSHAKE_SANDBOX_UID",
-  "HANDSHAKE_SANDBOX_GID",
-  "HANDSHAKE_SANDBOX_CPU_SECONDS",
-  "HANDSHAKE_SANDBOX_MEMORY_MB",
-  "HANDSHAKE_SANDBOX_PROCESSES",
-  "HANDSHAKE_SANDBOX_FILE_MB",
-  "HANDSHAKE_SANDBOX_TMP_MB",
-  "HANDSHAKE_WORKSPACE_QUOTA_MB",
-] as const satisfies readonly (keyof Env)[];
-
 /** The sandbox settings the user gave, to pass on to the supervisor and its workers (no secrets). */
 export function sandboxSettingsEnv(): Record<string, string> {
-  return Object.fromEntries(
-    SANDBOX_VARIABLES.flatMap((name) => (process.env[name] ? [[name, process.env[name]]] : [])),
-  );
+  return pickSandboxSettings(process.env);
 }
 
 /**

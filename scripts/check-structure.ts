@@ -25,7 +25,19 @@ const RULES = {
   credentialOutsideTokens:
     "tokens are minted and hashed in lib/tokens/credentials.ts only (one credential module)",
   notKebabCase: "file and folder names are kebab-case",
+  sharedWithoutArea:
+    "lib/shared/ is sorted by area: put the file in lib/shared/<area>/ (protocol, display, …; docs/ARCHITECTURE.md)",
+  serverFileInShared:
+    "data.ts, mutations.ts and views.ts read, write and shape database rows: they belong in lib/<domain>/, not in lib/shared/ (which the browser and the agents run)",
+  envOutsideEnv:
+    "the environment is read in lib/env.ts (the server) and agents/env.ts (the agents) only; pass settings in as arguments",
+  apiRouteInApp:
+    "API routes are declared in lib/api/v1/<resource>.ts and listed in lib/api/v1/routes.ts: server.ts hands /api/v1 to that table, never to app/",
 };
+
+/** The two readers of the environment: the server's and the agents' (decision 015). */
+const ENV_READERS = ["lib/env.ts", "agents/env.ts"];
+const SERVER_FILE_NAMES = ["data.ts", "mutations.ts", "views.ts"];
 
 export type StructureProblem = { file: string; rule: keyof typeof RULES; message: string };
 
@@ -57,9 +69,14 @@ export async function checkStructure(root: string): Promise<StructureProblem[]> 
       const name = path.posix.basename(file);
       if (!isNameAllowed(name)) report(file, "notKebabCase");
       if (entry.endsWith("/") || !SOURCE_FILE.test(name)) continue;
+      if (/^lib\/shared\/[^/]+$/.test(file)) report(file, "sharedWithoutArea");
+      if (file.startsWith("lib/shared/") && SERVER_FILE_NAMES.includes(name)) {
+        report(file, "serverFileInShared");
+      }
       if (/test-support|fixture/.test(name) && !TEST_FILE.test(name)) report(file, "testSupport");
       if (TEST_FILE.test(name)) continue;
       const source = await readFile(path.join(root, file), "utf8");
+      if (/^app\/api\//.test(file)) report(file, "apiRouteInApp");
       if (folder === "app" && /from "(node:)?fs(\/promises)?"/.test(source)) {
         report(file, "appFilesystem");
       }
@@ -69,6 +86,9 @@ export async function checkStructure(root: string): Promise<StructureProblem[]> 
         /export (async )?function to[A-Z]\w*View\b/.test(source)
       ) {
         report(file, "viewOutsideViews");
+      }
+      if (!ENV_READERS.includes(file) && /\bprocess\.env\b/.test(source)) {
+        report(file, "envOutsideEnv");
       }
       if (
         file !== "lib/tokens/credentials.ts" &&

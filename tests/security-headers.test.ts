@@ -1,5 +1,6 @@
 import { NextRequest } from "next/server";
 import { describe, expect, it } from "vitest";
+import { createApi } from "../lib/api/v1/routes";
 import nextConfig from "../next.config";
 import { config, proxy } from "../proxy";
 
@@ -49,15 +50,23 @@ describe("the pages' Content Security Policy (proxy.ts)", () => {
 });
 
 describe("headers on every response (next.config.ts)", () => {
-  it("sets nosniff, a same-origin referrer policy and DENY framing everywhere, and a locked-down CSP on the API", async () => {
+  it("sets nosniff, a same-origin referrer policy and DENY framing on everything Next serves", async () => {
     const rules = (await nextConfig.headers?.()) ?? [];
     const everywhere = rules.find((rule) => rule.source === "/:path*");
     const headers = new Map(everywhere?.headers.map((header) => [header.key, header.value]));
     expect(headers.get("X-Content-Type-Options")).toBe("nosniff");
     expect(headers.get("Referrer-Policy")).toBe("same-origin");
     expect(headers.get("X-Frame-Options")).toBe("DENY");
-    const api = rules.find((rule) => rule.source === "/api/:path*");
-    const apiPolicy = directives(api?.headers[0]?.value ?? null);
+  });
+});
+
+describe("headers on every API answer (lib/http/router.ts)", () => {
+  it("sets the same headers and a locked-down CSP, on an unknown path too", async () => {
+    const response = await createApi().fetch(new Request("http://127.0.0.1:3000/api/v1/nope"));
+    expect(response.headers.get("X-Content-Type-Options")).toBe("nosniff");
+    expect(response.headers.get("Referrer-Policy")).toBe("same-origin");
+    expect(response.headers.get("X-Frame-Options")).toBe("DENY");
+    const apiPolicy = directives(response.headers.get("content-security-policy"));
     expect(apiPolicy.get("default-src")).toBe("'none'");
     expect(apiPolicy.get("frame-ancestors")).toBe("'none'");
   });

@@ -31,6 +31,9 @@ describe("the structure check", () => {
       "lib/tokens/credentials.ts": "export function hashToken() {}\n",
       "app/(console)/widgets/[id]/page.tsx": "export default function Page() {}\n",
       "tests/support/widget-fixtures.ts": "export const widget = {};\n",
+      "lib/shared/widgets/schema.ts": "export const WIDGET_KINDS = [];\n",
+      "lib/env.ts": "export const env = process.env;\n",
+      "agents/env.ts": "export const env = process.env;\n",
     });
     expect(await checkStructure(root)).toEqual([]);
   });
@@ -43,11 +46,18 @@ describe("the structure check", () => {
       'import { readdir } from "node:fs/promises";\n',
       "appFilesystem",
     ],
-    ["app/api/v1/widgets/route.ts", 'import { readFileSync } from "fs";\n', "appFilesystem"],
+    ["app/(console)/widgets/route.ts", 'import { readFileSync } from "fs";\n', "appFilesystem"],
+    ["app/api/v1/widgets/route.ts", "export const GET = () => null;\n", "apiRouteInApp"],
     ["lib/widgets/data.ts", "export function toWidgetView() {}\n", "viewOutsideViews"],
     ["lib/auth/actor.ts", "export function hashToken() {}\n", "credentialOutsideTokens"],
     ["lib/agents/mutations.ts", "export function newAgentToken() {}\n", "credentialOutsideTokens"],
     ["components/team/TeamBoard.tsx", "export {};\n", "notKebabCase"],
+    ["lib/shared/gate.ts", "export {};\n", "sharedWithoutArea"],
+    ["lib/shared/widgets/data.ts", "export {};\n", "serverFileInShared"],
+    ["lib/shared/widgets/mutations.ts", "export {};\n", "serverFileInShared"],
+    ["lib/shared/widgets/views.ts", "export {};\n", "serverFileInShared"],
+    ["agents/tools/sandbox.ts", "const path = process.env.PATH;\n", "envOutsideEnv"],
+    ["lib/shared/env/agent-env.ts", "export const env = process.env;\n", "envOutsideEnv"],
   ])("fails on a misplaced file: %s", async (file, text, rule) => {
     const problems = await checkStructure(await treeWith({ [file]: text }));
     expect(problems).toEqual([expect.objectContaining({ file, rule })]);

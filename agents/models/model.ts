@@ -1,5 +1,5 @@
 import type { MessageView } from "../../lib/messages/views";
-import type { QuestionAnswer } from "../../lib/protocol/question";
+import type { QuestionAnswer } from "../../lib/shared/protocol/question";
 
 /** A tool the model may call; `inputSchema` is JSON Schema (what LLM tool-use APIs expect). */
 export type ToolSpec = { name: string; description: string; inputSchema: Record<string, unknown> };

@@ -2,8 +2,8 @@ import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { decideGate } from "../../lib/protocol/gate";
-import { classifyToolCall } from "../../lib/protocol/tool-risk";
+import { decideGate } from "../../lib/shared/protocol/gate";
+import { classifyToolCall } from "../../lib/shared/protocol/tool-risk";
 import type {
   ModelStep,
   ProtocolNotice,
@@ -32,7 +32,7 @@ const TOOLS: ToolSpec[] = [
 
 /**
  * A stand-in for the worker loop: it records every step and answers tool calls the way the real
- * gate would (lib/protocol/gate with the risk class from lib/protocol/tool-risk),
+ * gate would (lib/shared/protocol/gate with the risk class from lib/shared/protocol/tool-risk),
  * and delivers the notices and messages a test hands it.
  */
 class FakeWorker {

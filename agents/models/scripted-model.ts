@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { z } from "zod";
-import { workerConfigSchema } from "../../lib/agents/schema";
+import { workerConfigSchema } from "../../lib/shared/agents/schema";
 import type {
   Model,
   ModelInput,

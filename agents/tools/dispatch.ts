@@ -1,7 +1,7 @@
 import type { z } from "zod";
-import { decideGate, type GateVerdict } from "../../lib/protocol/gate";
-import { refuseWhileStopping, type StopVerdict } from "../../lib/protocol/stop-gate";
-import { classifyToolCall } from "../../lib/protocol/tool-risk";
+import { decideGate, type GateVerdict } from "../../lib/shared/protocol/gate";
+import { refuseWhileStopping, type StopVerdict } from "../../lib/shared/protocol/stop-gate";
+import { classifyToolCall } from "../../lib/shared/protocol/tool-risk";
 import type { ToolVerdict } from "../../lib/tool-calls/schema";
 import { ApiError } from "../api-client";
 import type { ToolCall, ToolResult, ToolSpec } from "../models/model";
@@ -46,10 +46,10 @@ function describeVerdict(verdict: { code?: string; reason?: string; requestId?: 
 type GateOutcome = { allowed: true } | { allowed: false; code?: string; content: string };
 
 /**
- * The gate: the local verdict (plan gate and risk class, from the same lib/protocol code the server
- * runs) and the server's verdict must both allow the call. The server is asked even when the local
- * verdict already blocks, because it records every attempt, and it may block what the local copy
- * allows (a gate that changed). A call that needs the Lead's approval runs only when the server
+ * The gate: the local verdict (plan gate and risk class, from the same lib/shared/protocol code the
+ * server runs) and the server's verdict must both allow the call. The server is asked even when the
+ * local verdict already blocks, because it records every attempt, and it may block what the local
+ * copy allows (a gate that changed). A call that needs the Lead's approval runs only when the server
  * names the approval it uses. Anything short of an explicit yes from the server blocks.
  */
 async function checkGate(

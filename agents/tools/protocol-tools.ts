@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
-import { questionPayloadSchema } from "../../lib/protocol/question";
+import { questionPayloadSchema } from "../../lib/shared/protocol/question";
 import { defineTool } from "./tool-definition";
 
 // The server validates all of these again; the limits here only spare the model a round trip.

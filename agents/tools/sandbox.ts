@@ -3,7 +3,7 @@ import { constants, lstatSync, readlinkSync, type Stats } from "node:fs";
 import { chmod, lchown, lstat, open, readdir } from "node:fs/promises";
 import path from "node:path";
 import type { Readable, Writable } from "node:stream";
-import type { Env } from "../../lib/env";
+import type { AgentEnv } from "../../lib/shared/env/agent-env";
 
 /** Tool result code for a bash call refused because no sandbox can be had on this machine. */
 export const SANDBOX_UNAVAILABLE = "SANDBOX_UNAVAILABLE";
@@ -50,7 +50,7 @@ export type BashOutcome = {
   stderr: string;
 };
 
-export function readSandboxSettings(settings: Env, isRoot: boolean): SandboxSettings {
+export function readSandboxSettings(settings: AgentEnv, isRoot: boolean): SandboxSettings {
   return {
     bwrapPath: settings.HANDSHAKE_BWRAP_PATH,
     identity: isRoot

@@ -1,4 +1,4 @@
-import { REQUEST_STATUSES, type RequestStatus } from "@/lib/requests/schema";
+import { REQUEST_STATUSES, type RequestStatus } from "@/lib/shared/requests/schema";
 
 /** What the history page filters on, as it appears in the URL; "" means any. */
 export type HistoryFilters = { agent: string; type: string; status: string; decider: string };

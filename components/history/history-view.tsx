@@ -10,7 +10,7 @@ import { ErrorAlert } from "@/components/ui/error-alert";
 import { SelectField } from "@/components/ui/select-field";
 import { TextField } from "@/components/ui/text-field";
 import { VisibleText } from "@/components/ui/visible-text";
-import { apiFetch, ApiRequestError } from "@/lib/http/api-fetch";
+import { apiFetch, ApiRequestError } from "@/lib/shared/http/api-fetch";
 import type { RequestView } from "@/lib/requests/views";
 import {
   DECIDED_STATUSES,

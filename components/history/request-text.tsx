@@ -1,6 +1,6 @@
 import { TextWarnings, VisibleText } from "@/components/ui/visible-text";
-import { inspectValue } from "@/lib/display/visible-text";
-import { describeAnswer, questionResponseSchema } from "@/lib/protocol/question";
+import { inspectValue } from "@/lib/shared/display/visible-text";
+import { describeAnswer, questionResponseSchema } from "@/lib/shared/protocol/question";
 import type { RequestView } from "@/lib/requests/views";
 
 const TYPE_LABELS: Record<string, string> = {

@@ -3,12 +3,12 @@
 import { useState, type FormEvent } from "react";
 import { Button } from "@/components/ui/button";
 import { TextWarnings, VisibleText } from "@/components/ui/visible-text";
-import { inspectValue } from "@/lib/display/visible-text";
+import { inspectValue } from "@/lib/shared/display/visible-text";
 import {
   questionPayloadSchema,
   type QuestionAnswerInput,
   type QuestionPayload,
-} from "@/lib/protocol/question";
+} from "@/lib/shared/protocol/question";
 import type { RequestView } from "@/lib/requests/views";
 
 /** The stored payload, re-read at the boundary: an unreadable one renders as a plain question. */

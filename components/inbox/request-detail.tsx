@@ -12,9 +12,9 @@ import { describeOutcome, describeRequestAnswer } from "@/components/history/req
 import { TimelineEntry } from "@/components/timeline/timeline-entry";
 import type { AgentDetail } from "@/lib/agents/views";
 import type { TimelinePage } from "@/lib/agents/timeline";
-import { inspectText } from "@/lib/display/visible-text";
-import { apiFetch } from "@/lib/http/api-fetch";
-import type { QuestionAnswerInput } from "@/lib/protocol/question";
+import { inspectText } from "@/lib/shared/display/visible-text";
+import { apiFetch } from "@/lib/shared/http/api-fetch";
+import type { QuestionAnswerInput } from "@/lib/shared/protocol/question";
 import type { RequestView } from "@/lib/requests/views";
 import { QuestionAnswerForm, QuestionBody } from "./question-card";
 import { typeLabel } from "./request-list";

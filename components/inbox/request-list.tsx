@@ -42,14 +42,14 @@ export function RequestList({
               onClick={() => onSelect(request.id)}
               aria-current={isSelected ? "true" : undefined}
               aria-label={`${typeLabel(request.type)} from ${request.agent}`}
-              className={`flex w-full min-w-0 flex-col gap-1 px-4 py-3 text-left text-sm focus-visible:outline-2 focus-visible:-outline-offset-2 focus-visible:outline-indigo-600 ${isSelected ? "bg-indigo-50" : "hover:bg-slate-50"} ${isPending ? "" : "opacity-70"}`}
+              className={`flex w-full min-w-0 flex-col gap-1 px-4 py-3 text-left text-sm focus-visible:outline-2 focus-visible:-outline-offset-2 focus-visible:outline-indigo-600 ${isSelected ? "bg-indigo-50" : "hover:bg-slate-50"}`}
             >
               <span className="flex items-center gap-2">
                 <span className="font-semibold text-slate-900">{request.agent}</span>
                 <span className="rounded bg-slate-100 px-1.5 py-0.5 text-xs text-slate-700">
                   {typeLabel(request.type)}
                 </span>
-                <span className="ml-auto text-xs text-slate-500">
+                <span className="ml-auto text-xs text-slate-600">
                   waiting {formatAge(now - Date.parse(request.createdAt))}
                 </span>
               </span>
@@ -60,7 +60,7 @@ export function RequestList({
               />
               {isPending ? (
                 <span
-                  className={`text-xs ${remaining < 60_000 ? "text-rose-600" : "text-slate-500"}`}
+                  className={`text-xs ${remaining < 60_000 ? "text-rose-700" : "text-slate-600"}`}
                 >
                   {request.timeoutPolicy ?? "expires"} in {formatClock(remaining)}
                 </span>

@@ -9,7 +9,7 @@ import {
   type ClientToServerEvents,
   type ConsoleEvent,
   type ServerToClientEvents,
-} from "@/lib/realtime/contract";
+} from "@/lib/shared/realtime/contract";
 import { staleKeysFor } from "./query-keys";
 
 export type ConnectionState = "connecting" | "live" | "offline";

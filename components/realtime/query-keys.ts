@@ -1,4 +1,4 @@
-import type { EventKind } from "@/lib/events/catalog";
+import type { EventKind } from "@/lib/shared/events/catalog";
 
 /** One place for query keys, so events invalidate exactly what they change. */
 export const queryKeys = {

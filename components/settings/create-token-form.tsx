@@ -8,8 +8,8 @@ import { Button } from "@/components/ui/button";
 import { ErrorAlert } from "@/components/ui/error-alert";
 import { SelectField } from "@/components/ui/select-field";
 import { TextField } from "@/components/ui/text-field";
-import { scopesForRole, type TokenScope } from "@/lib/auth/scopes";
-import { apiFetch } from "@/lib/http/api-fetch";
+import { scopesForRole, type TokenScope } from "@/lib/shared/auth/scopes";
+import { apiFetch } from "@/lib/shared/http/api-fetch";
 import type { IssuedToken } from "@/lib/tokens/views";
 import { SCOPE_DESCRIPTIONS } from "./scope-text";
 

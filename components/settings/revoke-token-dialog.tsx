@@ -5,7 +5,7 @@ import { queryKeys } from "@/components/realtime/query-keys";
 import { Button } from "@/components/ui/button";
 import { Dialog } from "@/components/ui/dialog";
 import { ErrorAlert } from "@/components/ui/error-alert";
-import { apiFetch } from "@/lib/http/api-fetch";
+import { apiFetch } from "@/lib/shared/http/api-fetch";
 import type { TokenView } from "@/lib/tokens/views";
 
 export function RevokeTokenDialog({ token, onClose }: { token: TokenView; onClose: () => void }) {

@@ -1,4 +1,4 @@
-import type { TokenScope } from "@/lib/auth/scopes";
+import type { TokenScope } from "@/lib/shared/auth/scopes";
 
 /** What each scope lets a token do, in the words the Settings page shows beside the choice. */
 export const SCOPE_DESCRIPTIONS: Record<TokenScope, string> = {

@@ -6,7 +6,7 @@ import { queryKeys } from "@/components/realtime/query-keys";
 import { useSessionUser } from "@/components/session/session-context";
 import { Button } from "@/components/ui/button";
 import { ErrorAlert } from "@/components/ui/error-alert";
-import { apiFetch } from "@/lib/http/api-fetch";
+import { apiFetch } from "@/lib/shared/http/api-fetch";
 import type { TokenView } from "@/lib/tokens/views";
 import { CreateTokenForm } from "./create-token-form";
 import { RevokeTokenDialog } from "./revoke-token-dialog";

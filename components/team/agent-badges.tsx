@@ -1,4 +1,4 @@
-import type { AgentStatus, GateState, ToolHost } from "@/lib/agents/schema";
+import type { AgentStatus, GateState, ToolHost } from "@/lib/shared/agents/schema";
 
 const STATUS_STYLES: Record<AgentStatus, string> = {
   starting: "bg-sky-50 text-sky-800 ring-sky-600/20",

@@ -7,7 +7,7 @@ import { Button } from "@/components/ui/button";
 import { formatAge, formatClock } from "@/components/ui/use-now";
 import { VisibleText } from "@/components/ui/visible-text";
 import type { TeamMember } from "@/lib/agents/views";
-import { isAgentActive } from "@/lib/agents/schema";
+import { isAgentActive } from "@/lib/shared/agents/schema";
 import type { RequestView } from "@/lib/requests/views";
 import { GateLabel, StatusBadge, ToolHostLabel } from "./agent-badges";
 

@@ -10,9 +10,9 @@ import { ErrorAlert } from "@/components/ui/error-alert";
 import { SelectField } from "@/components/ui/select-field";
 import { TextAreaField } from "@/components/ui/text-area-field";
 import { TextField } from "@/components/ui/text-field";
-import type { WorkerConfig } from "@/lib/agents/schema";
+import type { WorkerConfig } from "@/lib/shared/agents/schema";
 import type { WorkerScriptOption } from "@/lib/agents/worker-scripts";
-import { apiFetch } from "@/lib/http/api-fetch";
+import { apiFetch } from "@/lib/shared/http/api-fetch";
 
 export type SpawnDefaults = {
   name: string;

@@ -4,8 +4,8 @@ import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { useConsoleEvent } from "@/components/realtime/console-events";
 import { queryKeys } from "@/components/realtime/query-keys";
 import type { TeamMember } from "@/lib/agents/views";
-import { parseEventData } from "@/lib/events/catalog";
-import { apiFetch } from "@/lib/http/api-fetch";
+import { parseEventData } from "@/lib/shared/events/catalog";
+import { apiFetch } from "@/lib/shared/http/api-fetch";
 
 export type TeamPage = { items: TeamMember[]; nextCursor: string | null };
 

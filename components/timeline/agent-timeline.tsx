@@ -10,7 +10,7 @@ import { formatAge, useNow } from "@/components/ui/use-now";
 import { VisibleText } from "@/components/ui/visible-text";
 import type { AgentDetail } from "@/lib/agents/views";
 import type { TimelinePage } from "@/lib/agents/timeline";
-import { apiFetch } from "@/lib/http/api-fetch";
+import { apiFetch } from "@/lib/shared/http/api-fetch";
 import { TimelineEntry } from "./timeline-entry";
 
 const PAGE_SIZE = 50;

@@ -8,7 +8,7 @@ import {
 } from "@/components/history/request-text";
 import { describeStatus } from "@/components/team/agent-badges";
 import { TextWarnings, VisibleText } from "@/components/ui/visible-text";
-import { inspectValue } from "@/lib/display/visible-text";
+import { inspectValue } from "@/lib/shared/display/visible-text";
 import type { TimelineItem } from "@/lib/agents/timeline";
 
 const MESSAGE_LABELS: Record<string, string> = {

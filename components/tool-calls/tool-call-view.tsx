@@ -6,9 +6,9 @@ import {
   describeJoiner,
   type ShellCardLine,
   type ToolCallCard,
-} from "@/lib/display/tool-call-card";
-import { inspectValue } from "@/lib/display/visible-text";
-import type { ToolRiskClass, ToolRiskReason } from "@/lib/protocol/tool-risk";
+} from "@/lib/shared/display/tool-call-card";
+import { inspectValue } from "@/lib/shared/display/visible-text";
+import type { ToolRiskClass, ToolRiskReason } from "@/lib/shared/protocol/tool-risk";
 
 const CLASS_STYLES: Record<ToolRiskClass, string> = {
   read_only: "bg-emerald-50 text-emerald-800 ring-emerald-600/20",

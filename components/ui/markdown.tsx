@@ -5,7 +5,7 @@ import type { ReactNode } from "react";
 import ReactMarkdown, { type Components } from "react-markdown";
 import rehypeSanitize from "rehype-sanitize";
 import remarkGfm from "remark-gfm";
-import { renderVisibleText } from "@/lib/display/visible-text";
+import { renderVisibleText } from "@/lib/shared/display/visible-text";
 import { describeSegment, segmentClassName, VisibleText } from "./visible-text";
 
 /** A text node's segments as hast: plain text stays text, every escape becomes a marked span. */

@@ -1,6 +1,6 @@
 import { renderToStaticMarkup } from "react-dom/server";
 import { describe, expect, it } from "vitest";
-import { classifyToolCall } from "@/lib/protocol/tool-risk";
+import { classifyToolCall } from "@/lib/shared/protocol/tool-risk";
 import { ToolCallView } from "@/components/tool-calls/tool-call-view";
 import { Markdown } from "./markdown";
 import { TextWarnings, VisibleText } from "./visible-text";

@@ -5,7 +5,7 @@ import {
   renderVisibleText,
   type VisibleSegment,
   type VisibleTextFlags,
-} from "@/lib/display/visible-text";
+} from "@/lib/shared/display/visible-text";
 
 /** Escapes look like nothing an agent can type: a tinted chip in the text's own line. */
 const SEGMENT_STYLES = {

@@ -4,7 +4,7 @@ import { Prisma, type Agent } from "../generated/prisma/client";
 import { transactionScope } from "../transaction";
 import { listPendingRequestsOfAgent } from "../requests/data";
 import { toRequestView } from "../requests/views";
-import { isAgentActive } from "./schema";
+import { isAgentActive } from "../shared/agents/schema";
 import { toAgentView, type AgentDetail, type TeamMember } from "./views";
 
 export async function findAgentByName(db: Db, name: string): Promise<Agent> {

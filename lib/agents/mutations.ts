@@ -8,15 +8,13 @@ import { hashToken, newAgentToken } from "../tokens/credentials";
 import { cancelPendingRequests } from "../requests/mutations";
 import { findAgentByName, lockActingAgent, lockAgent } from "./data";
 import { toAgentView, type AgentView } from "./views";
+import type { HeartbeatInput, RegisterAgentInput, WorkerExitInput } from "./schema";
 import {
   isAgentActive,
   WAITING_STATUSES,
   type GateState,
-  type HeartbeatInput,
-  type RegisterAgentInput,
   type WorkerConfig,
-  type WorkerExitInput,
-} from "./schema";
+} from "../shared/agents/schema";
 import { endIncarnation, setAgentState } from "./state";
 import { inTransaction } from "../transaction";
 

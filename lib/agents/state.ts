@@ -4,7 +4,7 @@ import { appendEvent } from "../events/mutations";
 import { settleUnreadMessages } from "../messages/deliver";
 import type { Agent } from "../generated/prisma/client";
 import { DEFAULT_STOP_GRACE_SECONDS } from "../protocol/definition";
-import type { AgentStatus, GateState, ToolHost } from "./schema";
+import type { AgentStatus, GateState, ToolHost } from "../shared/agents/schema";
 
 /**
  * Changes an agent's status and/or gate and records it. The caller holds the agent's lock.

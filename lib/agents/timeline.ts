@@ -6,7 +6,12 @@ import { queryInteger } from "../http/query";
 import { toMessageView, type MessageView } from "../messages/views";
 import { toRequestView, type RequestView } from "../requests/views";
 import { findAgentByName } from "./data";
-import { agentStatusSchema, gateStateSchema, type AgentStatus, type GateState } from "./schema";
+import {
+  agentStatusSchema,
+  gateStateSchema,
+  type AgentStatus,
+  type GateState,
+} from "../shared/agents/schema";
 
 /**
  * Everything that happened to one agent, newest first, from four tables. Items at the same

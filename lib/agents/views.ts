@@ -6,7 +6,7 @@ import {
   type AgentStatus,
   type GateState,
   type ToolHost,
-} from "./schema";
+} from "../shared/agents/schema";
 
 export type AgentView = {
   name: string;

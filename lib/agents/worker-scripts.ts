@@ -1,7 +1,7 @@
 import { readdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import { z } from "zod";
-import { workerConfigSchema } from "./schema";
+import { workerConfigSchema } from "../shared/agents/schema";
 
 export type WorkerScriptOption = { name: string; description: string | null };
 

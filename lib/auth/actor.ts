@@ -3,7 +3,7 @@ import { AppError } from "../errors";
 import { API_TOKEN_PREFIX, hashToken } from "../tokens/credentials";
 import { getAuth } from "./auth";
 import { userRoleSchema, type UserRole } from "./schema";
-import { tokenScopeSchema, type TokenScope } from "./scopes";
+import { tokenScopeSchema, type TokenScope } from "../shared/auth/scopes";
 
 type Human = { kind: "human"; userId: string; email: string; name: string; role: UserRole };
 /** A human signed in with the session cookie: acts by role. */

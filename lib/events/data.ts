@@ -1,6 +1,6 @@
 import type pg from "pg";
 import type { Db } from "../db";
-import type { ConsoleEvent } from "./catalog";
+import type { ConsoleEvent } from "../shared/events/catalog";
 
 export const MAX_EVENTS_PAGE = 500;
 

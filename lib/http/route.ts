@@ -1,7 +1,7 @@
 import type { z } from "zod";
 import { takeAgentRate, type AgentRateKind } from "../agents/limits";
 import { resolveActor, type Actor, type AgentActor, type HumanActor } from "../auth/actor";
-import { isScopeWithinRole, type TokenScope } from "../auth/scopes";
+import { isScopeWithinRole, type TokenScope } from "../shared/auth/scopes";
 import { getDb, isDatabaseUnavailable } from "../db";
 import { AppError, invalidInput, isAppError } from "../errors";
 import { readJsonBody } from "./body";
@@ -44,8 +44,6 @@ export type RouteContext<A extends Access, B, Q, P> = {
   query: Q;
   params: P;
 };
-
-type NextRouteContext = { params: Promise<Record<string, string | string[] | undefined>> };
 
 const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
 
@@ -200,10 +198,24 @@ function toAppError(error: unknown): AppError {
   return new AppError("INTERNAL", "internal error");
 }
 
-export type RouteHandler = ((
-  request: Request,
-  nextContext: NextRouteContext,
-) => Promise<Response>) & { policy: RoutePolicy };
+/** A path's parameters as the router decoded them: `{ name: "alice" }` for `/agents/{name}`. */
+export type PathParams = Readonly<Record<string, string>>;
+
+/**
+ * A declared route: called with the request and its path parameters, it answers in the API's JSON
+ * shape whatever happens. Its policy and schemas are readable, for the scope table and the API's
+ * document.
+ */
+export type RouteHandler = ((request: Request, params?: PathParams) => Promise<Response>) & {
+  policy: RoutePolicy;
+  schemas: {
+    body?: z.ZodType<unknown, unknown>;
+    query?: z.ZodType<unknown, unknown>;
+    params?: z.ZodType<unknown, unknown>;
+  };
+  /** The status of a success, when the handler does not choose it itself. */
+  status: number;
+};
 
 /**
  * Wraps a route handler: authenticate, authorize (access by kind and role, then the token's
@@ -214,13 +226,13 @@ export function defineRoute<A extends Access, B = undefined, Q = undefined, P = 
   handler: (context: RouteContext<A, B, Q, P>) => Promise<unknown>,
 ): RouteHandler {
   const policy: RoutePolicy = { access: spec.access, scopes: spec.scopes };
-  const handle = async (request: Request, nextContext: NextRouteContext): Promise<Response> => {
+  const handle = async (request: Request, pathParams: PathParams = {}): Promise<Response> => {
     try {
       const actor = await resolveActor(getDb(), request.headers);
       authorize(spec.access, actor);
       if (spec.access !== "public") authorizeScope(policy, actor, request);
       refuseCrossSite(request, actor);
-      const params = parseWith(spec.params, await nextContext.params, "path");
+      const params = parseWith(spec.params, pathParams, "path");
       const query = parseWith(
         spec.query,
         Object.fromEntries(new URL(request.url).searchParams),
@@ -242,30 +254,9 @@ export function defineRoute<A extends Access, B = undefined, Q = undefined, P = 
       return errorResponse(toAppError(error));
     }
   };
-  return Object.assign(handle, { policy });
-}
-
-const API_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"] as const;
-type ApiMethod = (typeof API_METHODS)[number];
-
-/**
- * Handlers for the methods a route does not implement: Next's own 405 has an empty body, and the
- * API answers every call in its JSON error shape. Export them beside the route's own handlers:
- * `export const { PUT, PATCH, DELETE } = otherMethods({ GET, POST })`.
- */
-export function otherMethods<Implemented extends Partial<Record<ApiMethod, unknown>>>(
-  implemented: Implemented,
-): Record<Exclude<ApiMethod, keyof Implemented>, (request: Request) => Response> {
-  const allow = API_METHODS.filter((method) => method in implemented).join(", ");
-  const refuse = (request: Request) =>
-    errorResponse(
-      new AppError(
-        "METHOD_NOT_ALLOWED",
-        `${request.method} is not allowed on ${new URL(request.url).pathname}; use ${allow}`,
-        { headers: { allow } },
-      ),
-    );
-  return Object.fromEntries(
-    API_METHODS.filter((method) => !(method in implemented)).map((method) => [method, refuse]),
-  ) as Record<Exclude<ApiMethod, keyof Implemented>, (request: Request) => Response>;
+  return Object.assign(handle, {
+    policy,
+    schemas: { body: spec.body, query: spec.query, params: spec.params },
+    status: spec.status ?? 200,
+  });
 }

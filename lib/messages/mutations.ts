@@ -1,6 +1,6 @@
 import type { Actor } from "../auth/actor";
 import { findAgentByName, lockAgent } from "../agents/data";
-import { isAgentActive } from "../agents/schema";
+import { isAgentActive } from "../shared/agents/schema";
 import { AppError } from "../errors";
 import type { Agent, PrismaClient } from "../generated/prisma/client";
 import { deliverMessage } from "./deliver";

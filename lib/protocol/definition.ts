@@ -1,5 +1,5 @@
 import type { z } from "zod";
-import type { AgentStatus, GateState } from "../agents/schema";
+import type { AgentStatus, GateState } from "../shared/agents/schema";
 import type { Agent, Request } from "../generated/prisma/client";
 
 /** Who sent a request: an agent to the Lead, or the Lead to an agent. The target decides. */

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { AppError } from "../errors";
-import { describeAnswer, question, questionPayloadSchema, resolveAnswer } from "./question";
+import { describeAnswer, questionPayloadSchema } from "../shared/protocol/question";
+import { question, resolveAnswer } from "./question";
 
 const payload = questionPayloadSchema.parse({
   question: "Where?",

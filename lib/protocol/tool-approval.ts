@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { z } from "zod";
 import { canonicalJson } from "./canonical-json";
 import { APPROVAL_OUTCOMES, approvalOutcome, type ProtocolTypeDefinition } from "./definition";
-import { classifyToolCall } from "./tool-risk";
+import { classifyToolCall } from "../shared/protocol/tool-risk";
 
 const toolPayloadSchema = z.strictObject({
   tool: z.string().regex(/^[a-z][a-z0-9_]{0,63}$/, "tool names are [a-z][a-z0-9_]"),

@@ -10,7 +10,7 @@ import {
   type ClientToServerEvents,
   type ConsoleEvent,
   type ServerToClientEvents,
-} from "./contract";
+} from "../shared/realtime/contract";
 import type { EventHub } from "./event-hub";
 
 type SocketData = { actor: HumanActor; sessionId: string; feed: ConsoleFeed };

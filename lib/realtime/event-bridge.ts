@@ -6,7 +6,7 @@ import {
   listEventsAfterOn,
   MAX_EVENTS_PAGE,
 } from "../events/data";
-import type { ConsoleEvent } from "./contract";
+import type { ConsoleEvent } from "../shared/realtime/contract";
 import type { EventHub } from "./event-hub";
 
 /** The channel the events insert trigger notifies (prisma/migrations/001_initial.sql). */

@@ -1,4 +1,4 @@
-import type { ConsoleEvent } from "./contract";
+import type { ConsoleEvent } from "../shared/realtime/contract";
 
 export type EventListener = (event: ConsoleEvent) => void;
 

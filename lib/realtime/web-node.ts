@@ -12,9 +12,18 @@ import {
 import { startEventBridge } from "./event-bridge";
 import { getEventHub } from "./event-hub";
 
-/** The client's address for sign-in rate limiting comes from the socket, never from the client. */
+/**
+ * The client's address for sign-in rate limiting comes from the socket, never from the client. The
+ * API's router builds its headers from `rawHeaders`, so the stamp replaces any copy sent there too.
+ */
 export function stampClientAddress(request: IncomingMessage): void {
-  request.headers[CLIENT_IP_HEADER] = request.socket.remoteAddress ?? "unknown";
+  const address = request.socket.remoteAddress ?? "unknown";
+  request.headers[CLIENT_IP_HEADER] = address;
+  const raw = request.rawHeaders;
+  for (let index = raw.length - 2; index >= 0; index -= 2) {
+    if (raw[index]?.toLowerCase() === CLIENT_IP_HEADER) raw.splice(index, 2);
+  }
+  raw.push(CLIENT_IP_HEADER, address);
 }
 
 /**

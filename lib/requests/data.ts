@@ -4,7 +4,8 @@ import { z } from "zod";
 import { AppError } from "../errors";
 import { decodeCursor, encodeCursor } from "../http/cursor";
 import type { Prisma, Request } from "../generated/prisma/client";
-import type { ListRequestsQuery, RequestStatus } from "./schema";
+import type { RequestStatus } from "../shared/requests/schema";
+import type { ListRequestsQuery } from "./schema";
 import { toRequestView, type RequestView } from "./views";
 
 export type RequestPage = { items: RequestView[]; nextCursor: string | null };

@@ -3,10 +3,10 @@ import type { Prisma, PrismaClient, Agent, Request } from "../generated/prisma/c
 import type { AgentActor, HumanActor } from "../auth/actor";
 import { lockActingAgent, lockAgent } from "../agents/data";
 import { setAgentState, endIncarnation } from "../agents/state";
-import { isAgentActive, type AgentStatus } from "../agents/schema";
+import { isAgentActive, type AgentStatus } from "../shared/agents/schema";
 import { hasSqlState, type Db } from "../db";
 import { AppError, invalidInput } from "../errors";
-import type { EventPayload } from "../events/catalog";
+import type { EventPayload } from "../shared/events/catalog";
 import { appendEvent } from "../events/mutations";
 import { deliverMessage } from "../messages/deliver";
 import {

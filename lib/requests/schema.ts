@@ -1,19 +1,8 @@
 import { z } from "zod";
 import { queryInteger } from "../http/query";
 import { agentNameSchema } from "../agents/schema";
+import { REQUEST_STATUSES } from "../shared/requests/schema";
 import { TIMEOUT_POLICIES } from "../protocol/definition";
-
-export const REQUEST_STATUSES = [
-  "pending",
-  "approved",
-  "rejected",
-  "expired",
-  "answered",
-  "unanswered",
-  "superseded",
-  "cancelled",
-] as const;
-export type RequestStatus = (typeof REQUEST_STATUSES)[number];
 
 const typeNameSchema = z.string().regex(/^[a-z][a-z0-9_]{0,63}$/, "types are snake_case names");
 

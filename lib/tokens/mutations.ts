@@ -1,6 +1,6 @@
 import type { HumanActor } from "../auth/actor";
 import { userRoleSchema } from "../auth/schema";
-import { isScopeWithinRole } from "../auth/scopes";
+import { isScopeWithinRole } from "../shared/auth/scopes";
 import type { Db } from "../db";
 import { AppError } from "../errors";
 import { hashToken, newApiToken } from "./credentials";

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { tokenScopeSchema } from "../auth/scopes";
+import { tokenScopeSchema } from "../shared/auth/scopes";
 import { queryInteger } from "../http/query";
 
 export const createTokenSchema = z.strictObject({

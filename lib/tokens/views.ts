@@ -1,5 +1,5 @@
 import type { ApiToken } from "../generated/prisma/client";
-import { tokenScopeSchema, type TokenScope } from "../auth/scopes";
+import { tokenScopeSchema, type TokenScope } from "../shared/auth/scopes";
 
 /** A token as listed: never its secret, which is shown once when it is created. */
 export type TokenView = {

@@ -8,7 +8,7 @@ vi.hoisted(() => {
   process.env.HANDSHAKE_AGENT_OPEN_LONG_POLLS = "2";
 });
 
-import * as inboxRoute from "../../app/api/v1/inbox/route";
+import { inbox as inboxRoute } from "../../lib/api/v1/messages";
 import { getDb } from "../../lib/db";
 import { callRoute } from "../route-client";
 import { api, lead, registerAgent } from "./fixtures";
@@ -31,7 +31,7 @@ describe("per-agent limits", () => {
       );
     }
     const before = await getDb().message.count({ where: { sender: agent.name } });
-    const refused = await callRoute((await import("../../app/api/v1/messages/route")).POST, {
+    const refused = await callRoute((await import("../../lib/api/v1/messages")).messages.POST, {
       path: "/api/v1/messages",
       body: { to: "lead", content: "one too many" },
       headers: agent.headers,
@@ -74,7 +74,6 @@ describe("per-agent limits", () => {
           headers: { host: "127.0.0.1:3000", ...agent.headers },
           signal: controller.signal,
         }),
-        { params: Promise.resolve({}) },
       );
     const open = [poll(), poll()];
     await new Promise((resolve) => setTimeout(resolve, 200));

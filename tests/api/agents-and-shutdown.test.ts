@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { markSilentAgentsOffline, HEARTBEAT_TIMEOUT_MS } from "../../lib/agents/mutations";
-import * as exitRoute from "../../app/api/v1/agents/[name]/exit/route";
+import { agentExit as exitRoute } from "../../lib/api/v1/agents";
 import { getDb } from "../../lib/db";
 import { expireDueRequests } from "../../lib/requests/mutations";
 import { callRoute } from "../route-client";

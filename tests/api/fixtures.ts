@@ -1,30 +1,36 @@
 import { randomBytes } from "node:crypto";
-import * as agentsRoute from "../../app/api/v1/agents/route";
-import * as agentRoute from "../../app/api/v1/agents/[name]/route";
-import * as timelineRoute from "../../app/api/v1/agents/[name]/timeline/route";
-import * as exitRoute from "../../app/api/v1/agents/[name]/exit/route";
-import * as forceStopRoute from "../../app/api/v1/agents/[name]/force-stop/route";
-import * as respawnRoute from "../../app/api/v1/agents/[name]/respawn/route";
-import * as workerTokenRoute from "../../app/api/v1/agents/[name]/worker-token/route";
-import * as planRequirementRoute from "../../app/api/v1/agents/[name]/plan-requirement/route";
-import * as shutdownRoute from "../../app/api/v1/agents/[name]/shutdown/route";
-import * as eventsRoute from "../../app/api/v1/events/route";
-import * as heartbeatRoute from "../../app/api/v1/heartbeat/route";
-import * as inboxAckRoute from "../../app/api/v1/inbox/ack/route";
-import * as inboxRoute from "../../app/api/v1/inbox/route";
-import * as meRoute from "../../app/api/v1/me/route";
-import * as messagesRoute from "../../app/api/v1/messages/route";
-import * as requestRoute from "../../app/api/v1/requests/[id]/route";
-import * as responsesRoute from "../../app/api/v1/requests/[id]/responses/route";
-import * as requestsRoute from "../../app/api/v1/requests/route";
-import * as claimRoute from "../../app/api/v1/tasks/[id]/claim/route";
-import * as completeRoute from "../../app/api/v1/tasks/[id]/complete/route";
-import * as releaseRoute from "../../app/api/v1/tasks/[id]/release/route";
-import * as tasksRoute from "../../app/api/v1/tasks/route";
-import * as tokenRoute from "../../app/api/v1/tokens/[id]/route";
-import * as tokensRoute from "../../app/api/v1/tokens/route";
-import * as toolCallsRoute from "../../app/api/v1/tool-calls/route";
-import * as usersRoute from "../../app/api/v1/users/route";
+import {
+  agent as agentRoute,
+  agentExit as exitRoute,
+  agentForceStop as forceStopRoute,
+  agentPlanRequirement as planRequirementRoute,
+  agentRespawn as respawnRoute,
+  agentShutdown as shutdownRoute,
+  agentTimeline as timelineRoute,
+  agentWorkerToken as workerTokenRoute,
+  agents as agentsRoute,
+} from "../../lib/api/v1/agents";
+import { heartbeat as heartbeatRoute, me as meRoute } from "../../lib/api/v1/agent-self";
+import { events as eventsRoute } from "../../lib/api/v1/events";
+import {
+  inbox as inboxRoute,
+  inboxAck as inboxAckRoute,
+  messages as messagesRoute,
+} from "../../lib/api/v1/messages";
+import {
+  request as requestRoute,
+  requestResponses as responsesRoute,
+  requests as requestsRoute,
+} from "../../lib/api/v1/requests";
+import {
+  taskClaim as claimRoute,
+  taskComplete as completeRoute,
+  taskRelease as releaseRoute,
+  tasks as tasksRoute,
+} from "../../lib/api/v1/tasks";
+import { token as tokenRoute, tokens as tokensRoute } from "../../lib/api/v1/tokens";
+import { toolCalls as toolCallsRoute } from "../../lib/api/v1/tool-calls";
+import { users as usersRoute } from "../../lib/api/v1/users";
 import { callRoute, signedInHuman } from "../route-client";
 
 type Headers = Record<string, string>;

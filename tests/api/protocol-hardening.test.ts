@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from "vitest";
-import * as exitRoute from "../../app/api/v1/agents/[name]/exit/route";
+import { agentExit as exitRoute } from "../../lib/api/v1/agents";
 import { getDb } from "../../lib/db";
 import { forceOverdueStops } from "../../lib/agents/mutations";
 import { callRoute } from "../route-client";
@@ -259,7 +259,7 @@ describe("5. tool approvals are fenced to the work", () => {
 describe("6. deeply nested JSON", () => {
   const nested = (depth: number) => `${'{"a":'.repeat(depth)}1${"}".repeat(depth)}`;
   const send = async (agent: TestAgent, depth: number) =>
-    callRoute((await import("../../app/api/v1/tool-calls/route")).POST, {
+    callRoute((await import("../../lib/api/v1/tool-calls")).toolCalls.POST, {
       path: "/api/v1/tool-calls",
       rawBody: `{"tool":"read_file","args":${nested(depth)}}`,
       headers: { ...agent.headers, "content-type": "application/json" },

@@ -1,12 +1,15 @@
 import { afterAll, describe, expect, it } from "vitest";
-import { POST as logout } from "../../app/api/v1/auth/logout/route";
-import { GET as health } from "../../app/api/v1/health/route";
-import { POST as createUserRoute } from "../../app/api/v1/users/route";
-import { GET as unknownRoute } from "../../app/api/v1/[...path]/route";
-import { callRoute, signedInHuman, type CallOptions } from "../route-client";
+import { logout as logoutPath } from "../../lib/api/v1/auth";
+import { health as healthPath } from "../../lib/api/v1/health";
+import { users } from "../../lib/api/v1/users";
+import { callApi, callRoute, signedInHuman, type CallOptions } from "../route-client";
 import { getDb } from "../../lib/db";
 
 afterAll(() => getDb().$disconnect());
+
+const createUserRoute = users.POST;
+const logout = logoutPath.POST;
+const health = healthPath.GET;
 
 const newUser = () => ({
   email: `new-${Math.random().toString(36).slice(2)}@example.com`,
@@ -122,7 +125,7 @@ describe("route adapter", () => {
   });
 
   it("answers unknown API paths with ROUTE_NOT_FOUND JSON", async () => {
-    const response = await callRoute(unknownRoute, { path: "/api/v1/nope" });
+    const response = await callApi({ path: "/api/v1/nope" });
     expect(response.status).toBe(404);
     expect(response.json).toMatchObject({ error: { code: "ROUTE_NOT_FOUND" } });
   });

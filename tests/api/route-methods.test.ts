@@ -1,49 +1,66 @@
-import { readdirSync } from "node:fs";
-import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { API_PATHS } from "../../lib/api/v1/routes";
 import { getDb } from "../../lib/db";
+import { API_METHODS } from "../../lib/http/router";
+import { callApi } from "../route-client";
+import { lead, registerAgent } from "./fixtures";
 
 afterAll(() => getDb().$disconnect());
 
-const API_ROOT = path.resolve(import.meta.dirname, "../../app/api/v1");
-const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"];
-
-type Handler = (
-  request: Request,
-  context: { params: Promise<Record<string, string | string[]>> },
-) => Promise<Response> | Response;
-
-const routeFiles = readdirSync(API_ROOT, { recursive: true, encoding: "utf8" })
-  .filter((file) => file.endsWith("route.ts") && !file.includes("[..."))
-  .sort();
-
-describe("every API route answers every method in the JSON shape", () => {
-  it("finds the routes", () => {
-    expect(routeFiles.length).toBeGreaterThan(20);
+describe("every API path answers every method in the JSON shape", () => {
+  it("finds the paths", () => {
+    expect(API_PATHS.length).toBeGreaterThan(20);
   });
 
-  it.each(routeFiles)("%s", async (file) => {
-    const route = (await import(path.join(API_ROOT, file))) as Record<string, Handler | undefined>;
-    const url = `http://localhost/api/v1/${path.dirname(file).replaceAll("\\", "/")}`;
+  it.each(API_PATHS.map((entry) => entry.path))("%s", async (template) => {
+    const path = template.replace("{name}", "nobody").replace("{id}", "none");
     const refused: string[] = [];
     const allowHeaders = new Set<string | null>();
-    for (const method of METHODS) {
-      const handler = route[method];
-      // A missing export would get Next's 405 with an empty body.
-      expect(handler, `${method} is exported`).toBeTypeOf("function");
-      const response = await handler!(new Request(url, { method }), {
-        params: Promise.resolve({ name: "nobody", id: "none" }),
-      });
-      expect(response.status, `${method} ${url}`).toBeLessThan(500);
-      const body = (await response.json()) as { error?: { code?: string } };
+    for (const method of API_METHODS) {
+      const response = await callApi({ method, path });
+      expect(response.status, `${method} ${path}`).toBeLessThan(500);
       if (response.status === 405) {
-        expect(body.error?.code).toBe("METHOD_NOT_ALLOWED");
+        expect((response.json?.error as { code?: string }).code).toBe("METHOD_NOT_ALLOWED");
         refused.push(method);
         allowHeaders.add(response.headers.get("allow"));
       }
     }
-    const implemented = METHODS.filter((method) => !refused.includes(method));
+    const implemented = API_METHODS.filter((method) => !refused.includes(method));
     expect(implemented.length).toBeGreaterThan(0);
     expect([...allowHeaders]).toEqual(refused.length > 0 ? [implemented.join(", ")] : []);
+  });
+
+  it("answers an unknown path, or a known one with a trailing segment, with ROUTE_NOT_FOUND", async () => {
+    for (const path of ["/api/v1", "/api/v1/nope", "/api/v1/agents/a/b/c", "/api/v1/health/x"]) {
+      const response = await callApi({ path });
+      expect(response.status, path).toBe(404);
+      expect(response.json, path).toMatchObject({ error: { code: "ROUTE_NOT_FOUND" } });
+    }
+  });
+
+  it("puts the API's security headers on every answer, refusals included", async () => {
+    for (const [method, path] of [
+      ["GET", "/api/v1/health"],
+      ["GET", "/api/v1/agents"],
+      ["DELETE", "/api/v1/health"],
+      ["GET", "/api/v1/nope"],
+    ] as const) {
+      const { headers } = await callApi({ method, path });
+      expect(headers.get("content-security-policy"), path).toContain("default-src 'none'");
+      expect(headers.get("x-content-type-options"), path).toBe("nosniff");
+      expect(headers.get("x-frame-options"), path).toBe("DENY");
+      expect(headers.get("referrer-policy"), path).toBe("same-origin");
+    }
+  });
+
+  it("passes decoded path parameters to the route", async () => {
+    const agent = await registerAgent();
+    const encoded = `%${agent.name.charCodeAt(0).toString(16)}${agent.name.slice(1)}`;
+    const response = await callApi({
+      path: `/api/v1/agents/${encoded}`,
+      headers: (await lead()).headers,
+    });
+    expect(response.status).toBe(200);
+    expect(response.json).toMatchObject({ name: agent.name });
   });
 });

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { TOKEN_SCOPES, type TokenScope } from "../../lib/auth/scopes";
+import { TOKEN_SCOPES, type TokenScope } from "../../lib/shared/auth/scopes";
 import { getDb } from "../../lib/db";
 import type { Access } from "../../lib/http/route";
 import { callRoute, signedInHuman } from "../route-client";

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { afterAll, describe, expect, it } from "vitest";
-import { POST as login } from "../../app/api/v1/auth/login/route";
+import { login } from "../../lib/api/v1/auth";
 import { DEVICE_COOKIE_NAME } from "../../lib/auth/device-cookie";
 import { readSignInLimits } from "../../lib/auth/sign-in-limit";
 import { getDb } from "../../lib/db";
@@ -19,7 +19,7 @@ async function newUser() {
 }
 
 function attempt(email: string, password: string, clientIp: string, cookie?: string) {
-  return callRoute(login, {
+  return callRoute(login.POST, {
     body: { email, password },
     headers: { "x-handshake-client-ip": clientIp, ...(cookie ? { cookie } : {}) },
   });

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import * as timelineRoute from "../../app/api/v1/agents/[name]/timeline/route";
+import { agentTimeline as timelineRoute } from "../../lib/api/v1/agents";
 import { getDb } from "../../lib/db";
 import { callRoute, signedInHuman } from "../route-client";
 import { api, lead, registerAgent, submitPlan, uniqueName, type TestAgent } from "./fixtures";

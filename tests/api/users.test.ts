@@ -29,10 +29,10 @@ beforeAll(async () => {
   process.env.DATABASE_URL = databaseUrl;
   // Loaded only now, so every module binds to this file's own database.
   ({ callRoute, signedInHuman } = await import("../route-client"));
-  ({ PATCH: patchUser } = await import("../../app/api/v1/users/[id]/route"));
-  ({ POST: login } = await import("../../app/api/v1/auth/login/route"));
-  ({ POST: createToken } = await import("../../app/api/v1/tokens/route"));
-  ({ GET: listAgents, POST: registerAgent } = await import("../../app/api/v1/agents/route"));
+  ({ PATCH: patchUser } = (await import("../../lib/api/v1/users")).user);
+  ({ POST: login } = (await import("../../lib/api/v1/auth")).login);
+  ({ POST: createToken } = (await import("../../lib/api/v1/tokens")).tokens);
+  ({ GET: listAgents, POST: registerAgent } = (await import("../../lib/api/v1/agents")).agents);
   db = (await import("../../lib/db")).getDb();
 });
 

@@ -1,9 +1,9 @@
 import { afterAll, describe, expect, it } from "vitest";
-import { agentStatusSchema, WAITING_STATUSES } from "../../lib/agents/schema";
+import { agentStatusSchema, WAITING_STATUSES } from "../../lib/shared/agents/schema";
 import { getDb } from "../../lib/db";
 import { REQUEST_OUTCOMES } from "../../lib/protocol/definition";
 import { findProtocolType, PROTOCOL_TYPES } from "../../lib/protocol/registry";
-import { REQUEST_STATUSES } from "../../lib/requests/schema";
+import { REQUEST_STATUSES } from "../../lib/shared/requests/schema";
 
 const db = getDb();
 afterAll(() => db.$disconnect());

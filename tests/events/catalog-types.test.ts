@@ -6,7 +6,7 @@ import {
   type ConsoleEvent,
   type EventKind,
   type EventPayload,
-} from "../../lib/events/catalog";
+} from "../../lib/shared/events/catalog";
 import type { appendEvent } from "../../lib/events/mutations";
 
 /*

@@ -1,15 +1,15 @@
 import { startConsoleServer } from "../support/console-server";
 import { io as connect, type Socket } from "socket.io-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { POST as logout } from "../../app/api/v1/auth/logout/route";
-import { PATCH as updateUser } from "../../app/api/v1/users/[id]/route";
+import { logout } from "../../lib/api/v1/auth";
+import { user as userPath } from "../../lib/api/v1/users";
 import { callRoute, signedInHuman } from "../route-client";
 import { getDb } from "../../lib/db";
 import type {
   ClientToServerEvents,
   ConsoleEvent,
   ServerToClientEvents,
-} from "../../lib/realtime/contract";
+} from "../../lib/shared/realtime/contract";
 
 type ConsoleClient = Socket<ServerToClientEvents, ClientToServerEvents>;
 
@@ -228,7 +228,7 @@ describe("/console sockets end with their session", () => {
     const socket = openConsole(viewer.headers, watchedUrl);
     await connected(socket);
     const ended = disconnectedByServer(socket);
-    const signedOut = await callRoute(logout, {
+    const signedOut = await callRoute(logout.POST, {
       method: "POST",
       headers: { ...viewer.headers, origin: "http://127.0.0.1:3000" },
     });
@@ -247,7 +247,7 @@ describe("/console sockets end with their session", () => {
     await connected(socket);
     const ended = disconnectedByServer(socket);
     const { id } = await getDb().user.findUniqueOrThrow({ where: { email: user.email } });
-    const updated = await callRoute(updateUser, {
+    const updated = await callRoute(userPath.PATCH, {
       method: "PATCH",
       body: change,
       params: { id },

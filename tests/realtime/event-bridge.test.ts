@@ -11,7 +11,7 @@ import type {
   ClientToServerEvents,
   ConsoleEvent,
   ServerToClientEvents,
-} from "../../lib/realtime/contract";
+} from "../../lib/shared/realtime/contract";
 import {
   LISTENER_APPLICATION_NAME,
   startEventBridge,

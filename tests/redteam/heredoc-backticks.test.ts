@@ -2,8 +2,8 @@ import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createHarness, type Harness } from "../support/agent-tools";
-import { loadShellParser } from "../../lib/protocol/shell-command";
-import { classifyShellCommand } from "../../lib/protocol/tool-risk";
+import { loadShellParser } from "../../lib/shared/protocol/shell-command";
+import { classifyShellCommand } from "../../lib/shared/protocol/tool-risk";
 
 /**
  * Red team: backticks inside an unquoted here-doc body are a command substitution bash runs, but

@@ -1,6 +1,4 @@
 import { mkdir, writeFile } from "node:fs/promises";
-import path from "node:path";
-import { pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { applyMigrations } from "../../lib/migrations";
 import type { callRoute as CallRoute } from "../route-client";
@@ -21,7 +19,8 @@ type Context = {
   requestId: string;
   taskId: string;
 };
-type RouteRef = { module: string; method: "GET" | "POST" | "PATCH" };
+/** A row of the route table: its path template and method. */
+type RouteRef = { template: string; method: "GET" | "POST" | "PATCH" };
 type CallShape = {
   path?: string;
   params?: Record<string, string>;
@@ -33,32 +32,32 @@ type CallShape = {
 type Case = { name: string; run: (context: Context) => Promise<Outcome> };
 
 const ROUTES = {
-  agents: { module: "agents/route", method: "POST" },
-  listAgents: { module: "agents/route", method: "GET" },
-  agent: { module: "agents/[name]/route", method: "GET" },
-  timeline: { module: "agents/[name]/timeline/route", method: "GET" },
-  planRequirement: { module: "agents/[name]/plan-requirement/route", method: "POST" },
-  shutdown: { module: "agents/[name]/shutdown/route", method: "POST" },
-  forceStop: { module: "agents/[name]/force-stop/route", method: "POST" },
-  workerExit: { module: "agents/[name]/exit/route", method: "POST" },
-  respawn: { module: "agents/[name]/respawn/route", method: "POST" },
-  requests: { module: "requests/route", method: "POST" },
-  listRequests: { module: "requests/route", method: "GET" },
-  request: { module: "requests/[id]/route", method: "GET" },
-  responses: { module: "requests/[id]/responses/route", method: "POST" },
-  inbox: { module: "inbox/route", method: "GET" },
-  ack: { module: "inbox/ack/route", method: "POST" },
-  messages: { module: "messages/route", method: "POST" },
-  toolCalls: { module: "tool-calls/route", method: "POST" },
-  heartbeat: { module: "heartbeat/route", method: "POST" },
-  tasks: { module: "tasks/route", method: "POST" },
-  listTasks: { module: "tasks/route", method: "GET" },
-  claim: { module: "tasks/[id]/claim/route", method: "POST" },
-  complete: { module: "tasks/[id]/complete/route", method: "POST" },
-  users: { module: "users/route", method: "POST" },
-  tokens: { module: "tokens/route", method: "POST" },
-  events: { module: "events/route", method: "GET" },
-  login: { module: "auth/login/route", method: "POST" },
+  agents: { template: "/api/v1/agents", method: "POST" },
+  listAgents: { template: "/api/v1/agents", method: "GET" },
+  agent: { template: "/api/v1/agents/{name}", method: "GET" },
+  timeline: { template: "/api/v1/agents/{name}/timeline", method: "GET" },
+  planRequirement: { template: "/api/v1/agents/{name}/plan-requirement", method: "POST" },
+  shutdown: { template: "/api/v1/agents/{name}/shutdown", method: "POST" },
+  forceStop: { template: "/api/v1/agents/{name}/force-stop", method: "POST" },
+  workerExit: { template: "/api/v1/agents/{name}/exit", method: "POST" },
+  respawn: { template: "/api/v1/agents/{name}/respawn", method: "POST" },
+  requests: { template: "/api/v1/requests", method: "POST" },
+  listRequests: { template: "/api/v1/requests", method: "GET" },
+  request: { template: "/api/v1/requests/{id}", method: "GET" },
+  responses: { template: "/api/v1/requests/{id}/responses", method: "POST" },
+  inbox: { template: "/api/v1/inbox", method: "GET" },
+  ack: { template: "/api/v1/inbox/ack", method: "POST" },
+  messages: { template: "/api/v1/messages", method: "POST" },
+  toolCalls: { template: "/api/v1/tool-calls", method: "POST" },
+  heartbeat: { template: "/api/v1/heartbeat", method: "POST" },
+  tasks: { template: "/api/v1/tasks", method: "POST" },
+  listTasks: { template: "/api/v1/tasks", method: "GET" },
+  claim: { template: "/api/v1/tasks/{id}/claim", method: "POST" },
+  complete: { template: "/api/v1/tasks/{id}/complete", method: "POST" },
+  users: { template: "/api/v1/users", method: "POST" },
+  tokens: { template: "/api/v1/tokens", method: "POST" },
+  events: { template: "/api/v1/events", method: "GET" },
+  login: { template: "/api/v1/auth/login", method: "POST" },
 } satisfies Record<string, RouteRef>;
 
 const NUL = "bad\u0000value";
@@ -529,15 +528,14 @@ beforeAll(async () => {
     requestId: String(plan.json.id),
     taskId,
     call: async (route, shape) => {
-      const key = `${route.module}#${route.method}`;
+      const key = `${route.method} ${route.template}`;
       if (!handlers.has(key)) {
-        const file = pathToFileURL(
-          path.resolve(import.meta.dirname, `../../app/api/v1/${route.module}.ts`),
+        const { API_ROUTES } = await import("../../lib/api/v1/routes");
+        const found = API_ROUTES.find(
+          (entry) => entry.method === route.method && entry.path === route.template,
         );
-        const routeModule = (await import(/* @vite-ignore */ file.href)) as Record<string, Handler>;
-        const handler = routeModule[route.method];
-        if (!handler) throw new Error(`${key} has no handler`);
-        handlers.set(key, handler);
+        if (!found) throw new Error(`${key} is not in the route table`);
+        handlers.set(key, found.handler);
       }
       const headers: Record<string, string> = {
         ...(shape.as === "agent" ? agent.headers : lead.headers),
@@ -681,7 +679,7 @@ const SOCKET_CASES: SocketCase[] = [
 const USER_CASES: Case[] = [
   ...bodyCases(
     "PATCH /users/{id}",
-    { module: "users/[id]/route", method: "PATCH" },
+    { template: "/api/v1/users/{id}", method: "PATCH" },
     { role: "viewer" },
     { params: { id: "no-such-user" } },
   ),
@@ -689,14 +687,17 @@ const USER_CASES: Case[] = [
     name: `PATCH /users/{id}: id = ${JSON.stringify(id).slice(0, 30)}`,
     run: (c: Context) =>
       c.call(
-        { module: "users/[id]/route", method: "PATCH" },
+        { template: "/api/v1/users/{id}", method: "PATCH" },
         { params: { id }, body: { role: "lead" } },
       ),
   })),
   {
     name: "PATCH /users/{id}: an empty change",
     run: (c) =>
-      c.call({ module: "users/[id]/route", method: "PATCH" }, { params: { id: "x" }, body: {} }),
+      c.call(
+        { template: "/api/v1/users/{id}", method: "PATCH" },
+        { params: { id: "x" }, body: {} },
+      ),
   },
 ];
 
@@ -774,7 +775,7 @@ describe("malformed-input corpus: /console socket and users", () => {
   it("PATCH /users/{id}: demoting the only Lead is 409 and changes nothing", async () => {
     const before = await snapshot();
     const { status, json } = await context.call(
-      { module: "users/[id]/route", method: "PATCH" },
+      { template: "/api/v1/users/{id}", method: "PATCH" },
       { params: { id: leadUserId }, body: { role: "viewer", disabled: true } },
     );
     results.push({

@@ -9,12 +9,8 @@ export const READY_PREFIX = "Handshake API node: ";
 const ENTRY = path.resolve(import.meta.dirname, "run-api-node.ts");
 const ROOT = path.resolve(import.meta.dirname, "../..");
 const START_TIMEOUT_MS = 30_000;
-/**
- * What a node prints for an answer of 500: defineRoute's log, or the api-server's around a handler.
- * The api-server also logs "Error: aborted" when a client hangs up while its request is still being
- * read (an aborted long-poll); nobody is answered then, so that is not counted.
- */
-const SERVER_ERROR = /\[test api server\](?! Error: aborted)|\[api\] unexpected error/g;
+/** What a node prints for an answer of 500: defineRoute's log, or the router's around a route. */
+const SERVER_ERROR = /\[api\] unexpected error/g;
 
 export type ApiNode = {
   label: string;
@@ -23,7 +19,7 @@ export type ApiNode = {
   pid: number;
   /** Everything the process printed, for failure messages and 5xx counts. */
   output: () => string;
-  /** Requests the node answered with a 500 (each is logged, by defineRoute or the api-server). */
+  /** Requests the node answered with a 500 (each is logged, by defineRoute or the router). */
   serverErrors: () => number;
   /** The first few of those, with the lines that followed (the error and its stack). */
   serverErrorDetails: () => string[];

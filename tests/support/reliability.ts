@@ -10,12 +10,12 @@ import { createDb } from "../../lib/db";
 import type { PrismaClient } from "../../lib/generated/prisma/client";
 import type { MessageView } from "../../lib/messages/views";
 import { applyMigrations } from "../../lib/migrations";
-import { CONSOLE_NAMESPACE } from "../../lib/realtime/contract";
+import { CONSOLE_NAMESPACE } from "../../lib/shared/realtime/contract";
 import type {
   ClientToServerEvents,
   ConsoleEvent,
   ServerToClientEvents,
-} from "../../lib/realtime/contract";
+} from "../../lib/shared/realtime/contract";
 import type { RequestView } from "../../lib/requests/views";
 import { createUser } from "../../lib/users/mutations";
 import { createScratchDatabase, dropScratchDatabase } from "../test-database";

@@ -1,14 +1,14 @@
 import type { AddressInfo } from "node:net";
 import { getDb } from "../../lib/db";
 import { env, requireDatabaseUrl } from "../../lib/env";
-import { stampClientAddress, startWebNodeServices } from "../../lib/realtime/web-node";
+import { startWebNodeServices } from "../../lib/realtime/web-node";
 import { READY_PREFIX } from "./api-node";
 import { startApiServer } from "./api-server";
 
 /**
- * One web node as server.ts builds it, minus Next: the production /api/v1 route handlers (served by
- * tests/support/api-server.ts), socket.io /console on the same HTTP server, the LISTEN/NOTIFY event
- * bridge feeding the shared hub, and the sweeper, all with server.ts's default settings.
+ * One web node as server.ts builds it, minus Next: the API's router (tests/support/api-server.ts),
+ * socket.io /console on the same HTTP server, the LISTEN/NOTIFY event bridge feeding the shared
+ * hub, and the sweeper, all with server.ts's default settings.
  *
  *   DATABASE_URL=… PORT=… HANDSHAKE_SECRET=… node --import tsx tests/support/run-api-node.ts
  *
@@ -22,7 +22,6 @@ async function main(): Promise<void> {
   // startApiServer listens on a free port; a node needs its configured one, so the same agents
   // find it again after a restart. Nothing has connected yet, so closing is immediate.
   await new Promise<void>((resolve) => httpServer.close(() => resolve()));
-  httpServer.prependListener("request", stampClientAddress);
   const services = await startWebNodeServices(httpServer, db, requireDatabaseUrl());
 
   await new Promise<void>((resolve, reject) => {

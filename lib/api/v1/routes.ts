@@ -1,0 +1,66 @@
+import { createApiApp, listRoutes, type ApiPath, type ApiRoute } from "../../http/router";
+import { heartbeat, me } from "./agent-self";
+import {
+  agent,
+  agentExit,
+  agentForceStop,
+  agentPlanRequirement,
+  agentRespawn,
+  agentShutdown,
+  agentTimeline,
+  agentWorkerToken,
+  agents,
+} from "./agents";
+import { login, logout } from "./auth";
+import { events } from "./events";
+import { health } from "./health";
+import { inbox, inboxAck, messages } from "./messages";
+import { request, requestResponses, requests } from "./requests";
+import { taskClaim, taskComplete, taskRelease, tasks } from "./tasks";
+import { token, tokens } from "./tokens";
+import { toolCalls } from "./tool-calls";
+import { user, users } from "./users";
+
+/**
+ * The HTTP API v1, one entry per path (decision 016). server.ts serves exactly this table; the
+ * scope table in docs/SECURITY.md and the tests enumerate it, so a route exists once it is here.
+ */
+export const API_PATHS: readonly ApiPath[] = [
+  agents,
+  agent,
+  agentExit,
+  agentForceStop,
+  agentPlanRequirement,
+  agentRespawn,
+  agentShutdown,
+  agentTimeline,
+  agentWorkerToken,
+  login,
+  logout,
+  events,
+  health,
+  heartbeat,
+  inbox,
+  inboxAck,
+  me,
+  messages,
+  requests,
+  request,
+  requestResponses,
+  tasks,
+  taskClaim,
+  taskComplete,
+  taskRelease,
+  tokens,
+  token,
+  toolCalls,
+  users,
+  user,
+];
+
+/** Every method of every path: method, path template, policy and schemas. */
+export const API_ROUTES: readonly ApiRoute[] = listRoutes(API_PATHS);
+
+export function createApi() {
+  return createApiApp(API_PATHS);
+}

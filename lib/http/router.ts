@@ -1,0 +1,98 @@
+import { Hono } from "hono";
+import { AppError } from "../errors";
+import { errorResponse, type RouteHandler } from "./route";
+import { API_CONTENT_SECURITY_POLICY, STATIC_SECURITY_HEADERS } from "./security-headers";
+
+export const API_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"] as const;
+export type ApiMethod = (typeof API_METHODS)[number];
+
+type MethodHandlers = Partial<Record<ApiMethod, RouteHandler>>;
+
+/** One path of the API (`/api/v1/agents/{name}`) and the route each method it implements runs. */
+export type ApiPath = { readonly path: string } & MethodHandlers;
+
+/** One row of the route table: what the scope table and the API's document enumerate. */
+export type ApiRoute = { method: ApiMethod; path: string; handler: RouteHandler };
+
+export function definePath<Handlers extends MethodHandlers>(
+  path: string,
+  handlers: Handlers,
+): { readonly path: string } & Handlers {
+  return { path, ...handlers };
+}
+
+function implementedMethods(entry: ApiPath): ApiMethod[] {
+  return API_METHODS.filter((method) => entry[method] !== undefined);
+}
+
+/** Every method of every path, in the table's order. */
+export function listRoutes(paths: readonly ApiPath[]): ApiRoute[] {
+  return paths.flatMap((entry) =>
+    implementedMethods(entry).map((method) => ({
+      method,
+      path: entry.path,
+      handler: entry[method] as RouteHandler,
+    })),
+  );
+}
+
+/** API responses are JSON: nothing in them may load, run or be framed (decision 012). */
+const API_RESPONSE_HEADERS: readonly { key: string; value: string }[] = [
+  ...STATIC_SECURITY_HEADERS,
+  { key: "Content-Security-Policy", value: API_CONTENT_SECURITY_POLICY },
+];
+
+function refuseMethod(request: Request, allow: string): Response {
+  return errorResponse(
+    new AppError(
+      "METHOD_NOT_ALLOWED",
+      `${request.method} is not allowed on ${new URL(request.url).pathname}; use ${allow}`,
+      { headers: { allow } },
+    ),
+  );
+}
+
+/**
+ * The API's router (decision 016): each path's routes, 405 with `Allow` for the methods a path does
+ * not implement, 404 in the JSON error shape for paths that do not exist, and the API's security
+ * headers on every answer. server.ts hands it every request under /api/v1, so none enters Next.
+ */
+export function createApiApp(paths: readonly ApiPath[]): Hono {
+  const app = new Hono({ strict: true });
+  app.use(async (context, next) => {
+    await next();
+    for (const { key, value } of API_RESPONSE_HEADERS) context.res.headers.set(key, value);
+  });
+  for (const entry of paths) {
+    const routePath = entry.path.replace(/\{(\w+)\}/g, ":$1");
+    const methods = implementedMethods(entry);
+    for (const method of methods) {
+      const handler = entry[method] as RouteHandler;
+      app.on(method, routePath, (context) => handler(context.req.raw, context.req.param()));
+    }
+    const allow = methods.join(", ");
+    app.all(routePath, (context) =>
+      context.req.method === "OPTIONS"
+        ? new Response(null, { status: 204, headers: { allow: `${allow}, OPTIONS` } })
+        : refuseMethod(context.req.raw, allow),
+    );
+  }
+  app.notFound((context) =>
+    errorResponse(
+      new AppError(
+        "ROUTE_NOT_FOUND",
+        `no route ${context.req.method} ${new URL(context.req.url).pathname}`,
+      ),
+    ),
+  );
+  app.onError((error) => {
+    console.error("[api] unexpected error", error);
+    return errorResponse(new AppError("INTERNAL", "internal error"));
+  });
+  return app;
+}
+
+/** Whether a request target belongs to the API's router rather than Next's. */
+export function isApiTarget(target: string): boolean {
+  return /^\/api\/v1(\/|\?|$)/.test(target);
+}

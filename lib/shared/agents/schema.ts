@@ -1,0 +1,49 @@
+import { z } from "zod";
+
+export const agentStatusSchema = z.enum([
+  "starting",
+  "working",
+  "idle",
+  "waiting_approval",
+  "waiting_answer",
+  "stopping",
+  "shutdown",
+  "offline",
+  "crashed",
+]);
+export type AgentStatus = z.infer<typeof agentStatusSchema>;
+
+export const gateStateSchema = z.enum([
+  "not_required",
+  "required",
+  "pending",
+  "approved",
+  "rejected",
+]);
+export type GateState = z.infer<typeof gateStateSchema>;
+
+/**
+ * Where an agent's tools run: Handshake's bubblewrap sandbox, nowhere (no sandbox on the worker's
+ * machine, so bash is refused), or the user's own machine (agents connected from outside).
+ */
+export const toolHostSchema = z.enum(["sandboxed", "no_sandbox", "external"]);
+export type ToolHost = z.infer<typeof toolHostSchema>;
+
+/** Waiting on the Lead: a request of the agent's is pending (the type declares which status). */
+export const WAITING_STATUSES: readonly AgentStatus[] = ["waiting_approval", "waiting_answer"];
+
+/** An incarnation that has ended: it can receive nothing and answer nothing. */
+export const ENDED_STATUSES: readonly AgentStatus[] = ["shutdown", "crashed"];
+
+export function isAgentActive(status: AgentStatus): boolean {
+  return !ENDED_STATUSES.includes(status);
+}
+
+export const workerConfigSchema = z.strictObject({
+  model: z.enum(["scripted", "anthropic"]),
+  script: z
+    .string()
+    .regex(/^[a-z0-9][a-z0-9_-]{0,63}$/, "script names are [a-z0-9_-]")
+    .optional(),
+});
+export type WorkerConfig = z.infer<typeof workerConfigSchema>;

@@ -1,0 +1,370 @@
+/**
+ * The data the bash classifier (tool-risk.ts) judges by, kept in one module so the rules work can
+ * extend it without touching the logic. Names are literal command names after quote removal.
+ */
+
+/**
+ * A command that only reads. It is `read_only` only when none of its arguments uses one of
+ * `deniedOptions` (long options in any abbreviation or `--opt=value` form; short ones inside a
+ * cluster like `-no`).
+ */
+export type ReadOnlyCommand = {
+  deniedOptions?: readonly string[];
+  /** Subcommands that only read (git): the first operand after the global options. */
+  subcommands?: Readonly<Record<string, { deniedOptions?: readonly string[] }>>;
+};
+
+const GIT_OUTPUT_OPTIONS = ["--output", "--ext-diff", "--textconv"];
+
+export const READ_ONLY_COMMANDS: Readonly<Record<string, ReadOnlyCommand>> = {
+  "[": {},
+  basename: {},
+  cat: {},
+  cd: {},
+  cmp: {},
+  comm: {},
+  cut: {},
+  date: { deniedOptions: ["-s", "--set", "-f", "--file"] },
+  df: {},
+  diff: {},
+  dirname: {},
+  // --files0-from takes the names to read from a file, where the workspace check cannot see them.
+  du: { deniedOptions: ["--files0-from"] },
+  echo: {},
+  egrep: {},
+  false: {},
+  fgrep: {},
+  file: { deniedOptions: ["-C", "--compile"] },
+  find: {
+    deniedOptions: [
+      "-delete",
+      "-exec",
+      "-execdir",
+      "-ok",
+      "-okdir",
+      "-fprint",
+      "-fprint0",
+      "-fprintf",
+      "-fls",
+    ],
+  },
+  grep: {},
+  head: {},
+  id: {},
+  jq: {},
+  ls: {},
+  md5sum: {},
+  nl: {},
+  printf: { deniedOptions: ["-v"] },
+  pwd: {},
+  readlink: {},
+  realpath: {},
+  rg: { deniedOptions: ["--pre", "--pre-glob", "--search-zip", "-z", "--ignore-file"] },
+  seq: {},
+  sha1sum: {},
+  sha256sum: {},
+  sleep: {},
+  sort: {
+    deniedOptions: [
+      "-o",
+      "--output",
+      "--compress-program",
+      "-T",
+      "--temporary-directory",
+      "--files0-from",
+    ],
+  },
+  stat: {},
+  tac: {},
+  tail: {},
+  test: {},
+  tr: {},
+  tree: { deniedOptions: ["-o", "-R", "-H"] },
+  true: {},
+  type: {},
+  uname: {},
+  wc: {},
+  which: {},
+  whoami: {},
+  git: {
+    subcommands: {
+      status: {},
+      log: { deniedOptions: GIT_OUTPUT_OPTIONS },
+      diff: { deniedOptions: GIT_OUTPUT_OPTIONS },
+      show: { deniedOptions: GIT_OUTPUT_OPTIONS },
+      "rev-parse": {},
+      "ls-files": {},
+      blame: { deniedOptions: ["--contents"] },
+    },
+  },
+};
+
+/**
+ * Commands that run another command, or code from a string, or change how later commands run.
+ * The wrapped command is not unwrapped: a person judges the whole call.
+ */
+export const COMMAND_RUNNERS: ReadonlySet<string> = new Set([
+  ".",
+  "alias",
+  "at",
+  "batch",
+  "bind",
+  "builtin",
+  "busybox",
+  "chroot",
+  "command",
+  "compgen",
+  "complete",
+  "coproc",
+  "crontab",
+  "disown",
+  "doas",
+  "enable",
+  "env",
+  "eval",
+  "exec",
+  "fc",
+  "flock",
+  "gdb",
+  "ionice",
+  "let",
+  "ltrace",
+  "mapfile",
+  "nice",
+  "nohup",
+  "nsenter",
+  "parallel",
+  "readarray",
+  "script",
+  "setsid",
+  "shopt",
+  "source",
+  "stdbuf",
+  "strace",
+  "su",
+  "sudo",
+  "time",
+  "timeout",
+  "trap",
+  "unalias",
+  "unshare",
+  "watch",
+  "xargs",
+]);
+
+/** Shells: given `-c` they run a string; given no script they run what they read. */
+export const SHELLS: ReadonlySet<string> = new Set([
+  "ash",
+  "bash",
+  "csh",
+  "dash",
+  "fish",
+  "ksh",
+  "mksh",
+  "pwsh",
+  "rbash",
+  "sh",
+  "tcsh",
+  "zsh",
+]);
+
+/**
+ * Interpreters, with the short flags that give them inline code (found inside a cluster such as
+ * `-ne`) and the long ones. Without a script operand they read code from standard input.
+ */
+export const INTERPRETERS: Readonly<
+  Record<string, { inlineFlags: string; longFlags?: readonly string[] }>
+> = {
+  bun: { inlineFlags: "e", longFlags: ["--eval", "--print"] },
+  deno: { inlineFlags: "", longFlags: ["eval", "repl"] },
+  julia: { inlineFlags: "e", longFlags: ["--eval"] },
+  lua: { inlineFlags: "e" },
+  node: { inlineFlags: "ep", longFlags: ["--eval", "--print"] },
+  nodejs: { inlineFlags: "ep", longFlags: ["--eval", "--print"] },
+  osascript: { inlineFlags: "e" },
+  perl: { inlineFlags: "eE" },
+  php: { inlineFlags: "rR", longFlags: ["--run"] },
+  python: { inlineFlags: "c" },
+  python2: { inlineFlags: "c" },
+  python3: { inlineFlags: "c" },
+  Rscript: { inlineFlags: "e" },
+  ruby: { inlineFlags: "e" },
+  tclsh: { inlineFlags: "" },
+};
+
+/** Programs whose first operand is a program in their own language (awk's system() runs commands). */
+export const PROGRAM_TAKERS: ReadonlySet<string> = new Set(["awk", "gawk", "mawk", "nawk"]);
+
+/** Tools whose purpose is the network (the sandbox has none; a Lead should see the attempt). */
+export const NETWORK_COMMANDS: ReadonlySet<string> = new Set([
+  "aria2c",
+  "curl",
+  "ftp",
+  "nc",
+  "ncat",
+  "netcat",
+  "rsync",
+  "scp",
+  "sftp",
+  "socat",
+  "ssh",
+  "telnet",
+  "wget",
+]);
+
+/** git subcommands that rewrite history, talk to a remote, or change what git runs. */
+export const GIT_NEEDS_APPROVAL: ReadonlySet<string> = new Set([
+  "clone",
+  "config",
+  "daemon",
+  "fetch",
+  "filter-branch",
+  "filter-repo",
+  "gc",
+  "ls-remote",
+  "prune",
+  "pull",
+  "push",
+  "rebase",
+  "reflog",
+  "remote",
+  "replace",
+  "request-pull",
+  "send-email",
+  "submodule",
+  "update-ref",
+]);
+
+/** git subcommands that are ordinary workspace work unless GIT_DESTRUCTIVE_OPTIONS says otherwise. */
+export const GIT_WORKSPACE_SUBCOMMANDS: ReadonlySet<string> = new Set([
+  "add",
+  "am",
+  "apply",
+  "bisect",
+  "blame",
+  "branch",
+  "checkout",
+  "cherry-pick",
+  "clean",
+  "commit",
+  "describe",
+  "diff",
+  "format-patch",
+  "grep",
+  "init",
+  "log",
+  "ls-files",
+  "merge",
+  "mv",
+  "reset",
+  "restore",
+  "rev-parse",
+  "revert",
+  "rm",
+  "shortlog",
+  "show",
+  "stash",
+  "status",
+  "switch",
+  "tag",
+  "worktree",
+]);
+
+/**
+ * Arguments that make a workspace git subcommand rewrite history or throw work away. "*" means
+ * every use of the subcommand except with one of `safeOptions`.
+ */
+export const GIT_DESTRUCTIVE_OPTIONS: Readonly<
+  Record<string, { options: readonly string[]; safeOptions?: readonly string[] }>
+> = {
+  branch: { options: ["-D", "-d", "--delete", "-f", "--force", "-M", "-m", "-C", "--move"] },
+  checkout: { options: ["-f", "--force", "--", "."] },
+  clean: { options: ["*"], safeOptions: ["-n", "--dry-run"] },
+  commit: { options: ["--amend"] },
+  reset: { options: ["--hard", "--keep", "--merge"] },
+  restore: { options: ["*"] },
+  stash: { options: ["drop", "clear"] },
+  tag: { options: ["-d", "--delete", "-f", "--force"] },
+  worktree: { options: ["remove", "prune"] },
+};
+
+/** git global options whose value is the next argument. */
+export const GIT_OPTIONS_WITH_VALUE: ReadonlySet<string> = new Set([
+  "-C",
+  "-c",
+  "--config-env",
+  "--exec-path",
+  "--git-dir",
+  "--namespace",
+  "--work-tree",
+]);
+
+/** git global options that change what git runs or where it looks. */
+export const GIT_DANGEROUS_GLOBAL_OPTIONS: ReadonlySet<string> = new Set([
+  "-c",
+  "--config-env",
+  "--exec-path",
+  "--git-dir",
+  "--work-tree",
+]);
+
+/**
+ * Variables that change which program runs or what code a shell or interpreter loads; assigning
+ * one needs approval. A trailing "*" matches a prefix.
+ */
+export const SENSITIVE_VARIABLES: readonly string[] = [
+  "BASH_ENV",
+  "BASH_FUNC_*",
+  "BASHOPTS",
+  "BROWSER",
+  "CDPATH",
+  "EDITOR",
+  "ENV",
+  "GIT_*",
+  "HOME",
+  "IFS",
+  "LD_*",
+  "NODE_*",
+  "NPM_CONFIG_*",
+  "PAGER",
+  "PATH",
+  "PERL*",
+  "PROMPT_COMMAND",
+  "PS4",
+  "PYTHON*",
+  "RUBY*",
+  "SHELLOPTS",
+  "VISUAL",
+];
+
+/**
+ * Absolute paths that count as inside: the null device, the standard streams, and /tmp, which is
+ * private to each sandboxed call. A trailing "/*" allows everything below.
+ */
+export const ALLOWED_ABSOLUTE_PATHS: readonly string[] = [
+  "/dev/null",
+  "/dev/stdin",
+  "/dev/stdout",
+  "/dev/stderr",
+  "/dev/fd/*",
+  "/dev/zero",
+  "/dev/random",
+  "/dev/urandom",
+  "/tmp",
+  "/tmp/*",
+];
+
+/** A command named by an absolute path in one of these is judged by its base name. */
+export const SYSTEM_BINARY_DIRECTORIES: readonly string[] = [
+  "/bin",
+  "/sbin",
+  "/usr/bin",
+  "/usr/local/bin",
+  "/usr/sbin",
+];
+
+/**
+ * Marked by the Lead (and, later, by rules): a simple command whose name and literal arguments,
+ * joined by single spaces, equal or start with one of these (followed by a space) needs approval.
+ */
+export const LEAD_MARKED_COMMANDS: readonly string[] = ["docker", "kubectl", "npm publish"];

@@ -1,0 +1,107 @@
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { getRequestListener } from "@hono/node-server";
+import { Hono } from "hono";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+
+vi.hoisted(() => {
+  process.env.HANDSHAKE_AGENT_OPEN_LONG_POLLS = "2";
+});
+
+import { CLIENT_IP_HEADER } from "../../lib/auth/sign-in-limit";
+import { getDb } from "../../lib/db";
+import { isApiTarget } from "../../lib/http/router";
+import { stampClientAddress } from "../../lib/realtime/web-node";
+import { startApiServer } from "../support/api-server";
+import { signedInHuman } from "../route-client";
+import { registerAgent } from "./fixtures";
+
+// The API's router over real HTTP, as server.ts serves it: what the in-process tests cannot see.
+let server: Awaited<ReturnType<typeof startApiServer>>;
+
+beforeAll(async () => {
+  server = await startApiServer();
+});
+
+afterAll(async () => {
+  await server.close();
+  await getDb().$disconnect();
+});
+
+describe("the API's router over HTTP", () => {
+  it("keeps both cookies of a sign-in, and the session they carry works", async () => {
+    const { email, password } = await signedInHuman("viewer");
+    const response = await fetch(`${server.url}/api/v1/auth/login`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ email, password }),
+    });
+    expect(response.status).toBe(200);
+    const cookies = response.headers.getSetCookie();
+    expect(cookies.length).toBeGreaterThanOrEqual(2);
+    const cookie = cookies.map((header) => header.split(";")[0]).join("; ");
+    const agents = await fetch(`${server.url}/api/v1/agents`, { headers: { cookie } });
+    expect(agents.status).toBe(200);
+  });
+
+  it("releases an aborted long-poll's slot", async () => {
+    const agent = await registerAgent();
+    const poll = (wait: number, signal?: AbortSignal) =>
+      fetch(`${server.url}/api/v1/inbox?wait=${wait}`, { headers: agent.headers, signal });
+    const controller = new AbortController();
+    const open = [poll(30, controller.signal), poll(30, controller.signal)].map((pending) =>
+      pending.catch(() => null),
+    );
+    // A third long-poll is refused while both wait, and admitted once they are aborted.
+    await vi.waitFor(async () => expect((await poll(1)).status).toBe(429), { timeout: 10_000 });
+    controller.abort();
+    await Promise.all(open);
+    await vi.waitFor(async () => expect((await poll(1)).status).toBe(200), { timeout: 10_000 });
+  });
+
+  it("answers unknown paths and wrong methods in the JSON shape", async () => {
+    const unknown = await fetch(`${server.url}/api/v1/nope`);
+    expect(unknown.status).toBe(404);
+    expect(await unknown.json()).toMatchObject({ error: { code: "ROUTE_NOT_FOUND" } });
+    const wrong = await fetch(`${server.url}/api/v1/health`, { method: "DELETE" });
+    expect(wrong.status).toBe(405);
+    expect(wrong.headers.get("allow")).toBe("GET");
+  });
+});
+
+describe("the client address the router sees", () => {
+  it("is the socket's, whatever the client claims and however the headers are read", async () => {
+    const echo = new Hono().get("/", (context) => {
+      const looked = context.req.raw.headers.get(CLIENT_IP_HEADER);
+      // Iterating materialises the headers from rawHeaders: a second way to read them.
+      const iterated = Object.fromEntries(context.req.raw.headers)[CLIENT_IP_HEADER];
+      return context.json({ looked, iterated });
+    });
+    const listener = getRequestListener(echo.fetch, { overrideGlobalObjects: false });
+    const probe = createServer((request, response) => {
+      stampClientAddress(request);
+      void listener(request, response);
+    });
+    await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
+    try {
+      const { port } = probe.address() as AddressInfo;
+      const response = await fetch(`http://127.0.0.1:${port}/`, {
+        headers: { [CLIENT_IP_HEADER]: "203.0.113.66", "X-Handshake-Client-IP": "203.0.113.67" },
+      });
+      expect(await response.json()).toEqual({ looked: "127.0.0.1", iterated: "127.0.0.1" });
+    } finally {
+      await new Promise<void>((resolve) => probe.close(() => resolve()));
+    }
+  });
+});
+
+describe("which requests the router takes", () => {
+  it("takes /api/v1 and everything under it, nothing else", () => {
+    for (const target of ["/api/v1", "/api/v1/", "/api/v1?x=1", "/api/v1/agents/a"]) {
+      expect(isApiTarget(target), target).toBe(true);
+    }
+    for (const target of ["/", "/api/v10", "/api/v1x", "/api", "/team?next=/api/v1/"]) {
+      expect(isApiTarget(target), target).toBe(false);
+    }
+  });
+});
