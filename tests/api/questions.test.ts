@@ -1,6 +1,7 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { getDb } from "../../lib/db";
 import { expireDueRequests } from "../../lib/requests/mutations";
+import { signedInHuman } from "../route-client";
 import { api, lead, registerAgent, type ApiResponse, type TestAgent } from "./fixtures";
 
 afterAll(() => getDb().$disconnect());
@@ -135,15 +136,21 @@ describe("questions", () => {
     const agent = await registerAgent();
     const id = await ask(agent);
     const other = await registerAgent();
-    for (const headers of [agent.headers, other.headers]) {
+    const viewer = await signedInHuman("viewer");
+    for (const headers of [agent.headers, other.headers, viewer.headers]) {
       const refused = await api.respond(headers, id, {
         type: "question_response",
         approve: true,
         answer: { option: "staging" },
       });
       expect(refused.status).toBe(403);
-      expect(refused.json.error?.code).toBe("NOT_TARGET");
     }
+    const byAgent = await api.respond(agent.headers, id, {
+      type: "question_response",
+      approve: true,
+      answer: { option: "staging" },
+    });
+    expect(byAgent.json.error?.code).toBe("NOT_TARGET");
     const wrongType = await answer(id, { type: "plan_approval_response", approve: true });
     expect(wrongType.json.error?.code).toBe("TYPE_MISMATCH");
     expect((await api.getRequest((await lead()).headers, id)).json.status).toBe("pending");
