@@ -48,6 +48,18 @@ const envSchema = agentEnvSchema.extend({
   HANDSHAKE_AGENT_REQUESTS_PER_MINUTE: z.coerce.number().int().min(1).default(6_000),
   HANDSHAKE_AGENT_TOOL_CALLS_PER_MINUTE: z.coerce.number().int().min(1).default(6_000),
   HANDSHAKE_AGENT_OPEN_LONG_POLLS: z.coerce.number().int().min(1).default(4),
+  /**
+   * A connected Claude Code session sends nothing between tool calls; after this much silence it
+   * is marked offline (it comes back with its next call). Workers go offline after 30 s.
+   */
+  HANDSHAKE_CONNECTOR_SILENCE_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(60)
+    .max(2_592_000)
+    .default(21_600),
+  /** Open `GET /requests/{id}?wait=` long-polls per agent: one per parallel tool call it waits on. */
+  HANDSHAKE_AGENT_OPEN_REQUEST_WAITS: z.coerce.number().int().min(1).default(32),
   /** Start the three scripted demo agents with `npm start`. */
   HANDSHAKE_DEMO: z.stringbool().default(true),
   ANTHROPIC_API_KEY: z.string().min(1).optional(),

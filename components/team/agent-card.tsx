@@ -87,7 +87,12 @@ export function AgentCard({
     (request) => request.type === "shutdown" && request.sender === "lead",
   );
   const heartbeatAge = member.lastHeartbeatAt ? now - Date.parse(member.lastHeartbeatAt) : null;
-  const isHeartbeatStale = isActive && heartbeatAge !== null && heartbeatAge > STALE_HEARTBEAT_MS;
+  // A connected session is silent between tool calls; only workers heartbeat every few seconds.
+  const isHeartbeatStale =
+    isActive &&
+    member.connector === null &&
+    heartbeatAge !== null &&
+    heartbeatAge > STALE_HEARTBEAT_MS;
 
   return (
     <article
@@ -120,6 +125,19 @@ export function AgentCard({
         <Fact term="Tools" wide>
           <ToolHostLabel toolHost={member.toolHost} />
         </Fact>
+        {member.connector !== null && (
+          <Fact term="Session" wide>
+            <span data-testid="agent-connector">
+              <VisibleText text={member.connector.cwd} maxCharacters={160} />
+              {member.connector.model !== null && (
+                <span className="text-slate-600">
+                  {" · "}
+                  <VisibleText text={member.connector.model} maxCharacters={60} />
+                </span>
+              )}
+            </span>
+          </Fact>
+        )}
         <Fact term="Task" wide>
           {member.taskTitle !== null ? (
             <VisibleText text={member.taskTitle} maxCharacters={160} />

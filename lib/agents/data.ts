@@ -34,6 +34,8 @@ const AGENT_COLUMNS = {
   lastHeartbeatAt: "last_heartbeat_at",
   ownerTokenId: "owner_token_id",
   toolHost: "tool_host",
+  connectorKey: "connector_key",
+  connector: "connector",
   createdAt: "created_at",
   updatedAt: "updated_at",
 } as const satisfies Record<keyof Agent, string>;

@@ -55,23 +55,38 @@ export function takeAgentRate(agentId: string, kind: AgentRateKind, now = Date.n
   window.count += 1;
 }
 
+/** What a long-poll waits on: its own inbox, or the decision of one of its requests. */
+export type LongPollKind = "inbox" | "request_wait";
+
+const openLongPollLimit: Record<LongPollKind, () => number> = {
+  inbox: () => env.HANDSHAKE_AGENT_OPEN_LONG_POLLS,
+  // A connected session waits on each of a turn's parallel tool calls at once.
+  request_wait: () => env.HANDSHAKE_AGENT_OPEN_REQUEST_WAITS,
+};
+
 /**
- * Holds one of the agent's open long-poll slots for as long as `run` takes. Each open long-poll
- * holds a socket and a hub subscription, so their number is capped, not their rate.
+ * Holds one of the agent's (or, for request waits, a person's) open long-poll slots for as long
+ * as `run` takes. Each open long-poll holds a socket and a hub subscription, so their number is
+ * capped, not their rate.
  */
-export async function holdLongPoll<T>(agentId: string, run: () => Promise<T>): Promise<T> {
+export async function holdLongPoll<T>(
+  waiterId: string,
+  run: () => Promise<T>,
+  kind: LongPollKind = "inbox",
+): Promise<T> {
   const { openLongPolls } = state();
-  const open = openLongPolls.get(agentId) ?? 0;
-  const limit = env.HANDSHAKE_AGENT_OPEN_LONG_POLLS;
+  const key = `${waiterId}:${kind}`;
+  const open = openLongPolls.get(key) ?? 0;
+  const limit = openLongPollLimit[kind]();
   if (open >= limit) {
-    throw rateLimited(`at most ${limit} open long-polls per agent`, 1);
+    throw rateLimited(`at most ${limit} open ${kind.replace("_", " ")} long-polls per agent`, 1);
   }
-  openLongPolls.set(agentId, open + 1);
+  openLongPolls.set(key, open + 1);
   try {
     return await run();
   } finally {
-    const left = (openLongPolls.get(agentId) ?? 1) - 1;
-    if (left > 0) openLongPolls.set(agentId, left);
-    else openLongPolls.delete(agentId);
+    const left = (openLongPolls.get(key) ?? 1) - 1;
+    if (left > 0) openLongPolls.set(key, left);
+    else openLongPolls.delete(key);
   }
 }

@@ -4,7 +4,9 @@ import type { Db } from "../db";
 import { AppError } from "../errors";
 import { appendEvent } from "../events/mutations";
 import { deliverMessage, settleUnreadMessages } from "../messages/deliver";
+import { env } from "../env";
 import { hashToken, newAgentToken } from "../tokens/credentials";
+import { lockLiveApiToken } from "../tokens/data";
 import { cancelPendingRequests } from "../requests/mutations";
 import { findAgentByName, lockActingAgent, lockAgent } from "./data";
 import { toAgentView, type AgentView } from "./views";
@@ -48,7 +50,7 @@ function assertMayRespawn(agent: Agent, caller: HumanActor | undefined): void {
   assertSupervisorRuns(agent, caller);
 }
 
-type AgentConfig = Pick<Agent, "role" | "prompt" | "requirePlan"> & {
+export type AgentConfig = Pick<Agent, "role" | "prompt" | "requirePlan"> & {
   /** Undefined keeps the stored worker configuration. */
   worker: WorkerConfig | undefined;
   /**
@@ -63,7 +65,7 @@ type AgentConfig = Pick<Agent, "role" | "prompt" | "requirePlan"> & {
  * are cancelled and its token stops working, so nothing fenced to the old `alice` can act on the
  * new one. The caller holds the agent's row lock.
  */
-async function startNewIncarnation(
+export async function startNewIncarnation(
   tx: Db,
   locked: Agent,
   config: AgentConfig,
@@ -131,6 +133,8 @@ export async function registerAgent(
     ownerTokenId: caller?.via === "token" ? caller.tokenId : null,
   };
   return inTransaction(db, async (tx) => {
+    const connectTokenId = connectTokenOf(caller);
+    if (connectTokenId) await lockLiveApiToken(tx, connectTokenId);
     const existing = await tx.agent.findUnique({ where: { name: input.name } });
     let agent: Agent;
     if (existing) {
@@ -249,6 +253,7 @@ export async function recordHeartbeat(
 ): Promise<AgentView> {
   return inTransaction(db, async (tx) => {
     const agent = await lockActingAgent(tx, agentId, incarnation);
+    if (input.status === "ended") return toAgentView(await endConnectedSession(tx, agent));
     if (agent.status === "stopping" && input.status !== "stopping") {
       throw new AppError(
         "AGENT_STOPPING",
@@ -297,6 +302,23 @@ export async function recordHeartbeat(
   });
 }
 
+/**
+ * A connected session ended (Claude Code's SessionEnd): the incarnation ends cleanly, its pending
+ * requests are cancelled, and its token stops working. A worker agent cannot end itself this way:
+ * it asks the Lead with a shutdown request, so the Lead always knows why it left.
+ */
+async function endConnectedSession(tx: Db, agent: Agent): Promise<Agent> {
+  if (agent.connectorKey === null) {
+    throw new AppError(
+      "FORBIDDEN",
+      "only a connected session reports 'ended'; a worker asks the Lead with a shutdown request",
+    );
+  }
+  const reason = "the session ended";
+  await cancelPendingRequests(tx, agent.id, reason);
+  return endIncarnation(tx, agent, { isForced: false, reason });
+}
+
 /** Ends the incarnation at once. Idempotent: stopping a stopped agent returns it unchanged. */
 export async function forceStop(
   db: PrismaClient,
@@ -311,22 +333,58 @@ export async function forceStop(
   });
 }
 
+/**
+ * Ends every active agent a token registered (its revocation). The caller holds the token's row
+ * lock, taken before any agent's, as a connecting session takes them.
+ */
+export async function endAgentsOwnedBy(tx: Db, tokenId: string, reason: string): Promise<void> {
+  const owned = await tx.agent.findMany({
+    where: { ownerTokenId: tokenId },
+    select: { id: true },
+    orderBy: { id: "asc" },
+  });
+  for (const { id } of owned) {
+    const agent = await lockAgent(tx, id);
+    if (!isAgentActive(agent.status)) continue;
+    await cancelPendingRequests(tx, agent.id, reason);
+    await endIncarnation(tx, agent, { isForced: true, reason });
+  }
+}
+
 export const HEARTBEAT_TIMEOUT_MS = 30_000;
+
+/**
+ * How long an agent may stay silent before it is marked offline. A connected session sends no
+ * heartbeats between tool calls (a person may be reading, or away for lunch): only a long silence
+ * (HANDSHAKE_CONNECTOR_SILENCE_SECONDS) or its SessionEnd takes it off the board's live list.
+ */
+function connectorSilenceMs(): number {
+  return env.HANDSHAKE_CONNECTOR_SILENCE_SECONDS * 1000;
+}
+
+function silenceLimitMs(agent: Pick<Agent, "connectorKey">): number {
+  return agent.connectorKey === null ? HEARTBEAT_TIMEOUT_MS : connectorSilenceMs();
+}
 
 /** Agents whose heartbeats stopped become `offline`; their pending requests show as orphaned. */
 export async function markSilentAgentsOffline(
   db: PrismaClient,
   now = new Date(),
 ): Promise<string[]> {
-  const cutoff = new Date(now.getTime() - HEARTBEAT_TIMEOUT_MS);
+  const workerCutoff = new Date(now.getTime() - HEARTBEAT_TIMEOUT_MS);
+  const connectorCutoff = new Date(now.getTime() - connectorSilenceMs());
+  const silentSince = (cutoff: Date) => [
+    { lastHeartbeatAt: { lt: cutoff } },
+    { lastHeartbeatAt: null, updatedAt: { lt: cutoff } },
+  ];
   const silent = await db.agent.findMany({
     where: {
       // A stopping agent is not marked offline (which it could heartbeat its way back from):
       // its grace period ends it instead (forceOverdueStops).
       status: { in: ["starting", "working", "idle", ...WAITING_STATUSES] },
       OR: [
-        { lastHeartbeatAt: { lt: cutoff } },
-        { lastHeartbeatAt: null, updatedAt: { lt: cutoff } },
+        { connectorKey: null, OR: silentSince(workerCutoff) },
+        { connectorKey: { not: null }, OR: silentSince(connectorCutoff) },
       ],
     },
     select: { id: true },
@@ -336,7 +394,14 @@ export async function markSilentAgentsOffline(
     await inTransaction(db, async (tx) => {
       const agent = await lockAgent(tx, id);
       const lastSign = agent.lastHeartbeatAt ?? agent.updatedAt;
-      if (!isAgentActive(agent.status) || agent.status === "offline" || lastSign >= cutoff) return;
+      const cutoff = now.getTime() - silenceLimitMs(agent);
+      if (
+        !isAgentActive(agent.status) ||
+        agent.status === "offline" ||
+        lastSign.getTime() >= cutoff
+      ) {
+        return;
+      }
       await setAgentState(tx, agent, { status: "offline" });
       marked.push(agent.name);
     });

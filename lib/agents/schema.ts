@@ -41,7 +41,8 @@ export const shutdownAgentSchema = z.strictObject({
 
 /** Statuses an agent may report about itself; the rest are set by the server or supervisor. */
 export const heartbeatSchema = z.strictObject({
-  status: z.enum(["working", "idle", "waiting_approval", "waiting_answer", "stopping"]),
+  /** `ended`: a connected session ended (Claude Code's SessionEnd); only connector agents say it. */
+  status: z.enum(["working", "idle", "waiting_approval", "waiting_answer", "stopping", "ended"]),
   taskId: z.uuid().nullable().optional(),
   toolHost: toolHostSchema.optional(),
 });

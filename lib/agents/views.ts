@@ -2,6 +2,8 @@ import type { Agent } from "../generated/prisma/client";
 import type { RequestView } from "../requests/views";
 import {
   agentStatusSchema,
+  connectorSchema,
+  type Connector,
   gateStateSchema,
   type AgentStatus,
   type GateState,
@@ -22,6 +24,8 @@ export type AgentView = {
   toolHost: ToolHost | null;
   requirePlan: boolean;
   isForcedStop: boolean;
+  /** Set for a connected Claude Code session or teammate (POST /connect/sessions). */
+  connector: Connector | null;
   worker: unknown;
   createdAt: string;
 };
@@ -40,6 +44,7 @@ export function toAgentView(agent: Agent): AgentView {
     toolHost: agent.toolHost,
     requirePlan: agent.requirePlan,
     isForcedStop: agent.isForcedStop,
+    connector: agent.connector === null ? null : connectorSchema.parse(agent.connector),
     worker: agent.worker,
     createdAt: agent.createdAt.toISOString(),
   };

@@ -42,6 +42,8 @@ export type EffectContext = {
   agent: Agent;
   direction: Direction;
   setAgentState: (patch: { status?: AgentStatus; gate?: GateState }) => Promise<void>;
+  /** Whether another request of this incarnation still waits on the Lead. */
+  isWaitingOnLead: () => Promise<boolean>;
   /** Ends the agent's incarnation now (forced stop): status `shutdown`, requests cancelled. */
   endIncarnation: (reason: string) => Promise<void>;
 };
@@ -89,6 +91,13 @@ export type ProtocolTypeDefinition = {
   timeout: (direction: Direction, payload: Record<string, unknown>) => TimeoutOutcome;
   /** A new request while one is pending: replace the old one, or hand back the pending one. */
   onDuplicatePending: "supersede" | "return_existing";
+  /**
+   * Duplicates are counted per value of this payload field instead of per agent (tool approvals:
+   * per call hash), matching the database's partial unique index (migration 010).
+   */
+  onePendingPerPayloadField?: "callHash";
+  /** With several pending per agent: how many one incarnation may have at once (a card flood). */
+  maxPendingPerAgent?: number;
   /**
    * How long an agent that agreed to stop (status `stopping`) through this type may take to exit
    * before the sweeper forces the stop; DEFAULT_STOP_GRACE_SECONDS when unset.

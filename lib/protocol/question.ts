@@ -7,7 +7,7 @@ import {
   type QuestionPayload,
   questionPayloadSchema,
 } from "../shared/protocol/question";
-import type { ProtocolTypeDefinition, TimeoutOutcome } from "./definition";
+import type { EffectContext, ProtocolTypeDefinition, TimeoutOutcome } from "./definition";
 
 function invalidAnswer(message: string): AppError {
   return new AppError("INVALID_RESPONSE", message);
@@ -42,6 +42,11 @@ function timeoutOf(payload: QuestionPayload): TimeoutOutcome {
   return { policy: "answer_default", outcome: "answered", response: { answer } };
 }
 
+/** Answered, the agent works again, unless a tool approval of its own still waits on the Lead. */
+async function statusAfterAnswer({ setAgentState, isWaitingOnLead }: EffectContext) {
+  await setAgentState({ status: (await isWaitingOnLead()) ? "waiting_approval" : "working" });
+}
+
 /**
  * An agent asks the Lead for a fact or a choice only a person has; the Lead answers with an option
  * and/or a text, or declines (with feedback) and the question ends unanswered.
@@ -71,7 +76,7 @@ export const question: ProtocolTypeDefinition = {
   // The newest question is the one the agent waits on; an older one is withdrawn.
   onDuplicatePending: "supersede",
   isFencedToWork: false,
-  onApproved: ({ setAgentState }) => setAgentState({ status: "working" }),
-  onRejected: ({ setAgentState }) => setAgentState({ status: "working" }),
-  onExpired: ({ setAgentState }) => setAgentState({ status: "working" }),
+  onApproved: statusAfterAnswer,
+  onRejected: statusAfterAnswer,
+  onExpired: statusAfterAnswer,
 };

@@ -1,18 +1,54 @@
 import { createHash } from "node:crypto";
 import { z } from "zod";
 import { canonicalJson } from "./canonical-json";
-import { APPROVAL_OUTCOMES, approvalOutcome, type ProtocolTypeDefinition } from "./definition";
+import { classifyConnectorCall, isClaudeCodeToolName } from "./connector-gate";
+import {
+  APPROVAL_OUTCOMES,
+  approvalOutcome,
+  type EffectContext,
+  type ProtocolTypeDefinition,
+} from "./definition";
 import { classifyToolCall } from "../shared/protocol/tool-risk";
 
+/**
+ * Our workers' tools (`bash`, `write_file`) and Claude Code's as it names them (`Bash`,
+ * `mcp__github__create_issue`): letters first, then letters, digits, `_` and `-`.
+ */
+export const toolNameSchema = z
+  .string()
+  .regex(/^[A-Za-z][A-Za-z0-9_-]{0,127}$/, "tool names are [A-Za-z][A-Za-z0-9_-], ≤ 128");
+
+/** The directory a connected session's call runs in: absolute, as Claude Code reports it. */
+export const toolCwdSchema = z
+  .string()
+  .max(4_096)
+  .regex(/^(\/|[A-Za-z]:[\\/])/, "cwd is an absolute path");
+
 const toolPayloadSchema = z.strictObject({
-  tool: z.string().regex(/^[a-z][a-z0-9_]{0,63}$/, "tool names are [a-z][a-z0-9_]"),
+  tool: toolNameSchema,
   args: z.record(z.string(), z.unknown()),
   reason: z.string().trim().max(2_000).optional(),
+  cwd: toolCwdSchema.optional(),
 });
 
-/** Binds an approval to one exact call: another tool or any other argument is another hash. */
-export function hashToolCall(tool: string, args: Record<string, unknown>): string {
-  return createHash("sha256").update(canonicalJson({ tool, args })).digest("hex");
+/**
+ * Binds an approval to one exact call: another tool, any other argument or (for a connected
+ * session) another directory is another hash. Without a directory the hash is what it always was.
+ */
+export function hashToolCall(tool: string, args: Record<string, unknown>, cwd?: string): string {
+  return createHash("sha256").update(canonicalJson({ tool, args, cwd })).digest("hex");
+}
+
+/** Claude Code's tools are judged by the connector's rules, ours by the worker's classifier. */
+export function classifyAnyToolCall(tool: string, args: Record<string, unknown>, cwd?: string) {
+  return isClaudeCodeToolName(tool)
+    ? classifyConnectorCall(tool, args, cwd)
+    : classifyToolCall(tool, args);
+}
+
+/** Parallel tool calls each wait on their own card: the agent works again once none is left. */
+async function statusAfterAnswer({ setAgentState, isWaitingOnLead }: EffectContext) {
+  await setAgentState({ status: (await isWaitingOnLead()) ? "waiting_approval" : "working" });
 }
 
 /** One specific risky tool call the gate sends to the Lead, even when the plan is approved. */
@@ -28,8 +64,16 @@ export const toolApproval: ProtocolTypeDefinition = {
     const args = payload.args as Record<string, unknown>;
     return {
       ...payload,
-      callHash: hashToolCall(String(payload.tool), args),
-      risk: await classifyToolCall(String(payload.tool), args),
+      callHash: hashToolCall(
+        String(payload.tool),
+        args,
+        typeof payload.cwd === "string" ? payload.cwd : undefined,
+      ),
+      risk: await classifyAnyToolCall(
+        String(payload.tool),
+        args,
+        typeof payload.cwd === "string" ? payload.cwd : undefined,
+      ),
     };
   },
   summarize: (payload) => `${String(payload.tool)} ${canonicalJson(payload.args)}`.slice(0, 200),
@@ -40,9 +84,13 @@ export const toolApproval: ProtocolTypeDefinition = {
   defaultTimeoutSeconds: () => 10 * 60,
   timeout: () => ({ policy: "deny", outcome: "expired" }),
   onDuplicatePending: "supersede",
+  // Claude Code runs a turn's tool calls in parallel: one pending approval per distinct call.
+  onePendingPerPayloadField: "callHash",
+  // Far above a turn's parallel calls; past it the agent is flooding the Lead's inbox.
+  maxPendingPerAgent: 32,
   // An approval speaks for the work it was asked for, like a plan: a task switch voids it.
   isFencedToWork: true,
-  onApproved: ({ setAgentState }) => setAgentState({ status: "working" }),
-  onRejected: ({ setAgentState }) => setAgentState({ status: "working" }),
-  onExpired: ({ setAgentState }) => setAgentState({ status: "working" }),
+  onApproved: statusAfterAnswer,
+  onRejected: statusAfterAnswer,
+  onExpired: statusAfterAnswer,
 };

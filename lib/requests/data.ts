@@ -1,11 +1,13 @@
+import { holdLongPoll } from "../agents/limits";
 import type { Actor } from "../auth/actor";
 import type { Db } from "../db";
 import { z } from "zod";
 import { AppError } from "../errors";
 import { decodeCursor, encodeCursor } from "../http/cursor";
 import type { Prisma, Request } from "../generated/prisma/client";
+import type { EventHub } from "../realtime/event-hub";
 import type { RequestStatus } from "../shared/requests/schema";
-import type { ListRequestsQuery } from "./schema";
+import type { GetRequestQuery, ListRequestsQuery } from "./schema";
 import { toRequestView, type RequestView } from "./views";
 
 export type RequestPage = { items: RequestView[]; nextCursor: string | null };
@@ -134,6 +136,63 @@ export async function getRequestForActor(db: Db, actor: Actor, id: string): Prom
     throw new AppError("FORBIDDEN", "agents can read only their own requests");
   }
   return toRequestView(request);
+}
+
+/** Events that end a pending request; each carries its `requestId`. */
+const ENDING_KINDS: ReadonlySet<string> = new Set([
+  "request.decided",
+  "request.expired",
+  "request.superseded",
+  "request.cancelled",
+]);
+
+/** As the inbox's long-poll: NOTIFY wakes the wait, the bridge's poll backs it up, this is the last resort. */
+const BACKSTOP_RECHECK_MS = 10_000;
+
+/**
+ * One request, held up to `wait` seconds while it is pending, so that each of a session's
+ * parallel hook processes can wait on its own request instead of racing on the agent's inbox.
+ * Woken by the event that ends the request, through the same hub the inbox long-poll uses.
+ */
+export async function waitForRequest(
+  db: Db,
+  hub: EventHub,
+  actor: Actor,
+  id: string,
+  query: GetRequestQuery,
+  signal?: AbortSignal,
+): Promise<RequestView> {
+  const first = await getRequestForActor(db, actor, id);
+  if (query.wait === 0 || first.status !== "pending") return first;
+  const deadline = Date.now() + query.wait * 1000;
+  const wait = async (): Promise<RequestView> => {
+    for (;;) {
+      // Subscribe before reading, so an answer committed between the read and the wait still wakes us.
+      const stopWaiting = new AbortController();
+      const onAbort = () => stopWaiting.abort();
+      signal?.addEventListener("abort", onAbort);
+      const woken = hub.waitFor(
+        (event) =>
+          ENDING_KINDS.has(event.kind) && (event.data as { requestId?: unknown }).requestId === id,
+        Math.max(0, Math.min(deadline - Date.now(), BACKSTOP_RECHECK_MS)),
+        stopWaiting.signal,
+      );
+      try {
+        const current = await getRequestForActor(db, actor, id);
+        if (current.status !== "pending" || Date.now() >= deadline || signal?.aborted) {
+          return current;
+        }
+        await woken;
+      } finally {
+        stopWaiting.abort();
+        signal?.removeEventListener("abort", onAbort);
+      }
+    }
+  };
+  // Each waiter holds a socket and a subscription: an agent's count, or a person's (every token
+  // and session of one user together), is capped.
+  const waiter = actor.kind === "agent" ? actor.agentId : `user:${actor.userId}`;
+  return holdLongPoll(waiter, wait, "request_wait");
 }
 
 export async function listPendingRequestsOfAgent(db: Db, agentId: string): Promise<RequestView[]> {

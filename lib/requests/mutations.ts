@@ -39,6 +39,16 @@ function effectContext(db: Db, request: Request, agent: Agent): EffectContext {
     request,
     agent,
     direction: directionOf(request),
+    isWaitingOnLead: async () =>
+      (await db.request.count({
+        where: {
+          agentId: agent.id,
+          incarnation: agent.incarnation,
+          status: "pending",
+          target: "lead",
+          id: { not: request.id },
+        },
+      })) > 0,
     setAgentState: async (patch) => {
       if (isEnded) return;
       const { stopGraceSeconds } = getProtocolType(request.type);
@@ -144,8 +154,16 @@ export async function createRequestInTransaction(
       return { request: toRequestView(existing), isCreated: false };
     }
   }
+  const perField = definition.onePendingPerPayloadField;
   const pending = await tx.request.findFirst({
-    where: { agentId: agent.id, type: definition.type, status: "pending" },
+    where: {
+      agentId: agent.id,
+      type: definition.type,
+      status: "pending",
+      ...(perField
+        ? { payload: { path: [perField], equals: String(input.payload[perField]) } }
+        : {}),
+    },
   });
   if (pending && definition.onDuplicatePending === "return_existing") {
     return { request: toRequestView(pending), isCreated: false };
@@ -163,6 +181,18 @@ export async function createRequestInTransaction(
     });
   }
 
+  if (!pending && definition.maxPendingPerAgent !== undefined) {
+    const open = await tx.request.count({
+      where: { agentId: agent.id, type: definition.type, status: "pending" },
+    });
+    if (open >= definition.maxPendingPerAgent) {
+      throw new AppError(
+        "RATE_LIMITED",
+        `at most ${definition.maxPendingPerAgent} pending '${definition.type}' requests per agent; wait for the Lead's answers`,
+        { headers: { "retry-after": "5" } },
+      );
+    }
+  }
   const isToLead = direction === "agent_to_lead";
   const timeoutSeconds = input.timeoutSeconds ?? definition.defaultTimeoutSeconds(direction);
   const request = await tx.request.create({

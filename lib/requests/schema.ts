@@ -52,6 +52,12 @@ export type DecidedBy = z.infer<typeof decidedBySchema>;
 
 export const requestParamsSchema = z.strictObject({ id: z.string().min(1).max(100) });
 
+export const getRequestQuerySchema = z.strictObject({
+  /** Seconds to hold the answer while the request is still pending (a connected session's hook). */
+  wait: queryInteger({ min: 0, max: 30 }).default(0),
+});
+export type GetRequestQuery = z.infer<typeof getRequestQuerySchema>;
+
 /** `status=approved` or `status=approved,rejected`: history asks for every decided state at once. */
 const statusListSchema = z
   .string()

@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from "node:crypto";
+import { createHash, createHmac, randomBytes } from "node:crypto";
 
 /**
  * Every bearer credential the server mints, and how it is stored. A token is shown once and only
@@ -19,6 +19,23 @@ export function newApiToken(): string {
 
 export function newAgentToken(): string {
   return `hs_agent_${randomBytes(32).toString("base64url")}`;
+}
+
+/**
+ * A connected session's agent token, derived rather than random, so every call for the same
+ * session (and teammate) and incarnation answers with the same token, also when calls race, with
+ * only its hash stored. It is a MAC under the server's secret, so knowing the session id is not
+ * knowing the token; a new incarnation (a session resumed after it ended) gets a new one.
+ */
+export function newConnectorAgentToken(
+  secret: string,
+  connectorKey: string,
+  incarnation: number,
+): string {
+  const mac = createHmac("sha256", secret)
+    .update(`connector-agent-token\n${connectorKey}\n${incarnation}`)
+    .digest("base64url");
+  return `hs_agent_${mac}`;
 }
 
 /** Stored in place of an ended incarnation's token: matches no token anyone holds. */

@@ -1,5 +1,6 @@
 import type { HumanActor } from "../auth/actor";
 import type { Db } from "../db";
+import { AppError } from "../errors";
 import type { ListTokensQuery } from "./schema";
 import { toTokenView, type TokenView } from "./views";
 
@@ -25,4 +26,15 @@ export async function listTokens(
     items: page.map(toTokenView),
     nextCursor: rows.length > query.limit ? (page.at(-1)?.id ?? null) : null,
   };
+}
+
+/**
+ * Locks an API token against revocation for the rest of the transaction and checks it is still
+ * live. Revoking takes the row's lock too, so what a token registers either commits before the
+ * revocation (and is ended by it) or sees the revocation and is refused.
+ */
+export async function lockLiveApiToken(db: Db, tokenId: string): Promise<void> {
+  const [row] = await db.$queryRaw<{ revokedAt: Date | null }[]>`
+    SELECT revoked_at AS "revokedAt" FROM api_tokens WHERE id = ${tokenId}::uuid FOR SHARE`;
+  if (!row || row.revokedAt) throw new AppError("UNAUTHENTICATED", "unknown or revoked token");
 }

@@ -1,7 +1,10 @@
 import type { HumanActor } from "../auth/actor";
+import { endAgentsOwnedBy } from "../agents/mutations";
 import { userRoleSchema } from "../auth/schema";
 import { isScopeWithinRole } from "../shared/auth/scopes";
 import type { Db } from "../db";
+import type { PrismaClient } from "../generated/prisma/client";
+import { inTransaction } from "../transaction";
 import { AppError } from "../errors";
 import { hashToken, newApiToken } from "./credentials";
 import { canManageAllTokens } from "./data";
@@ -55,17 +58,28 @@ export async function rotateApiToken(
 /**
  * Revokes a token: its next call gets 401. Revoking a revoked token returns it unchanged. A token
  * the caller may not manage is reported as unknown, so ids of others' tokens reveal nothing.
+ * A `connect` token's agents end with it: their tokens were handed to whoever held it, and
+ * revoking it is how a Lead takes back everything that holder could do.
  */
-export async function revokeApiToken(db: Db, actor: HumanActor, id: string): Promise<TokenView> {
+export async function revokeApiToken(
+  db: PrismaClient,
+  actor: HumanActor,
+  id: string,
+): Promise<TokenView> {
   const ownerFilter = canManageAllTokens(actor) ? {} : { userId: actor.userId };
-  await db.apiToken.updateMany({
-    where: { id, revokedAt: null, ...ownerFilter },
-    data: { revokedAt: new Date() },
+  return inTransaction(db, async (tx) => {
+    const [revoked] = await tx.apiToken.updateManyAndReturn({
+      where: { id, revokedAt: null, ...ownerFilter },
+      data: { revokedAt: new Date() },
+    });
+    if (revoked?.scope === "connect") {
+      await endAgentsOwnedBy(tx, revoked.id, "the connect token that registered it was revoked");
+    }
+    const row = await tx.apiToken.findFirst({
+      where: { id, ...ownerFilter },
+      include: { user: { select: { email: true } } },
+    });
+    if (!row) throw new AppError("TOKEN_NOT_FOUND", `no token ${id}`);
+    return toTokenView(row);
   });
-  const row = await db.apiToken.findFirst({
-    where: { id, ...ownerFilter },
-    include: { user: { select: { email: true } } },
-  });
-  if (!row) throw new AppError("TOKEN_NOT_FOUND", `no token ${id}`);
-  return toTokenView(row);
 }

@@ -6,8 +6,12 @@ import type { Agent, Prisma, PrismaClient } from "../generated/prisma/client";
 import { decideGate } from "../shared/protocol/gate";
 import { refuseWhileStopping } from "../shared/protocol/stop-gate";
 import { getProtocolType } from "../protocol/registry";
+import { classifyConnectorCall, decideConnectorGate } from "../protocol/connector-gate";
+import type { GateVerdict } from "../shared/protocol/gate";
 import { hashToolCall } from "../protocol/tool-approval";
+import { loadShellParser } from "../shared/protocol/shell-command";
 import { classifyToolCall, type ToolRisk } from "../shared/protocol/tool-risk";
+import { connectorSchema } from "../shared/agents/schema";
 import { createRequestInTransaction } from "../requests/mutations";
 import type { ToolCallInput, ToolVerdict } from "./schema";
 import { inTransaction } from "../transaction";
@@ -23,7 +27,7 @@ async function decideRiskyCall(
   risk: ToolRisk,
   reason: string,
 ): Promise<ToolVerdict> {
-  const callHash = hashToolCall(input.tool, input.args);
+  const callHash = hashToolCall(input.tool, input.args, input.cwd);
   const earlier = await tx.request.findMany({
     where: {
       agentId: agent.id,
@@ -72,7 +76,9 @@ async function decideRiskyCall(
       reason,
       callHash,
       risk: risk as unknown as Prisma.InputJsonObject,
+      ...(input.cwd ? { cwd: input.cwd } : {}),
     },
+    timeoutSeconds: input.timeoutSeconds,
   });
   return {
     allowed: false,
@@ -82,26 +88,46 @@ async function decideRiskyCall(
   };
 }
 
+/** A connected session's calls are judged by the connector's rules (lib/protocol/connector-gate.ts). */
+function isConnected(agent: Pick<Agent, "connectorKey">): boolean {
+  return agent.connectorKey !== null;
+}
+
+function sessionCwdOf(agent: Pick<Agent, "connector">): string | undefined {
+  const parsed = connectorSchema.safeParse(agent.connector);
+  return parsed.success ? parsed.data.cwd : undefined;
+}
+
 /** The server's gate verdict for one tool call. Every attempt is recorded, allowed or not. */
 export async function recordToolCall(
   db: PrismaClient,
   actor: AgentActor,
   input: ToolCallInput,
 ): Promise<ToolVerdict> {
-  // Classified before the transaction: the grammar may still be loading, and the agent's row
-  // lock should not wait for it.
-  const risk = await classifyToolCall(input.tool, input.args);
+  // The grammar may still be loading, and the agent's row lock should not wait for it: load it
+  // and classify for a worker before the transaction. A connected session's call is judged inside,
+  // against its own directory (the call's, or the session's), which is known once the row is read.
+  await loadShellParser();
+  const workerRisk = await classifyToolCall(input.tool, input.args);
   return inTransaction(db, async (tx) => {
     const agent = await lockActingAgent(tx, actor.agentId, actor.incarnation);
-    const gateVerdict =
-      refuseWhileStopping(agent.status === "stopping", input.tool) ??
-      decideGate(agent.gate, input.tool, risk);
+    const isStopping = agent.status === "stopping";
+    const risk = isConnected(agent)
+      ? await classifyConnectorCall(input.tool, input.args, input.cwd ?? sessionCwdOf(agent))
+      : workerRisk;
+    const gateVerdict: GateVerdict | ReturnType<typeof decideConnectorGate> = isConnected(agent)
+      ? decideConnectorGate(agent.gate, isStopping, risk)
+      : (refuseWhileStopping(isStopping, input.tool) ?? decideGate(agent.gate, input.tool, risk));
     const verdict: ToolVerdict =
       "needsApproval" in gateVerdict
         ? await decideRiskyCall(tx, agent, input, risk, gateVerdict.reason)
         : gateVerdict.allowed
           ? { allowed: true }
           : { allowed: false, code: gateVerdict.code, reason: gateVerdict.reason };
+    // A session sends no heartbeats between calls: each call is its sign of life.
+    if (isConnected(agent)) {
+      await tx.agent.update({ where: { id: agent.id }, data: { lastHeartbeatAt: new Date() } });
+    }
     await tx.toolCall.create({
       data: {
         agentId: agent.id,

@@ -1,8 +1,13 @@
 import { z } from "zod";
+import { toolCwdSchema, toolNameSchema } from "../protocol/tool-approval";
 
 export const toolCallSchema = z.strictObject({
-  tool: z.string().regex(/^[a-z][a-z0-9_]{0,63}$/, "tool names are [a-z][a-z0-9_]"),
+  tool: toolNameSchema,
   args: z.record(z.string(), z.unknown()).default({}),
+  /** A connected session's working directory for this call; part of what an approval binds. */
+  cwd: toolCwdSchema.optional(),
+  /** How long the Lead has to answer, if the call needs an approval (the hook's own deadline). */
+  timeoutSeconds: z.number().int().min(5).max(86_400).optional(),
 });
 export type ToolCallInput = z.infer<typeof toolCallSchema>;
 

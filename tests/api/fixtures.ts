@@ -11,6 +11,7 @@ import {
   agents as agentsRoute,
 } from "../../lib/api/v1/agents";
 import { heartbeat as heartbeatRoute, me as meRoute } from "../../lib/api/v1/agent-self";
+import { connectSessions as connectSessionsRoute } from "../../lib/api/v1/connect";
 import { events as eventsRoute } from "../../lib/api/v1/events";
 import {
   inbox as inboxRoute,
@@ -101,8 +102,10 @@ export const api = {
     call(requestsRoute.POST, { path: "/api/v1/requests", body, headers }),
   listRequests: (headers: Headers, query = "") =>
     call(requestsRoute.GET, { path: `/api/v1/requests${query}`, headers }),
-  getRequest: (headers: Headers, id: string) =>
-    call(requestRoute.GET, { path: `/api/v1/requests/${id}`, headers, params: { id } }),
+  getRequest: (headers: Headers, id: string, query = "") =>
+    call(requestRoute.GET, { path: `/api/v1/requests/${id}${query}`, headers, params: { id } }),
+  connectSession: (headers: Headers, body: unknown) =>
+    call(connectSessionsRoute.POST, { path: "/api/v1/connect/sessions", body, headers }),
   respond: (headers: Headers, id: string, body: unknown) =>
     call(responsesRoute.POST, {
       path: `/api/v1/requests/${id}/responses`,

@@ -101,7 +101,11 @@ describe("the scope × route table", () => {
     const leadRoutes = routes
       .filter((route) => admitsLead(route.policy.access) && route.policy.access !== "public")
       .map((route) => `${route.method} ${route.path}`)
-      .filter((route) => route !== "POST /api/v1/auth/logout");
+      // Signing out is a session matter; a connected session's agents belong to a connect token.
+      .filter(
+        (route) =>
+          route !== "POST /api/v1/auth/logout" && route !== "POST /api/v1/connect/sessions",
+      );
     expect(withScope("admin")).toEqual(leadRoutes);
     expect(withScope("supervisor").sort()).toEqual(
       [
@@ -114,7 +118,11 @@ describe("the scope × route table", () => {
       ].sort(),
     );
     expect(withScope("connect").sort()).toEqual(
-      ["POST /api/v1/agents", "POST /api/v1/agents/{name}/respawn"].sort(),
+      [
+        "POST /api/v1/agents",
+        "POST /api/v1/agents/{name}/respawn",
+        "POST /api/v1/connect/sessions",
+      ].sort(),
     );
     expect(withScope("read").every((route) => route.startsWith("GET "))).toBe(true);
     expect(withScope("decide").filter((route) => !route.startsWith("GET "))).toEqual([

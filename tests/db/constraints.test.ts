@@ -52,6 +52,20 @@ describe("database constraints", () => {
     expect(await db.request.count({ where: { agentId: agent.id, status: "pending" } })).toBe(2);
   });
 
+  it("refuses a second pending tool approval of the same call, not of another call", async () => {
+    const agent = await createAgent(`calls-${randomBytes(3).toString("hex")}`);
+    const toolApproval = (callHash: string) => ({
+      ...pendingRequest(agent.id, "tool_approval"),
+      payload: { tool: "Bash", args: { command: callHash }, callHash },
+    });
+    await db.request.create({ data: toolApproval("a".repeat(64)) });
+    await db.request.create({ data: toolApproval("b".repeat(64)) });
+    await expect(db.request.create({ data: toolApproval("a".repeat(64)) })).rejects.toThrow(
+      /Unique constraint/i,
+    );
+    expect(await db.request.count({ where: { agentId: agent.id, status: "pending" } })).toBe(2);
+  });
+
   it("never lets a decided request change again", async () => {
     const agent = await createAgent(`final-${randomBytes(3).toString("hex")}`);
     const request = await db.request.create({ data: pendingRequest(agent.id, "plan_approval") });

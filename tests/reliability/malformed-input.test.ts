@@ -288,7 +288,7 @@ const CASES: Case[] = [
         c.call(ROUTES.requests, { as: "agent", body: { type: "plan_approval", payload } }),
     }),
   ),
-  ...[{ tool: "bash" }, { tool: "BASH", args: {} }, { tool: "bash", args: [] }].map(
+  ...[{ tool: "bash" }, { tool: "1BASH", args: {} }, { tool: "bash", args: [] }].map(
     (payload, index) => ({
       name: `POST /requests: tool payload #${index + 1}`,
       run: (c: Context) =>
@@ -392,10 +392,13 @@ const CASES: Case[] = [
     { tool: "read_file", args: { path: "a" } },
     { as: "agent" },
   ),
-  ...["Bash", "rm -rf", SQL, "../bash", "", "x".repeat(65)].map((tool) => ({
-    name: `POST /tool-calls: tool = ${JSON.stringify(tool).slice(0, 30)}`,
-    run: (c: Context) => c.call(ROUTES.toolCalls, { as: "agent", body: { tool, args: {} } }),
-  })),
+  // Claude Code's names (`Bash`, `mcp__github__create_issue`) are tools; these are not.
+  ...["Bash Tool", "rm -rf", SQL, "../bash", "", "x".repeat(129), "_bash", "mcp__a/b"].map(
+    (tool) => ({
+      name: `POST /tool-calls: tool = ${JSON.stringify(tool).slice(0, 30)}`,
+      run: (c: Context) => c.call(ROUTES.toolCalls, { as: "agent", body: { tool, args: {} } }),
+    }),
+  ),
   ...bodyCases("POST /heartbeat", ROUTES.heartbeat, { status: "working" }, { as: "agent" }),
   ...["shutdown", "crashed", "WORKING", SQL].map((status) => ({
     name: `POST /heartbeat: status = ${JSON.stringify(status).slice(0, 30)}`,

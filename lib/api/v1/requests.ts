@@ -1,10 +1,12 @@
 import { getDb } from "../../db";
 import { defineRoute, jsonResponse } from "../../http/route";
 import { definePath } from "../../http/router";
-import { getRequestForActor, listRequests } from "../../requests/data";
+import { listRequests, waitForRequest } from "../../requests/data";
+import { getEventHub } from "../../realtime/event-hub";
 import { decideRequest, submitRequest } from "../../requests/mutations";
 import {
   createRequestSchema,
+  getRequestQuerySchema,
   listRequestsQuerySchema,
   requestParamsSchema,
   respondSchema,
@@ -26,8 +28,14 @@ export const requests = definePath("/api/v1/requests", {
 
 export const request = definePath("/api/v1/requests/{id}", {
   GET: defineRoute(
-    { access: "human_or_agent", scopes: ["admin", "decide", "read"], params: requestParamsSchema },
-    ({ actor, params }) => getRequestForActor(getDb(), actor, params.id),
+    {
+      access: "human_or_agent",
+      scopes: ["admin", "decide", "read"],
+      params: requestParamsSchema,
+      query: getRequestQuerySchema,
+    },
+    ({ actor, params, query, request }) =>
+      waitForRequest(getDb(), getEventHub(), actor, params.id, query, request.signal),
   ),
 });
 

@@ -12,6 +12,7 @@ import {
   agents,
 } from "./agents";
 import { login, logout } from "./auth";
+import { connectSessions } from "./connect";
 import { events } from "./events";
 import { health } from "./health";
 import { inbox, inboxAck, messages } from "./messages";
@@ -37,6 +38,7 @@ export const API_PATHS: readonly ApiPath[] = [
   agentWorkerToken,
   login,
   logout,
+  connectSessions,
   events,
   health,
   heartbeat,

@@ -47,3 +47,20 @@ export const workerConfigSchema = z.strictObject({
     .optional(),
 });
 export type WorkerConfig = z.infer<typeof workerConfigSchema>;
+
+/**
+ * A Claude Code session (or teammate) connected through a `connect` token, as stored in
+ * `agents.connector` and shown on the board: where it runs and which model drives it.
+ */
+export const connectorSchema = z.strictObject({
+  sessionId: z.string(),
+  /** The teammate's id within the session; null for the session's own agent. */
+  agentId: z.string().nullable(),
+  agentType: z.string().nullable(),
+  cwd: z.string(),
+  model: z.string().nullable(),
+  /** The agent this one was started from: a teammate's session, or a parent session's agent. */
+  parent: z.string().nullable(),
+  parentSessionId: z.string().nullable(),
+});
+export type Connector = z.infer<typeof connectorSchema>;

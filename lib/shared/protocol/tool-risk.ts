@@ -85,11 +85,26 @@ function isAllowedAbsolute(normalized: string): boolean {
   );
 }
 
+/**
+ * Where the workspace is on the host, when the command runs there (a connected session's
+ * directory): an absolute path below it is inside. Null for our workers, which see it as `/workspace`
+ * in the sandbox and must not name it absolutely.
+ */
+type Root = string | null;
+
+/** The segments of an absolute path below `root`, or null when it is not below it. */
+function segmentsBelow(root: Root, absolute: string): string[] | null {
+  if (root === null) return null;
+  const normalized = path.normalize(absolute);
+  if (normalized !== root && !normalized.startsWith(`${root}/`)) return null;
+  return normalized.slice(root.length).split("/").filter(Boolean);
+}
+
 /** Lexical only: symlinks are the sandbox's business, since it mounts nothing but the workspace. */
-function judgePath(value: string, cwd: Cwd): PathVerdict {
+function judgePath(value: string, cwd: Cwd, root: Root = null): PathVerdict {
   if (value.startsWith("~")) return { why: `${value} is in a home directory` };
   if (value.startsWith("/")) {
-    return isAllowedAbsolute(path.normalize(value))
+    return isAllowedAbsolute(path.normalize(value)) || segmentsBelow(root, value) !== null
       ? "inside"
       : { why: `${value} is outside the workspace` };
   }
@@ -105,9 +120,10 @@ function judgePath(value: string, cwd: Cwd): PathVerdict {
   return "inside";
 }
 
-function moveCwd(cwd: Cwd, target: string): Cwd {
+function moveCwd(cwd: Cwd, target: string, root: Root): Cwd {
+  if (target.startsWith("/")) return segmentsBelow(root, target);
   // Once in /tmp (or anywhere absolute) relative paths can no longer be checked.
-  if (cwd === null || target.startsWith("/") || target.startsWith("~")) return null;
+  if (cwd === null || target.startsWith("~")) return null;
   const next = [...cwd];
   for (const segment of target.split("/")) {
     if (segment === "..") next.pop();
@@ -274,7 +290,7 @@ const TEXT_FIRST_OPERAND: ReadonlySet<string> = new Set([
   "nawk",
 ]);
 
-type CommandContext = { functions: ReadonlySet<string>; cwd: Cwd };
+type CommandContext = { functions: ReadonlySet<string>; cwd: Cwd; root: Root };
 
 /** Reasons about one simple command. Adds a `read_only` reason only when nothing else applies. */
 function judgeCommand(command: SimpleCommand, context: CommandContext, judge: Mark): void {
@@ -284,7 +300,7 @@ function judgeCommand(command: SimpleCommand, context: CommandContext, judge: Ma
     judge(riskClass, message, span);
   };
   const checkPath = (value: string, what: string, span: ShellSpan): void => {
-    const verdict = judgePath(value, context.cwd);
+    const verdict = judgePath(value, context.cwd, context.root);
     if (verdict === "unknown")
       mark("needs_approval", `${what} ${value} follows a cd to a computed directory`, span);
     else if (verdict !== "inside") mark("refused", `${what} ${verdict.why}`, span);
@@ -572,8 +588,24 @@ function judgeConstructs(analysis: ShellAnalysis, mark: Mark): void {
 
 const RAW_SUBSTITUTION = /`|\$\((?!\()|[<>]\(/;
 
+/**
+ * Where a command runs. `workspaceRoot`: the absolute host directory it runs in, for commands run
+ * outside our sandbox (a connected session); `/` is never taken as one.
+ */
+export type ShellWorkspace = { workspaceRoot?: string | undefined };
+
+function rootOf(workspace: ShellWorkspace): Root {
+  if (!workspace.workspaceRoot?.startsWith("/")) return null;
+  const root = path.normalize(workspace.workspaceRoot).replace(/\/+$/, "");
+  return root === "" ? null : root;
+}
+
 /** Classifies a parsed bash command: the highest class of all its parts wins, each says why. */
-export function classifyShellAnalysis(analysis: ShellAnalysis): ToolRisk {
+export function classifyShellAnalysis(
+  analysis: ShellAnalysis,
+  workspace: ShellWorkspace = {},
+): ToolRisk {
+  const root = rootOf(workspace);
   const reasons: ToolRiskReason[] = [];
   const mark: Mark = (riskClass, message, span) => {
     reasons.push({ class: riskClass, message, ...(span ? { span } : {}) });
@@ -610,18 +642,18 @@ export function classifyShellAnalysis(analysis: ShellAnalysis): ToolRisk {
   );
   let cwd: Cwd = [];
   for (const command of analysis.commands) {
-    judgeCommand(command, { functions, cwd }, mark);
+    judgeCommand(command, { functions, cwd, root }, mark);
     if (command.name?.value === "cd") {
       const target = command.args.find((arg) => arg.value === null || !isOption(arg.value));
-      cwd = target?.value ? moveCwd(cwd, target.value) : null;
+      cwd = target?.value ? moveCwd(cwd, target.value, root) : null;
     }
   }
   return summarize(reasons, analysis);
 }
 
 /** Classifies one bash command. The shell parser must be loaded (loadShellParser). */
-export function classifyShellCommand(command: string): ToolRisk {
-  return classifyShellAnalysis(analyzeShellCommand(command));
+export function classifyShellCommand(command: string, workspace: ShellWorkspace = {}): ToolRisk {
+  return classifyShellAnalysis(analyzeShellCommand(command), workspace);
 }
 
 /**

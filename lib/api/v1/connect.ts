@@ -1,0 +1,15 @@
+import { connectSession } from "../../connect/mutations";
+import { connectSessionSchema } from "../../connect/schema";
+import { getDb } from "../../db";
+import { defineRoute, jsonResponse } from "../../http/route";
+import { definePath } from "../../http/router";
+
+export const connectSessions = definePath("/api/v1/connect/sessions", {
+  POST: defineRoute(
+    { access: "lead", scopes: ["connect"], body: connectSessionSchema },
+    async ({ actor, body }) => {
+      const { isCreated, ...answer } = await connectSession(getDb(), actor, body);
+      return jsonResponse({ ...answer, created: isCreated }, { status: isCreated ? 201 : 200 });
+    },
+  ),
+});

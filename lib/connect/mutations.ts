@@ -1,0 +1,190 @@
+import { createHash } from "node:crypto";
+import type { HumanActor, TokenActor } from "../auth/actor";
+import { getAuth } from "../auth/auth";
+import { lockAgent } from "../agents/data";
+import { startNewIncarnation } from "../agents/mutations";
+import { isAgentActive, type Connector } from "../shared/agents/schema";
+import { setAgentState } from "../agents/state";
+import { toAgentView, type AgentView } from "../agents/views";
+import { isUniqueViolation, type Db } from "../db";
+import { AppError } from "../errors";
+import { appendEvent } from "../events/mutations";
+import type { Agent, PrismaClient } from "../generated/prisma/client";
+import { hashToken, newConnectorAgentToken } from "../tokens/credentials";
+import { lockLiveApiToken } from "../tokens/data";
+import { inTransaction } from "../transaction";
+import type { ConnectSessionInput } from "./schema";
+
+export type ConnectedSession = { agent: AgentView; token: string; isCreated: boolean };
+
+type Connected = ConnectedSession & { row: Agent };
+
+/** One session (or teammate) of one connect token. Ids are `[A-Za-z0-9._-]`, so `/` cannot be forged. */
+function connectorKeyOf(tokenId: string, sessionId: string, agentId?: string): string {
+  return `${tokenId}/${sessionId}/${agentId ?? ""}`;
+}
+
+/** The last directory of the cwd, as an agent name can hold it: `~/src/API Server` → `api-server`. */
+function slugOf(cwd: string): string {
+  const base = cwd.split(/[\\/]/).filter(Boolean).at(-1) ?? "";
+  const slug = base
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, "-")
+    .slice(0, 20)
+    .replace(/^-+|-+$/g, "");
+  return slug || "session";
+}
+
+const NAME_SUFFIX_LENGTHS = [4, 6, 8];
+
+/**
+ * A short readable name: the directory's slug and a few hex digits of the session's key (for a
+ * teammate, its session's name and `t` + digits), longer only if that name is already taken.
+ * Stems are at most 29 characters, so a teammate's name stays within the 40 the rules allow.
+ */
+async function pickName(tx: Db, stem: string, key: string, marker: "" | "t"): Promise<string> {
+  const digits = createHash("sha256").update(key).digest("hex");
+  for (const length of NAME_SUFFIX_LENGTHS) {
+    const name = `${stem}-${marker}${digits.slice(0, length)}`;
+    if (!(await tx.agent.findUnique({ where: { name }, select: { id: true } }))) return name;
+  }
+  throw new AppError("AGENT_EXISTS", `no free name for a session in '${stem}'`);
+}
+
+/** Returns the live agent of the session, with the token derived for its incarnation. */
+async function answerExisting(tx: Db, secret: string, found: Agent): Promise<Connected> {
+  const key = found.connectorKey ?? "";
+  let agent = await lockAgent(tx, found.id);
+  if (!isAgentActive(agent.status)) {
+    // The Lead's stop (or the connect token's revocation) sticks for the session; a session that
+    // ended by itself comes back (`claude --resume`) as a new incarnation with a new token.
+    if (agent.isForcedStop) {
+      throw new AppError(
+        "AGENT_NOT_ACTIVE",
+        `agent '${agent.name}' was stopped by the Lead; start a new session to connect again`,
+      );
+    }
+    const token = newConnectorAgentToken(secret, key, agent.incarnation + 1);
+    agent = await startNewIncarnation(
+      tx,
+      agent,
+      { role: agent.role, prompt: agent.prompt, requirePlan: agent.requirePlan, worker: undefined },
+      hashToken(token),
+    );
+    agent = await setAgentState(tx, agent, { status: "idle" });
+    return { agent: toAgentView(agent), token, isCreated: false, row: agent };
+  }
+  const token = newConnectorAgentToken(secret, key, agent.incarnation);
+  // The server's secret changed, or a Lead's respawn minted a random token: the session's own
+  // token is the derived one again.
+  if (hashToken(token) !== agent.tokenHash) {
+    agent = await tx.agent.update({
+      where: { id: agent.id },
+      data: { tokenHash: hashToken(token) },
+    });
+  }
+  if (agent.status === "offline") {
+    agent = await tx.agent.update({
+      where: { id: agent.id },
+      data: { lastHeartbeatAt: new Date() },
+    });
+    agent = await setAgentState(tx, agent, { status: "idle" });
+  }
+  return { agent: toAgentView(agent), token, isCreated: false, row: agent };
+}
+
+async function connectOne(
+  tx: Db,
+  caller: TokenActor,
+  secret: string,
+  input: ConnectSessionInput,
+  parent: { row: Agent } | { name: string | null },
+): Promise<Connected> {
+  const key = connectorKeyOf(caller.tokenId, input.sessionId, input.agentId);
+  // Concurrent calls for one session queue here, so exactly one of them creates its agent.
+  await tx.$queryRaw`SELECT pg_advisory_xact_lock(hashtextextended(${key}, 0))::text`;
+  const existing = await tx.agent.findUnique({ where: { connectorKey: key } });
+  if (existing) return answerExisting(tx, secret, existing);
+
+  const parentRow = "row" in parent ? parent.row : null;
+  const name = parentRow
+    ? await pickName(tx, parentRow.name, key, "t")
+    : await pickName(tx, slugOf(input.cwd), key, "");
+  const connector: Connector = {
+    sessionId: input.sessionId,
+    agentId: input.agentId ?? null,
+    agentType: input.agentType ?? null,
+    cwd: input.cwd,
+    model: input.model ?? null,
+    parent: parentRow ? parentRow.name : "name" in parent ? parent.name : null,
+    parentSessionId: input.parentSessionId ?? null,
+  };
+  const token = newConnectorAgentToken(secret, key, 1);
+  const agent = await tx.agent.create({
+    data: {
+      name,
+      role: input.agentType ?? (parentRow ? "Claude Code teammate" : "Claude Code session"),
+      status: "idle",
+      gate: "not_required",
+      requirePlan: false,
+      tokenHash: hashToken(token),
+      ownerTokenId: caller.tokenId,
+      toolHost: "external",
+      connectorKey: key,
+      connector,
+      lastHeartbeatAt: new Date(),
+    },
+  });
+  await appendEvent(tx, "agent.registered", `agent:${agent.name}`, {
+    agent: agent.name,
+    incarnation: agent.incarnation,
+    role: agent.role,
+  });
+  return { agent: toAgentView(agent), token, isCreated: true, row: agent };
+}
+
+/** Two different sessions may race for one free name; the loser tries the next suffix. */
+const NAME_RACE_ATTEMPTS = 3;
+
+/**
+ * Registers a Claude Code session (or one of its teammates) as an agent of the calling `connect`
+ * token, or returns the one it already has: the same agent and the same token for the same
+ * session, also when calls race. A teammate's session gets its agent too, as the teammate's parent.
+ */
+export async function connectSession(
+  db: PrismaClient,
+  actor: HumanActor,
+  input: ConnectSessionInput,
+): Promise<ConnectedSession> {
+  // The session's agents belong to the token: revoking it ends them (lib/tokens/mutations.ts).
+  if (actor.via !== "token" || actor.scope !== "connect") {
+    throw new AppError("FORBIDDEN", "sessions connect with a 'connect' API token");
+  }
+  const caller: TokenActor = actor;
+  const { secret } = await getAuth().$context;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const { row: _row, ...answer } = await inTransaction(db, async (tx) => {
+        await lockLiveApiToken(tx, caller.tokenId);
+        if (input.agentId) {
+          const { agentId: _agentId, agentType: _agentType, ...session } = input;
+          const sessionAgent = await connectOne(tx, caller, secret, session, { name: null });
+          return connectOne(tx, caller, secret, input, { row: sessionAgent.row });
+        }
+        const parentName = input.parentSessionId
+          ? ((
+              await tx.agent.findUnique({
+                where: { connectorKey: connectorKeyOf(caller.tokenId, input.parentSessionId) },
+                select: { name: true },
+              })
+            )?.name ?? null)
+          : null;
+        return connectOne(tx, caller, secret, input, { name: parentName });
+      });
+      return answer;
+    } catch (error) {
+      if (attempt < NAME_RACE_ATTEMPTS && isUniqueViolation(error)) continue;
+      throw error;
+    }
+  }
+}

@@ -1,0 +1,150 @@
+import type { ToolRisk, ToolRiskReason } from "../shared/protocol/tool-risk";
+import { classifyShellCommand } from "../shared/protocol/tool-risk";
+import { loadShellParser } from "../shared/protocol/shell-command";
+
+/**
+ * The gate for a connected Claude Code session. Its tools run unsandboxed on the user's machine,
+ * so nothing bounds a call the classifier misjudges: only what is known to read nothing but files
+ * runs at once, and every other call, known or not, needs the Lead's yes for that exact call.
+ */
+
+/** Claude Code tools that only read. */
+export const CONNECTOR_READ_ONLY_TOOLS: ReadonlySet<string> = new Set([
+  "Read",
+  "Glob",
+  "Grep",
+  "LS",
+  "NotebookRead",
+  "BashOutput",
+]);
+
+/**
+ * Claude Code tools that change nothing outside the session: its own todo list, starting a
+ * subagent (whose every tool call passes this gate as its own teammate agent), and leaving plan
+ * mode (the plan itself goes to the Lead as a plan_approval). Web access is not among them.
+ */
+export const CONNECTOR_HARMLESS_TOOLS: ReadonlySet<string> = new Set([
+  "TodoWrite",
+  "Task",
+  "ExitPlanMode",
+]);
+
+const FILE_CHANGING_TOOLS: Readonly<Record<string, string>> = {
+  Write: "file_path",
+  Edit: "file_path",
+  MultiEdit: "file_path",
+  NotebookEdit: "notebook_path",
+};
+
+/** Claude Code names its tools in PascalCase and MCP tools `mcp__<server>__<tool>`; ours are snake_case. */
+export function isClaudeCodeToolName(tool: string): boolean {
+  return /^[A-Z]/.test(tool) || tool.startsWith("mcp__");
+}
+
+function needsApproval(message: string, extra: ToolRiskReason[] = []): ToolRisk {
+  return { class: "needs_approval", reasons: [...extra, { class: "needs_approval", message }] };
+}
+
+/**
+ * How much of the Lead's attention a connected session's call needs: `read_only` (runs at once)
+ * or `needs_approval` (its own card). Bash is read-only only when the shell classifier, judging
+ * paths against `cwd` (the directory the command runs in, as its workspace), finds nothing but
+ * reads there.
+ */
+export async function classifyConnectorCall(
+  tool: string,
+  args: Record<string, unknown>,
+  cwd?: string,
+): Promise<ToolRisk> {
+  if (CONNECTOR_READ_ONLY_TOOLS.has(tool)) {
+    return { class: "read_only", reasons: [{ class: "read_only", message: `${tool} only reads` }] };
+  }
+  if (CONNECTOR_HARMLESS_TOOLS.has(tool)) {
+    return {
+      class: "read_only",
+      reasons: [{ class: "read_only", message: `${tool} changes nothing outside the session` }],
+    };
+  }
+  if (tool === "Bash") {
+    if (typeof args.command !== "string") return needsApproval("Bash without a command string");
+    await loadShellParser();
+    const risk = classifyShellCommand(args.command, { workspaceRoot: cwd });
+    if (risk.class === "read_only") return risk;
+    const why = risk.reasons
+      .filter((reason) => reason.class === risk.class)
+      .map((reason) => reason.message)
+      .join("; ");
+    return {
+      ...needsApproval(`runs unsandboxed on the user's machine: ${why}`, risk.reasons),
+      ...(risk.analysis ? { analysis: risk.analysis } : {}),
+    };
+  }
+  const pathField = FILE_CHANGING_TOOLS[tool];
+  if (pathField) {
+    const target = typeof args[pathField] === "string" ? String(args[pathField]) : "(no path)";
+    return needsApproval(`${tool} changes ${target} on the user's machine`);
+  }
+  if (tool.startsWith("mcp__")) {
+    const server = tool.split("__")[1] ?? "";
+    return needsApproval(`an MCP tool: it can do anything the '${server}' server can`);
+  }
+  return needsApproval(`${tool} is not a tool Handshake knows to be safe (fails closed)`);
+}
+
+export type ConnectorGateVerdict =
+  | { allowed: true }
+  | { allowed: false; code: "PLAN_GATE_BLOCKED" | "AGENT_STOPPING"; reason: string }
+  | { allowed: false; code: "TOOL_APPROVAL_REQUIRED"; reason: string; needsApproval: true };
+
+/** The reason Claude Code shows its model: plan mode is its own way to a plan the Lead approves. */
+export const PLAN_REQUIRED_REASON = "the Lead requires a plan: use plan mode";
+
+const KNOWN_GATES: ReadonlySet<string> = new Set([
+  "not_required",
+  "required",
+  "pending",
+  "approved",
+  "rejected",
+]);
+
+/**
+ * The plan gate for a connected session. Reads run under any known gate value. With the gate open
+ * (`not_required`, `approved`) every other call still needs its own approval; with a plan required
+ * it is denied, so the model goes through plan mode. An unknown gate value fails closed.
+ */
+export function decideConnectorGate(
+  gate: string,
+  isStopping: boolean,
+  risk: ToolRisk,
+): ConnectorGateVerdict {
+  if (risk.class === "read_only" && KNOWN_GATES.has(gate)) return { allowed: true };
+  if (isStopping) {
+    return {
+      allowed: false,
+      code: "AGENT_STOPPING",
+      reason: "this session agreed to stop; it changes nothing more",
+    };
+  }
+  if (gate === "required" || gate === "rejected") {
+    return { allowed: false, code: "PLAN_GATE_BLOCKED", reason: PLAN_REQUIRED_REASON };
+  }
+  if (gate === "pending") {
+    return {
+      allowed: false,
+      code: "PLAN_GATE_BLOCKED",
+      reason: "the Lead is reviewing your plan: wait for the decision",
+    };
+  }
+  if (gate !== "not_required" && gate !== "approved") {
+    return {
+      allowed: false,
+      code: "PLAN_GATE_BLOCKED",
+      reason: `unknown gate state '${gate}' (fails closed)`,
+    };
+  }
+  const reason = risk.reasons
+    .filter((item) => item.class === "needs_approval")
+    .map((item) => item.message)
+    .join("; ");
+  return { allowed: false, code: "TOOL_APPROVAL_REQUIRED", reason, needsApproval: true };
+}
