@@ -27,7 +27,7 @@ export class HandshakeClient {
   }
 
   heartbeat(
-    status: "working" | "idle" | "waiting_approval" | "stopping",
+    status: "working" | "idle" | "waiting_approval" | "waiting_answer" | "stopping",
     toolHost?: ToolHost,
   ): Promise<AgentDetail> {
     return this.call("POST", "/heartbeat", toolHost ? { status, toolHost } : { status });
