@@ -25,6 +25,7 @@ async function isPresent(file: string): Promise<boolean> {
 describe("tool specs", () => {
   it("lists every tool with a JSON Schema generated from its zod schema", () => {
     expect(TOOL_SPECS.map((spec) => spec.name).sort()).toEqual([
+      "ask_lead",
       "bash",
       "claim_task",
       "complete_task",

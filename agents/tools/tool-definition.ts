@@ -29,6 +29,8 @@ export type ToolContext = {
   isStopping(): boolean;
   state: WorkState;
   onSubmitPlan(request: RequestView): void;
+  /** A question went to the Lead: the worker waits for its answer before the model goes on. */
+  onAskLead(request: RequestView): void;
   onIdle(): void;
 };
 

@@ -6,7 +6,8 @@ import { taskViewSchema } from "../shared/api/task";
 import { toolVerdictSchema, type ToolVerdictWire } from "../shared/api/tool-call";
 import { HttpTransport, type TransportOptions } from "./transport";
 
-export type AgentStatusReport = "working" | "idle" | "waiting_approval" | "stopping" | "ended";
+export type AgentStatusReport =
+  "working" | "idle" | "waiting_approval" | "waiting_answer" | "stopping" | "ended";
 export type ToolHostReport = "sandboxed" | "no_sandbox" | "external";
 
 /** The longest long-poll the server grants on `GET /requests/{id}?wait=`. */

@@ -71,6 +71,7 @@ export function bucketOf(member: Pick<BoardMember, "status" | "pendingRequests">
       return isWaiting ? "waiting_on_you" : "idle";
     case "working":
     case "waiting_approval":
+    case "waiting_answer":
       return isWaiting ? "waiting_on_you" : "working";
     default: {
       const unreachable: never = member.status;
