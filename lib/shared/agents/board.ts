@@ -52,8 +52,8 @@ export function isWaitingOnLead(request: Pick<BoardRequest, "target">): boolean 
 /**
  * The one bucket an agent counts in. "Waiting on you" is a live agent with a request pending on the
  * Lead, whatever status it last reported; an offline agent with one is orphaned (nothing runs to act
- * on the answer). `waiting_approval` with nothing pending on the Lead is an agent whose request was
- * just answered and has not said what it does next: it counts as working.
+ * on the answer). `waiting_approval` or `waiting_answer` with nothing pending on the Lead is an agent
+ * whose request was just answered and has not said what it does next: it counts as working.
  */
 export function bucketOf(member: Pick<BoardMember, "status" | "pendingRequests">): BoardBucket {
   const isWaiting = member.pendingRequests.some(isWaitingOnLead);
