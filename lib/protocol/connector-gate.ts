@@ -38,16 +38,17 @@ export const CONNECTOR_HARMLESS_TOOLS: ReadonlySet<string> = new Set([
  * directory like a Bash path: a read elsewhere on the machine (`~/.ssh`, `/proc`, another checkout)
  * needs the Lead. A Glob pattern is a glob, whose dot segments may match `..`.
  */
-const READ_PATH_FIELDS: Readonly<Record<string, readonly [field: string, isRequired: boolean][]>> = {
-  Read: [["file_path", true]],
-  NotebookRead: [["notebook_path", true]],
-  LS: [["path", true]],
-  Glob: [
-    ["path", false],
-    ["pattern", true],
-  ],
-  Grep: [["path", false]],
-};
+const READ_PATH_FIELDS: Readonly<Record<string, readonly [field: string, isRequired: boolean][]>> =
+  {
+    Read: [["file_path", true]],
+    NotebookRead: [["notebook_path", true]],
+    LS: [["path", true]],
+    Glob: [
+      ["path", false],
+      ["pattern", true],
+    ],
+    Grep: [["path", false]],
+  };
 
 /** Why a reading call may reach outside the session's directory, or null when it cannot. */
 function readOutsideRoot(tool: string, args: Record<string, unknown>, root: string | null) {
@@ -58,10 +59,7 @@ function readOutsideRoot(tool: string, args: Record<string, unknown>, root: stri
     if (root === null) return `${tool} in a directory that bounds nothing (${field} ${value})`;
     const isPattern = tool === "Glob" && field === "pattern";
     // Brace expansion (`{..,src}`) can make `..` out of a pattern that reads as staying inside.
-    if (
-      (isPattern && value.includes("..")) ||
-      !isInsideWorkspaceRoot(value, root, isPattern)
-    ) {
+    if ((isPattern && value.includes("..")) || !isInsideWorkspaceRoot(value, root, isPattern)) {
       return `${tool} ${field} ${value} is outside the session's directory`;
     }
   }

@@ -85,10 +85,9 @@ function isAllowedAbsolute(normalized: string, root: Root): boolean {
   return ALLOWED_ABSOLUTE_PATHS.some((pattern) =>
     root !== null && !pattern.startsWith("/dev/")
       ? false
-      :
-    pattern.endsWith("/*")
-      ? normalized.startsWith(pattern.slice(0, -1)) && normalized.length > pattern.length - 1
-      : normalized === pattern,
+      : pattern.endsWith("/*")
+        ? normalized.startsWith(pattern.slice(0, -1)) && normalized.length > pattern.length - 1
+        : normalized === pattern,
   );
 }
 
