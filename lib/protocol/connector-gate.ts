@@ -52,11 +52,13 @@ const READ_PATH_FIELDS: Readonly<Record<string, readonly [field: string, isRequi
 
 /** Why a reading call may reach outside the session's directory, or null when it cannot. */
 function readOutsideRoot(tool: string, args: Record<string, unknown>, root: string | null) {
-  for (const [field, isRequired] of READ_PATH_FIELDS[tool] ?? []) {
+  const fields = READ_PATH_FIELDS[tool];
+  if (!fields) return null;
+  if (root === null) return `${tool} in a directory that bounds nothing`;
+  for (const [field, isRequired] of fields) {
     const value = args[field];
     if (value === undefined && !isRequired) continue;
     if (typeof value !== "string") return `${tool} without a ${field} string`;
-    if (root === null) return `${tool} in a directory that bounds nothing (${field} ${value})`;
     const isPattern = tool === "Glob" && field === "pattern";
     // Brace expansion (`{..,src}`) can make `..` out of a pattern that reads as staying inside.
     if ((isPattern && value.includes("..")) || !isInsideWorkspaceRoot(value, root, isPattern)) {

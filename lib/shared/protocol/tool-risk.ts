@@ -645,6 +645,11 @@ export function workspaceRootOf(cwd: string | undefined): string | null {
   return rootOf({ workspaceRoot: cwd });
 }
 
+/** Is an absolute directory the workspace `root` or below it (lexically)? */
+export function isBelowWorkspaceRoot(directory: string, root: string): boolean {
+  return directory.startsWith("/") && segmentsBelow(root, directory) !== null;
+}
+
 /**
  * Is a path a host tool names (Read's `file_path`, a Glob pattern) inside the workspace `root`?
  * Relative paths count from the root itself; a glob's dot segments count as `..`.
