@@ -77,7 +77,19 @@ describe("connected session reads outside its directory (red team)", () => {
       expect(await classOf("Bash", { command }), command).toBe("needs_approval");
     }
     expect(await classOf("Bash", { command: "jq '.env' package.json" })).toBe("read_only");
+    expect(await classOf("Bash", { command: "jq '.import' package.json" })).toBe("read_only");
     expect(await classOf("Bash", { command: "jq .scripts package.json" })).toBe("read_only");
+  });
+
+  it("jq imports JSON from its search path (~/.jq), and `..` climbs out of it", async () => {
+    // jq -n 'import "../.docker/config" as $c; $c' prints ~/.docker/config.json (registry auth).
+    for (const command of [
+      "jq -n 'import \"../.docker/config\" as $c; $c'",
+      "jq -n 'include \"../x\"; 1'",
+      "jq -n 'import \"x\" as x; 1'",
+    ]) {
+      expect(await classOf("Bash", { command }), command).toBe("needs_approval");
+    }
   });
 
   it("grep takes its pattern from --file, so its first operand is a path (grep -v --file=/dev/null prints it all)", async () => {

@@ -526,9 +526,14 @@ function judgeCommand(command: SimpleCommand, context: CommandContext, judge: Ma
       return;
     }
     case "jq":
-      // `env` and `$ENV` print the environment the session runs in, API keys and all.
+      // `env` and `$ENV` print the environment the session runs in, API keys and all; `import` and
+      // `include` read files from jq's search path (~/.jq), which `..` climbs out of.
       if (literals.some((value) => /(^|[^.\w$])env\b|\$ENV\b/.test(value))) {
         mark("needs_approval", "jq env or $ENV prints the environment (API keys)");
+        return;
+      }
+      if (literals.some((value) => /(^|[^.\w$])(import|include)\b/.test(value))) {
+        mark("needs_approval", "jq import or include reads a file from jq's search path");
         return;
       }
       break;
