@@ -118,6 +118,7 @@ export default defineConfig([
     "test-results/**",
     "playwright-report/**",
     "next-env.d.ts",
+    "bin/dist/**",
   ]),
   {
     rules: {

@@ -3,9 +3,10 @@ import { mkdirSync } from "node:fs";
 import path from "node:path";
 import type { AgentView } from "../lib/agents/views";
 import { workerConfigSchema, type WorkerConfig } from "../lib/shared/agents/schema";
-import { parseEventData, type ConsoleEvent } from "../lib/shared/events/catalog";
-import { ApiError } from "./http-transport";
-import { LeadClient } from "./lead-client";
+import { parseEventData } from "../lib/shared/events/catalog";
+import type { EventWire } from "../lib/shared/api/event";
+import { ApiError } from "../lib/sdk/errors";
+import { LeadClient } from "../lib/sdk/lead-client";
 import { secretsStdio, sendSecrets } from "./secrets-pipe";
 
 export type SupervisorOptions = {
@@ -113,18 +114,15 @@ export class Supervisor {
     }
   }
 
-  private async handle(event: ConsoleEvent): Promise<void> {
-    if (
-      event.kind !== "agent.registered" &&
-      event.kind !== "agent.respawned" &&
-      event.kind !== "agent.stopped"
-    )
+  private async handle(event: EventWire): Promise<void> {
+    const kind = event.kind;
+    if (kind !== "agent.registered" && kind !== "agent.respawned" && kind !== "agent.stopped")
       return;
-    const change = parseEventData(event.kind, event.data);
+    const change = parseEventData(kind, event.data);
     if (!change) return;
     const { agent: name, incarnation } = change;
     const running = this.workers.get(name);
-    switch (event.kind) {
+    switch (kind) {
       case "agent.registered":
       case "agent.respawned": {
         if (running && running.incarnation >= incarnation) return;

@@ -2,7 +2,9 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { ApiError, type HandshakeClient, type Inbox } from "./api-client";
+import type { HandshakeClient } from "../lib/sdk/agent-client";
+import { ApiError } from "../lib/sdk/errors";
+import type { Inbox } from "../lib/shared/api/message";
 import type { Model } from "./models/model";
 import { Worker } from "./worker-loop";
 
@@ -45,5 +47,107 @@ describe("worker loop", () => {
     }
     expect(queries[0]?.after).toBeUndefined();
     expect(queries[1]?.after).toBe(41);
+  });
+});
+
+describe("ask_lead", () => {
+  it("waits as waiting_answer without calling the model, and the next model turn carries the answer", async () => {
+    const questionId = "req_question";
+    const heartbeats: string[] = [];
+    const inboxes: Inbox[] = [
+      { messages: [], cursor: 0 },
+      // While it waits, nothing new arrives: the model is not asked again.
+      { messages: [], cursor: 0 },
+      {
+        messages: [
+          {
+            id: 7,
+            from: "lead",
+            to: "alice",
+            type: "question_response",
+            content: "",
+            metadata: { requestId: questionId, approve: true, status: "answered" },
+            incarnation: 1,
+            cancelledAt: null,
+            createdAt: new Date(0).toISOString(),
+          },
+        ],
+        cursor: 7,
+      },
+    ];
+    const client = {
+      me: async () => ({
+        name: "alice",
+        role: "builder",
+        incarnation: 1,
+        gate: "not_required",
+        prompt: null,
+        requirePlan: false,
+      }),
+      heartbeat: async (status: string) => {
+        heartbeats.push(status);
+        return {};
+      },
+      ack: async () => ({ ackedUpTo: 7 }),
+      checkToolCall: async () => ({ allowed: true }),
+      submitRequest: async (body: { type: string }) => ({
+        id: questionId,
+        type: body.type,
+        status: "pending",
+      }),
+      getRequest: async () => ({
+        id: questionId,
+        type: "question",
+        status: "answered",
+        incarnation: 1,
+        feedback: null,
+        decidedBy: { kind: "human", userId: "u", sessionId: "s" },
+        response: { answer: { option: "production", label: "Production", text: null } },
+      }),
+      readInbox: async () => {
+        const next = inboxes.shift();
+        if (!next) throw new ApiError(401, "UNAUTHENTICATED", "ended", {});
+        // A long-poll that waits a little, so heartbeats are sent while the question is open.
+        if (inboxes.length === 1) await new Promise((resolve) => setTimeout(resolve, 100));
+        return next;
+      },
+    } as unknown as HandshakeClient;
+    const inputs: string[] = [];
+    let turns = 0;
+    const model: Model = {
+      next: async ({ transcript }) => {
+        turns++;
+        const last = transcript.at(-1);
+        inputs.push(last?.role === "user" ? last.content : "");
+        if (turns > 1) return { toolCalls: [] };
+        return {
+          toolCalls: [
+            {
+              id: "call_1",
+              name: "ask_lead",
+              args: { question: "Where to?", options: [{ id: "production", label: "Production" }] },
+            },
+          ],
+        };
+      },
+    };
+    const workspace = await mkdtemp(path.join(tmpdir(), "handshake-worker-loop-"));
+    const worker = new Worker({
+      client,
+      model,
+      workspace,
+      heartbeatMs: 10,
+      sandbox: Promise.resolve({ status: "no_sandbox", reason: "not needed here" }),
+    });
+    try {
+      expect((await worker.run()).reason).toBe("incarnation_ended");
+    } finally {
+      await rm(workspace, { recursive: true, force: true });
+    }
+    expect(turns).toBe(2);
+    expect(inputs[1]).toMatch(
+      /The Lead answered your question req_question: Production \(production\)/,
+    );
+    expect(heartbeats).toContain("waiting_answer");
   });
 });

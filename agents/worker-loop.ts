@@ -1,6 +1,9 @@
 import { writeFile } from "node:fs/promises";
 import type { MessageView } from "../lib/messages/views";
-import { ApiError, type HandshakeClient } from "./api-client";
+import { describeAnswer, questionResponseSchema } from "../lib/shared/protocol/question";
+import type { RequestView } from "../lib/requests/views";
+import type { HandshakeClient } from "../lib/sdk/agent-client";
+import { ApiError } from "../lib/sdk/errors";
 import type { Model, ProtocolNotice, ToolResult, TranscriptEntry } from "./models/model";
 import { dispatchToolCall, TOOL_SPECS, type ToolContext } from "./tools/dispatch";
 import type { SandboxState } from "./tools/sandbox";
@@ -33,6 +36,7 @@ const PROTOCOL_TYPES = new Set([
   "plan_approval_response",
   "tool_approval_response",
   "shutdown_response",
+  "question_response",
 ]);
 
 const MAX_TRANSCRIPT_ENTRIES = 200;
@@ -57,6 +61,8 @@ export class Worker {
   private isIdle = false;
   /** A risky tool call is waiting for the Lead's approval (raised by the server's gate). */
   private isAwaitingToolApproval = false;
+  /** A question to the Lead is open: the model waits for its answer (ask_lead). */
+  private isAwaitingAnswer = false;
   private exit: WorkerExit | null = null;
   private sandbox: SandboxState = { status: "no_sandbox", reason: "not probed yet" };
   private heartbeatTimer: NodeJS.Timeout | undefined;
@@ -105,9 +111,10 @@ export class Worker {
     }
   }
 
-  private currentStatus(): "working" | "idle" | "waiting_approval" | "stopping" {
+  private currentStatus(): "working" | "idle" | "waiting_approval" | "waiting_answer" | "stopping" {
     if (this.exit) return "stopping";
     if (this.gate === "pending" || this.isAwaitingToolApproval) return "waiting_approval";
+    if (this.isAwaitingAnswer) return "waiting_answer";
     return this.isIdle ? "idle" : "working";
   }
 
@@ -208,6 +215,12 @@ export class Worker {
       onIdle: () => {
         this.isIdle = true;
       },
+      // Like a person who asked, the agent does nothing else until it hears back: the next model
+      // turn starts when the answer (or word that none came) is in its inbox.
+      onAskLead: () => {
+        this.isAwaitingAnswer = true;
+        this.isIdle = true;
+      },
     };
   }
 
@@ -251,6 +264,8 @@ export class Worker {
           isApproved: request.status === "approved",
           feedback: request.feedback,
         };
+      case "question_response":
+        return this.readAnswer(request);
       case "shutdown_response": {
         if (request.status === "pending") return null;
         const isApproved =
@@ -262,6 +277,19 @@ export class Worker {
       default:
         return null;
     }
+  }
+
+  private readAnswer(request: RequestView): ProtocolNotice | null {
+    if (request.status === "pending") return null;
+    this.isAwaitingAnswer = false;
+    const parsed = questionResponseSchema.safeParse(request.response);
+    return {
+      kind: "question_answered",
+      requestId: request.id,
+      answer: request.status === "answered" && parsed.success ? parsed.data.answer : null,
+      isDefault: request.decidedBy?.kind === "timeout",
+      feedback: request.feedback,
+    };
   }
 
   /**
@@ -311,6 +339,18 @@ export class Worker {
   }
 }
 
+function describeQuestionOutcome(
+  notice: Extract<ProtocolNotice, { kind: "question_answered" }>,
+): string {
+  const question = `your question ${notice.requestId}`;
+  if (notice.answer && notice.isDefault)
+    return `Nobody answered ${question} in time; its default stands: ${describeAnswer(notice.answer)}.`;
+  if (notice.answer) return `The Lead answered ${question}: ${describeAnswer(notice.answer)}.`;
+  if (notice.isDefault)
+    return `Nobody answered ${question} in time and it has no default: decide without it.`;
+  return `The Lead declined to answer ${question}${notice.feedback ? `: ${notice.feedback}` : ""}.`;
+}
+
 function describeInbox(plain: MessageView[], notices: ProtocolNotice[]): string {
   const lines: string[] = [];
   for (const notice of notices) {
@@ -327,6 +367,9 @@ function describeInbox(plain: MessageView[], notices: ProtocolNotice[]): string 
         lines.push(
           `Your risky tool call (${notice.requestId}) was ${notice.isApproved ? "approved: run it again, exactly as before" : "denied"}.${notice.feedback ? ` Feedback: ${notice.feedback}` : ""}`,
         );
+        break;
+      case "question_answered":
+        lines.push(describeQuestionOutcome(notice));
         break;
       case "shutdown_decided":
         lines.push(

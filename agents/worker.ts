@@ -1,5 +1,5 @@
 import { env } from "./env";
-import { HandshakeClient } from "./api-client";
+import { HandshakeClient } from "../lib/sdk/agent-client";
 import { createModel } from "./models/create-model";
 import { readSecrets, workerSecretsSchema } from "./secrets-pipe";
 import { probeSandbox, readSandboxSettings } from "./tools/sandbox";

@@ -11,6 +11,7 @@ const PHASES = [
   "scale",
   "history",
   "board",
+  "hook",
 ] as const;
 export type Phase = (typeof PHASES)[number];
 
@@ -69,6 +70,7 @@ export const sizes = benchEnv.BENCH_QUICK
       boardSmallAgents: 10,
       boardEvents: 500,
       boardSamples: 2,
+      hookSamples: 20,
     }
   : {
       rounds: 3,
@@ -98,5 +100,6 @@ export const sizes = benchEnv.BENCH_QUICK
       boardSmallAgents: 10,
       boardEvents: 500,
       boardSamples: 5,
+      hookSamples: 100,
     };
 export type Sizes = typeof sizes;

@@ -33,6 +33,7 @@ import {
   startPlainServer,
   type LoadResult,
 } from "./gate";
+import { measureHook, type HookBench } from "./hook";
 import { captureHistorySql, explain, insertHistory, type ExplainResult } from "./history";
 import {
   createRawSchema,
@@ -246,6 +247,9 @@ async function main(): Promise<void> {
   const leadUser = await db.user.findFirstOrThrow({ where: { role: "lead" } });
   const leadToken = (await createApiToken(db, leadUser.id, { name: "bench", scope: "admin" }))
     .token;
+  const connectToken = (
+    await createApiToken(db, leadUser.id, { name: "bench-connect", scope: "connect" })
+  ).token;
   await db.$disconnect();
   const cookie = await signIn(server.url, LEAD.email, LEAD.password);
 
@@ -421,6 +425,18 @@ async function main(): Promise<void> {
     results.raw.loop = roundSummary(summarize(rawLoop));
     results.loop = loop;
     log(`G3.2 done: ${loopMs.length} loops`);
+  }
+
+  // ---- the Claude Code hook for a call allowed at once, against a bare Node start ----
+  let hook: HookBench | undefined;
+  if (isPhaseSelected("hook")) {
+    hook = await measureHook({
+      baseUrl: server.url,
+      connectToken,
+      samples: sizes.hookSamples,
+    });
+    results.hook = hook;
+    log(`hook done: ${hook.samples} hook runs and as many bare Node starts`);
   }
 
   // ---- where one submission's time goes: raw SQL, the domain function, HTTP ----
@@ -773,6 +789,16 @@ async function main(): Promise<void> {
         `${formatMs(rawLoopSummary.p50)} / ${formatMs(rawLoopSummary.p99)}`,
       ),
     );
+  }
+  if (hook) {
+    rows.push({
+      goal: "Claude Code hook, allowed call, p50 / p99 (process start included)",
+      target: "tens of ms over a bare Node start",
+      raw: `node -e '' ${formatMs(hook.bareNode.p50)} / ${formatMs(hook.bareNode.p99)}`,
+      handshake: `${formatMs(hook.hook.p50)} / ${formatMs(hook.hook.p99)}`,
+      ratio: ratio(hook.hook.p50, hook.bareNode.p50),
+      verdict: "—",
+    });
   }
   const pushRows = (label: string, measured: Push, floor: LatencySummary) => {
     rows.push(

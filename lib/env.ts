@@ -75,6 +75,8 @@ const envSchema = agentEnvSchema.extend({
   BENCH_REBUILD: z.stringbool().default(false),
   /** A folder: run the bench's server with `node --cpu-prof`, writing its profile there. */
   BENCH_CPU_PROF: z.string().min(1).optional(),
+  /** Where test fixtures too big for the repository are installed once (the Claude Code CLI). */
+  HANDSHAKE_FIXTURES_DIR: z.string().min(1).optional(),
 });
 
 export type Env = z.infer<typeof envSchema>;

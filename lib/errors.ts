@@ -46,6 +46,8 @@ export const errorStatus = {
   TYPE_MISMATCH: 422,
   UNKNOWN_TYPE: 422,
   FEEDBACK_REQUIRED: 422,
+  /** A decision with a field its type does not take, or an answer the request cannot have. */
+  INVALID_RESPONSE: 422,
   RATE_LIMITED: 429,
   INTERNAL: 500,
   DATABASE_UNAVAILABLE: 503,

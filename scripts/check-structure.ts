@@ -8,7 +8,7 @@ import path from "node:path";
  */
 
 /** Where product code lives; tests/, e2e/ and bench/ may hold test helpers. */
-const PRODUCT_FOLDERS = ["app", "components", "lib", "agents", "scripts"];
+const PRODUCT_FOLDERS = ["app", "components", "lib", "agents", "scripts", "bin"];
 const SOURCE_FILE = /\.(ts|tsx)$/;
 const TEST_FILE = /\.test\.(ts|tsx)$/;
 const KEBAB_CASE = /^[a-z0-9]+(-[a-z0-9]+)*(\.[a-z0-9]+)*$/;
@@ -30,13 +30,13 @@ const RULES = {
   serverFileInShared:
     "data.ts, mutations.ts and views.ts read, write and shape database rows: they belong in lib/<domain>/, not in lib/shared/ (which the browser and the agents run)",
   envOutsideEnv:
-    "the environment is read in lib/env.ts (the server) and agents/env.ts (the agents) only; pass settings in as arguments",
+    "the environment is read in lib/env.ts (the server), agents/env.ts (the agents) and bin/cli/env.ts (the CLI) only; pass settings in as arguments",
   apiRouteInApp:
     "API routes are declared in lib/api/v1/<resource>.ts and listed in lib/api/v1/routes.ts: server.ts hands /api/v1 to that table, never to app/",
 };
 
-/** The two readers of the environment: the server's and the agents' (decision 015). */
-const ENV_READERS = ["lib/env.ts", "agents/env.ts"];
+/** The readers of the environment: the server's, the agents' (decision 015) and the CLI's (018). */
+const ENV_READERS = ["lib/env.ts", "agents/env.ts", "bin/cli/env.ts"];
 const SERVER_FILE_NAMES = ["data.ts", "mutations.ts", "views.ts"];
 
 export type StructureProblem = { file: string; rule: keyof typeof RULES; message: string };
@@ -46,7 +46,8 @@ async function listFiles(root: string, folder: string): Promise<string[]> {
   const files: string[] = [];
   for (const entry of entries) {
     const relative = path.posix.join(folder, entry.name);
-    if (entry.name === "node_modules" || entry.name === "generated") continue;
+    if (entry.name === "node_modules" || entry.name === "generated" || entry.name === "dist")
+      continue;
     if (entry.isDirectory()) files.push(relative + "/", ...(await listFiles(root, relative)));
     else files.push(relative);
   }

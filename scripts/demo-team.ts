@@ -2,7 +2,7 @@ import { registerAgent } from "../lib/agents/mutations";
 import { createDb } from "../lib/db";
 import { isAppError } from "../lib/errors";
 
-/** Three scripted teammates that exercise every part of the console within seconds of `npm start`. */
+/** Four scripted teammates that exercise every part of the console within seconds of `npm start`. */
 export const DEMO_TEAM = [
   {
     name: "ada",
@@ -24,6 +24,13 @@ export const DEMO_TEAM = [
     prompt: "Audit the workspace and report findings to the Lead.",
     requirePlan: false,
     worker: { model: "scripted", script: "read-only-auditor" },
+  },
+  {
+    name: "dot",
+    role: "release engineer",
+    prompt: "Write the release notes; ask the Lead what you cannot know yourself.",
+    requirePlan: false,
+    worker: { model: "scripted", script: "release-asker" },
   },
 ] as const;
 

@@ -46,7 +46,11 @@ export function spawnSupervisor(options: {
   serverUrl: string;
   supervisorToken: string;
   dataDir: string;
+  /** Where workers with the Anthropic model send it, instead of the configured API (e2e stubs). */
+  anthropic?: { baseUrl: string; apiKey: string };
 }): ChildProcess {
+  const anthropicBaseUrl = options.anthropic?.baseUrl ?? env.ANTHROPIC_BASE_URL;
+  const anthropicApiKey = options.anthropic?.apiKey ?? env.ANTHROPIC_API_KEY;
   const child = spawn(process.execPath, ["--import", "tsx", "agents/run-supervisor.ts"], {
     stdio: secretsStdio("inherit"),
     env: agentSideProcessEnv({
@@ -54,13 +58,13 @@ export function spawnSupervisor(options: {
       HANDSHAKE_DATA_DIR: options.dataDir,
       HANDSHAKE_HEARTBEAT_MS: String(env.HANDSHAKE_HEARTBEAT_MS),
       ANTHROPIC_MODEL: env.ANTHROPIC_MODEL,
-      ...(env.ANTHROPIC_BASE_URL ? { ANTHROPIC_BASE_URL: env.ANTHROPIC_BASE_URL } : {}),
+      ...(anthropicBaseUrl ? { ANTHROPIC_BASE_URL: anthropicBaseUrl } : {}),
       ...sandboxSettingsEnv(),
     }),
   });
   sendSecrets(child, {
     supervisorToken: options.supervisorToken,
-    ...(env.ANTHROPIC_API_KEY ? { anthropicApiKey: env.ANTHROPIC_API_KEY } : {}),
+    ...(anthropicApiKey ? { anthropicApiKey } : {}),
   });
   return child;
 }

@@ -20,6 +20,14 @@ const steps: Step[] = [
   { name: "lint", command: ["npx", "eslint", "--max-warnings", "0", "."] },
   { name: "format", command: ["npx", "prettier", "--check", "."] },
   {
+    name: "CLI bundle (rebuilt if stale)",
+    command: ["node", "--import", "tsx", "scripts/build-cli.ts", "--if-stale"],
+  },
+  {
+    name: "test fixtures (the real Claude Code CLI, installed once into a cache)",
+    command: ["node", "--import", "tsx", "scripts/install-claude-code.ts"],
+  },
+  {
     name: "unit and integration (vitest, real PostgreSQL)",
     command: [
       "npx",

@@ -1,4 +1,5 @@
 import type { MessageView } from "../../lib/messages/views";
+import type { QuestionAnswer } from "../../lib/shared/protocol/question";
 
 /** A tool the model may call; `inputSchema` is JSON Schema (what LLM tool-use APIs expect). */
 export type ToolSpec = { name: string; description: string; inputSchema: Record<string, unknown> };
@@ -34,7 +35,16 @@ export type ProtocolNotice =
       isApproved: boolean;
       feedback: string | null;
     }
-  | { kind: "shutdown_decided"; requestId: string; isApproved: boolean; feedback: string | null };
+  | { kind: "shutdown_decided"; requestId: string; isApproved: boolean; feedback: string | null }
+  | {
+      kind: "question_answered";
+      requestId: string;
+      /** Null when the question went unanswered (declined, or timed out without a default). */
+      answer: QuestionAnswer | null;
+      /** Nobody answered in time and the question's default stood in. */
+      isDefault: boolean;
+      feedback: string | null;
+    };
 
 /** One assistant step. No tool calls means the agent has nothing to do until new messages arrive. */
 export type ModelStep = { text?: string; toolCalls: ToolCall[] };

@@ -22,6 +22,7 @@ const TOOLS: ToolSpec[] = [
   "list_files",
   "send_message",
   "submit_plan",
+  "ask_lead",
   "request_shutdown",
   "shutdown_response",
   "claim_task",
@@ -89,6 +90,16 @@ class FakeWorker {
       feedback: null,
     };
     this.notify(notice);
+  }
+
+  answerQuestion(answer: { option: string; label: string } | null): void {
+    this.notify({
+      kind: "question_answered",
+      requestId: this.nextRequestId(),
+      answer: answer && { ...answer, text: null },
+      isDefault: false,
+      feedback: answer ? null : "not mine to say",
+    });
   }
 
   sendMessage(content: string): void {
@@ -413,6 +424,34 @@ describe("read-only-auditor", () => {
     await runToBlockedPush(worker);
     worker.decideTool(PUSH, false);
     expect(await worker.runUntilIdle()).toEqual([]);
+  });
+});
+
+describe("release-asker", () => {
+  it("asks the Lead, waits for the answer, then writes the notes", async () => {
+    const worker = createWorker("release-asker");
+    worker.gate = "not_required";
+    const calls = await worker.runUntilIdle();
+    expect(describeCalls(calls)).toEqual(["list_files", "ask_lead"]);
+    expect(calls[1]?.args).toMatchObject({
+      options: [{ id: "staging" }, { id: "production" }],
+      default: "staging",
+    });
+    // Nothing new: it keeps waiting.
+    expect(await worker.runUntilIdle()).toEqual([]);
+
+    worker.answerQuestion({ option: "production", label: "Production" });
+    expect(describeCalls(await worker.runUntilIdle())).toEqual(["write_file", "send_message"]);
+  });
+
+  it("writes nothing when the question goes unanswered", async () => {
+    const worker = createWorker("release-asker");
+    worker.gate = "not_required";
+    await worker.runUntilIdle();
+    worker.answerQuestion(null);
+    const calls = await worker.runUntilIdle();
+    expect(describeCalls(calls)).toEqual(["send_message"]);
+    expect(calls[0]?.args).toMatchObject({ content: expect.stringMatching(/No answer/) });
   });
 });
 

@@ -21,15 +21,16 @@ import type {
  *
  * - `{ "tool": "write_file", "args": {...} }` emits that tool call (one call per model step).
  * - `{ "say": "text" }` attaches the text to the next step the model emits.
- * - `{ "await": "plan_decision" | "tool_decision" | "message" }` emits `idle` until the transcript
- *   holds something new of that kind: a plan_decided notice, a tool_approval_decided notice, or an
- *   inbox message (the worker turns protocol messages into notices, so these are plain ones).
+ * - `{ "await": "plan_decision" | "tool_decision" | "answer" | "message" }` emits `idle` until the
+ *   transcript holds something new of that kind: a plan_decided notice, a tool_approval_decided
+ *   notice, a question_answered notice (an `ask_lead` call's outcome), or an inbox message (the worker turns protocol messages into notices, so these are plain ones).
  *   "New" means after the model's last emitted step, and after what an earlier await consumed.
  * - `{ "label": "name" }` marks a place; `{ "goto": "name" }` jumps to it.
  * - `{ "if": condition, "then"?: "label", "else"?: "label" }` jumps on the condition; a missing
  *   branch falls through to the next step. Conditions read the transcript: `plan_approved` and
  *   `plan_rejected` (the newest plan decision), `tool_approved` and `tool_denied` (the newest tool
- *   approval decision), and, about the result of the script's most recent `tool` step,
+ *   approval decision), `question_answered` and `question_unanswered` (the newest question's
+ *   outcome), and, about the result of the script's most recent `tool` step,
  *   `last_tool_ok`, `last_tool_blocked` (the gate stopped it: the result carries a code) and
  *   `last_tool_needs_approval` (TOOL_APPROVAL_REQUIRED or TOOL_APPROVAL_PENDING).
  *
@@ -38,7 +39,7 @@ import type {
 
 export const SCRIPTS_DIRECTORY = fileURLToPath(new URL("../scripts/", import.meta.url));
 
-const AWAIT_KINDS = ["plan_decision", "tool_decision", "message"] as const;
+const AWAIT_KINDS = ["plan_decision", "tool_decision", "answer", "message"] as const;
 type AwaitKind = (typeof AWAIT_KINDS)[number];
 
 const CONDITIONS = [
@@ -46,6 +47,8 @@ const CONDITIONS = [
   "plan_rejected",
   "tool_approved",
   "tool_denied",
+  "question_answered",
+  "question_unanswered",
   "last_tool_ok",
   "last_tool_blocked",
   "last_tool_needs_approval",
@@ -198,16 +201,21 @@ export function loadScript(name: string, directory: string = SCRIPTS_DIRECTORY):
   return parseScript(json, name, file);
 }
 
-type Decision = Extract<ProtocolNotice, { kind: "plan_decided" | "tool_approval_decided" }>;
+type Decision = Extract<
+  ProtocolNotice,
+  { kind: "plan_decided" | "tool_approval_decided" | "question_answered" }
+>;
 
-function findLatestDecision(
+function findLatestDecision<Kind extends Decision["kind"]>(
   transcript: readonly TranscriptEntry[],
-  kind: Decision["kind"],
-): Decision | undefined {
+  kind: Kind,
+): Extract<Decision, { kind: Kind }> | undefined {
   for (let index = transcript.length - 1; index >= 0; index--) {
     const entry = transcript[index];
     if (entry?.role !== "user") continue;
-    const decision = entry.notices?.findLast((notice): notice is Decision => notice.kind === kind);
+    const decision = entry.notices?.findLast(
+      (notice): notice is Extract<Decision, { kind: Kind }> => notice.kind === kind,
+    );
     if (decision) return decision;
   }
   return undefined;
@@ -233,6 +241,8 @@ function isAwaitedEvent(entry: TranscriptEntry, kind: AwaitKind): boolean {
       return entry.notices?.some((notice) => notice.kind === "plan_decided") ?? false;
     case "tool_decision":
       return entry.notices?.some((notice) => notice.kind === "tool_approval_decided") ?? false;
+    case "answer":
+      return entry.notices?.some((notice) => notice.kind === "question_answered") ?? false;
     case "message":
       return (entry.messages?.length ?? 0) > 0;
   }
@@ -367,6 +377,10 @@ export class ScriptedModel implements Model {
         return findLatestDecision(transcript, "tool_approval_decided")?.isApproved === true;
       case "tool_denied":
         return findLatestDecision(transcript, "tool_approval_decided")?.isApproved === false;
+      case "question_answered":
+        return (findLatestDecision(transcript, "question_answered")?.answer ?? null) !== null;
+      case "question_unanswered":
+        return findLatestDecision(transcript, "question_answered")?.answer === null;
       case "last_tool_ok":
         return lastResult?.isError === false;
       case "last_tool_blocked":

@@ -1,7 +1,7 @@
 import { access, readFile } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { ApiError } from "../api-client";
+import { ApiError } from "../../lib/sdk/errors";
 import { GATE_UNAVAILABLE, TOOL_SPECS, TOOLS } from "./dispatch";
 import { createHarness, type Harness } from "../../tests/support/agent-tools";
 
@@ -25,6 +25,7 @@ async function isPresent(file: string): Promise<boolean> {
 describe("tool specs", () => {
   it("lists every tool with a JSON Schema generated from its zod schema", () => {
     expect(TOOL_SPECS.map((spec) => spec.name).sort()).toEqual([
+      "ask_lead",
       "bash",
       "claim_task",
       "complete_task",

@@ -3,7 +3,7 @@ import { decideGate, type GateVerdict } from "../../lib/shared/protocol/gate";
 import { refuseWhileStopping, type StopVerdict } from "../../lib/shared/protocol/stop-gate";
 import { classifyToolCall } from "../../lib/shared/protocol/tool-risk";
 import type { ToolVerdict } from "../../lib/tool-calls/schema";
-import { ApiError } from "../api-client";
+import { ApiError } from "../../lib/sdk/errors";
 import type { ToolCall, ToolResult, ToolSpec } from "../models/model";
 import { bashTool } from "./bash-tool";
 import { FILE_TOOLS } from "./file-tools";

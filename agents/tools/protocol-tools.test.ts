@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { ApiError } from "../api-client";
+import { ApiError } from "../../lib/sdk/errors";
 import { createHarness, type Harness } from "../../tests/support/agent-tools";
 
 let harness: Harness;
@@ -38,6 +38,29 @@ describe("protocol tools", () => {
     expect(harness.submittedPlans.map((request) => request.id)).toEqual(["req-plan_approval"]);
     expect(result.content).toContain("req-plan_approval");
     expect(result.content).toContain("Wait for the Lead");
+  });
+
+  it("ask_lead sends a question and tells the worker to wait for its answer", async () => {
+    const args = {
+      question: "Staging or production?",
+      options: [
+        { id: "staging", label: "Staging" },
+        { id: "production", label: "Production" },
+      ],
+      default: "staging",
+    };
+    const result = await harness.call("ask_lead", args);
+    expect(harness.client.callsTo("submitRequest")[0]?.args).toEqual([
+      { type: "question", payload: args, idempotencyKey: expect.any(String) },
+    ]);
+    expect(harness.askedQuestions.map((request) => request.id)).toEqual(["req-question"]);
+    expect(result.content).toContain("req-question");
+  });
+
+  it("ask_lead refuses a question that could not be answered, before asking", async () => {
+    const result = await harness.call("ask_lead", { question: "Which?", default: "x" });
+    expect(result.isError).toBe(true);
+    expect(harness.client.callsTo("submitRequest")).toEqual([]);
   });
 
   it("submit_plan leaves an absent summary out of the payload", async () => {

@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
+import { questionPayloadSchema } from "../../lib/shared/protocol/question";
 import { defineTool } from "./tool-definition";
 
 // The server validates all of these again; the limits here only spare the model a round trip.
@@ -46,6 +47,25 @@ export const submitPlanTool = defineTool({
       `plan submitted as request ${request.id} (${request.status}). ` +
       "Wait for the Lead's decision before changing anything; it arrives as a message."
     );
+  },
+});
+
+export const askLeadTool = defineTool({
+  name: "ask_lead",
+  description:
+    "Ask the Lead a question only a person can answer (a fact, or a choice between options). " +
+    "You wait until the Lead answers; the answer arrives as a message. Give options when there " +
+    "are a few sensible choices, allowText for a free answer, and a default (an option id) that " +
+    "stands if nobody answers in time.",
+  argsSchema: questionPayloadSchema,
+  run: async (args, context) => {
+    const request = await context.client.submitRequest({
+      type: "question",
+      payload: { ...args },
+      idempotencyKey: newIdempotencyKey(),
+    });
+    context.onAskLead(request);
+    return `question asked as request ${request.id}; waiting for the Lead's answer`;
   },
 });
 
@@ -116,6 +136,7 @@ export const idleTool = defineTool({
 export const PROTOCOL_TOOLS = [
   sendMessageTool,
   submitPlanTool,
+  askLeadTool,
   requestShutdownTool,
   shutdownResponseTool,
   claimTaskTool,

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { HandshakeClient } from "../api-client";
+import type { HandshakeClient } from "../../lib/sdk/agent-client";
 import type { ToolSpec } from "../models/model";
 import type { RequestView } from "../../lib/requests/views";
 import type { SandboxState } from "./sandbox";
@@ -29,6 +29,8 @@ export type ToolContext = {
   isStopping(): boolean;
   state: WorkState;
   onSubmitPlan(request: RequestView): void;
+  /** A question went to the Lead: the worker waits for its answer before the model goes on. */
+  onAskLead(request: RequestView): void;
   onIdle(): void;
 };
 

@@ -1,11 +1,13 @@
 import { TextWarnings, VisibleText } from "@/components/ui/visible-text";
 import { inspectValue } from "@/lib/shared/display/visible-text";
+import { describeAnswer, questionResponseSchema } from "@/lib/shared/protocol/question";
 import type { RequestView } from "@/lib/requests/views";
 
 const TYPE_LABELS: Record<string, string> = {
   plan_approval: "Plan",
   tool_approval: "Risky tool call",
   shutdown: "Shutdown",
+  question: "Question",
 };
 
 export function describeRequestType(type: string): string {
@@ -24,6 +26,12 @@ function summarizeToolCall(payload: Record<string, unknown>): string {
   return `${tool} ${typeof subject === "string" ? subject : JSON.stringify(args)}`;
 }
 
+/** The answer a decided question carries, in one line; null when it has none. */
+export function describeRequestAnswer(request: RequestView): string | null {
+  const parsed = questionResponseSchema.safeParse(request.response);
+  return parsed.success ? describeAnswer(parsed.data.answer) : null;
+}
+
 /**
  * What was asked: the plan's summary, the tool call, the reason to stop. Agent-written, so it is
  * shown with VisibleText (escaped, wrapped, collapsed with both ends kept), never cut off.
@@ -38,6 +46,11 @@ export function summarizeRequest(request: RequestView): string {
       return summarizeToolCall(payload);
     case "shutdown":
       return text(payload.reason) || (request.sender === "lead" ? "Lead asks it to stop" : "");
+    case "question": {
+      const answer = describeRequestAnswer(request);
+      const asked = text(payload.question);
+      return answer ? `${asked} → ${answer}` : asked;
+    }
     default:
       return "";
   }
@@ -48,6 +61,8 @@ export const OUTCOME_STYLES: Record<string, string> = {
   approved: "bg-emerald-50 text-emerald-800 ring-emerald-600/20",
   rejected: "bg-rose-50 text-rose-800 ring-rose-600/20",
   expired: "bg-orange-50 text-orange-800 ring-orange-600/20",
+  answered: "bg-emerald-50 text-emerald-800 ring-emerald-600/20",
+  unanswered: "bg-orange-50 text-orange-800 ring-orange-600/20",
   cancelled: "bg-slate-100 text-slate-700 ring-slate-500/20",
   superseded: "bg-slate-100 text-slate-700 ring-slate-500/20",
 };

@@ -7,6 +7,7 @@ import { NotificationsToggle } from "./notifications-toggle";
 import { RequestDetail } from "./request-detail";
 import { RequestList } from "./request-list";
 import { ShortcutsDialog } from "./shortcuts-dialog";
+import { readQuestion } from "./question-card";
 import { useInbox } from "./use-inbox";
 
 export function isTypingTarget(target: EventTarget | null): boolean {
@@ -53,10 +54,24 @@ export function InboxView() {
     }
   }
 
-  function decide(approve: boolean, feedback: string) {
+  function decide(approve: boolean, feedback: string, fields?: Record<string, unknown>) {
     if (!selected || selected.status !== "pending") return;
-    inbox.decide.mutate({ id: selected.id, approve, ...(feedback ? { feedback } : {}) });
+    inbox.decide.mutate({
+      id: selected.id,
+      approve,
+      ...(feedback ? { feedback } : {}),
+      ...(fields ? { fields } : {}),
+    });
     setIsRejecting(false);
+  }
+
+  /** Keys 1–9 answer the selected question with that option. */
+  function answerWithOption(key: string): boolean {
+    if (!canAct || selected?.type !== "question" || selected.status !== "pending") return false;
+    const option = readQuestion(selected).options?.[Number(key) - 1];
+    if (!option) return false;
+    decide(true, feedbackRef.current?.value.trim() ?? "", { answer: { option: option.id } });
+    return true;
   }
 
   useEffect(() => {
@@ -68,13 +83,21 @@ export function InboxView() {
         k: () => move(-1),
         "/": () => filterRef.current?.focus(),
         "?": () => setIsHelpOpen(true),
-        a: () => canAct && decide(true, feedbackRef.current?.value.trim() ?? ""),
+        // A question is answered with an option or a text, never a bare approval.
+        a: () =>
+          canAct &&
+          selected?.type !== "question" &&
+          decide(true, feedbackRef.current?.value.trim() ?? ""),
         r: () => {
           if (!canAct || selected?.status !== "pending") return;
           setIsRejecting(true);
           feedbackRef.current?.focus();
         },
       };
+      if (/^[1-9]$/.test(event.key) && answerWithOption(event.key)) {
+        event.preventDefault();
+        return;
+      }
       const action = actions[event.key];
       if (action) {
         event.preventDefault();
@@ -139,8 +162,8 @@ export function InboxView() {
         <div className="rounded-xl border border-dashed border-slate-300 bg-white p-10 text-center">
           <p className="text-base font-medium">No requests are waiting for you.</p>
           <p className="mt-1 text-sm text-slate-600">
-            When an agent asks to approve a plan, run a risky tool or stop, it appears here. Spawn a
-            teammate from the Team page to get started.
+            When an agent asks to approve a plan, run a risky tool or stop, or asks you a question,
+            it appears here. Spawn a teammate from the Team page to get started.
           </p>
         </div>
       ) : (

@@ -8,13 +8,15 @@ import { ToolCallView } from "@/components/tool-calls/tool-call-view";
 import { Markdown } from "@/components/ui/markdown";
 import { TextWarnings, VisibleText } from "@/components/ui/visible-text";
 import { formatAge, formatClock } from "@/components/ui/use-now";
-import { describeOutcome } from "@/components/history/request-text";
+import { describeOutcome, describeRequestAnswer } from "@/components/history/request-text";
 import { TimelineEntry } from "@/components/timeline/timeline-entry";
 import type { AgentDetail } from "@/lib/agents/views";
 import type { TimelinePage } from "@/lib/agents/timeline";
 import { inspectText } from "@/lib/shared/display/visible-text";
 import { apiFetch } from "@/lib/shared/http/api-fetch";
+import type { QuestionAnswerInput } from "@/lib/shared/protocol/question";
 import type { RequestView } from "@/lib/requests/views";
+import { QuestionAnswerForm, QuestionBody } from "./question-card";
 import { typeLabel } from "./request-list";
 
 type Props = {
@@ -25,11 +27,12 @@ type Props = {
   isConflict: boolean;
   isRejecting: boolean;
   decideError: string | null;
-  onDecide: (approve: boolean, feedback: string) => void;
+  onDecide: (approve: boolean, feedback: string, fields?: Record<string, unknown>) => void;
 };
 
 function DecisionBanner({ request, isConflict }: { request: RequestView; isConflict: boolean }) {
   const when = request.respondedAt ? new Date(request.respondedAt).toLocaleTimeString() : "";
+  const answer = describeRequestAnswer(request);
   return (
     <div role="status" className="rounded-lg bg-slate-100 px-4 py-3 text-sm text-slate-800">
       {isConflict && <p className="font-medium text-rose-700">Someone else decided first.</p>}
@@ -42,6 +45,11 @@ function DecisionBanner({ request, isConflict }: { request: RequestView; isConfl
           </>
         )}
       </p>
+      {answer && (
+        <p>
+          Answer: <VisibleText text={answer} />
+        </p>
+      )}
     </div>
   );
 }
@@ -108,6 +116,7 @@ function RequestBody({ request }: { request: RequestView }) {
     );
   }
   if (request.type === "tool_approval") return <ToolCallView payload={payload} />;
+  if (request.type === "question") return <QuestionBody request={request} />;
   const reason = String(payload.reason ?? "The agent asks to stop.");
   return (
     <div className="min-w-0 space-y-2 text-sm">
@@ -126,10 +135,19 @@ export const RequestDetail = forwardRef<HTMLTextAreaElement, Props>(function Req
   const [feedback, setFeedback] = useState("");
   const [hint, setHint] = useState<string | null>(null);
   const isPending = request.status === "pending";
+  const isQuestion = request.type === "question";
+
+  function answer(input: QuestionAnswerInput) {
+    onDecide(true, feedback.trim(), { answer: input });
+  }
 
   function reject() {
     if (!feedback.trim()) {
-      setHint("Feedback is required to reject: tell the agent what to change.");
+      setHint(
+        isQuestion
+          ? "Feedback is required to decline: tell the agent why, or whom to ask."
+          : "Feedback is required to reject: tell the agent what to change.",
+      );
       return;
     }
     onDecide(false, feedback.trim());
@@ -168,6 +186,9 @@ export const RequestDetail = forwardRef<HTMLTextAreaElement, Props>(function Req
       {!isPending && <DecisionBanner request={request} isConflict={isConflict} />}
       {isPending && canAct && (
         <div className="space-y-3 border-t border-slate-200 pt-4">
+          {isQuestion && (
+            <QuestionAnswerForm request={request} isDeciding={isDeciding} onAnswer={answer} />
+          )}
           <div>
             <label htmlFor="decision-feedback" className="block text-sm font-medium text-slate-700">
               Feedback
@@ -182,7 +203,11 @@ export const RequestDetail = forwardRef<HTMLTextAreaElement, Props>(function Req
                 setHint(null);
               }}
               onKeyDown={onFeedbackKey}
-              placeholder="Optional to approve, required to reject"
+              placeholder={
+                isQuestion
+                  ? "Optional with an answer, required to decline"
+                  : "Optional to approve, required to reject"
+              }
               className="mt-1 block w-full rounded-md border-0 px-3 py-2 text-sm shadow-sm ring-1 ring-slate-300 ring-inset focus:ring-2 focus:ring-indigo-600"
             />
           </div>
@@ -192,12 +217,20 @@ export const RequestDetail = forwardRef<HTMLTextAreaElement, Props>(function Req
             </p>
           )}
           <div className="flex flex-wrap gap-2">
-            <Button onClick={() => onDecide(true, feedback.trim())} disabled={isDeciding}>
-              Approve
-            </Button>
-            <Button variant="danger" onClick={reject} disabled={isDeciding}>
-              Reject
-            </Button>
+            {isQuestion ? (
+              <Button variant="danger" onClick={reject} disabled={isDeciding}>
+                Decline to answer
+              </Button>
+            ) : (
+              <>
+                <Button onClick={() => onDecide(true, feedback.trim())} disabled={isDeciding}>
+                  Approve
+                </Button>
+                <Button variant="danger" onClick={reject} disabled={isDeciding}>
+                  Reject
+                </Button>
+              </>
+            )}
           </div>
         </div>
       )}

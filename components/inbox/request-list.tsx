@@ -8,6 +8,7 @@ const TYPE_LABELS: Record<string, string> = {
   plan_approval: "Plan",
   tool_approval: "Risky tool call",
   shutdown: "Asks to stop",
+  question: "Question",
 };
 
 export function typeLabel(type: string): string {

@@ -14,7 +14,13 @@ const RESOLVING_KINDS = new Set([
   "request.superseded",
 ]);
 
-export type Decision = { id: string; approve: boolean; feedback?: string };
+/** `fields`: what the request's type adds to a decision (a question's `answer`). */
+export type Decision = {
+  id: string;
+  approve: boolean;
+  feedback?: string;
+  fields?: Record<string, unknown>;
+};
 
 /** Oldest created first, ties by the earlier deadline: the longest-blocked agent comes first. */
 export function compareLongestBlockedFirst(a: RequestView, b: RequestView): number {
@@ -73,10 +79,15 @@ export function useInbox() {
   });
 
   const decide = useMutation({
-    mutationFn: async ({ id, approve, feedback }: Decision) => {
+    mutationFn: async ({ id, approve, feedback, fields }: Decision) => {
       const request = pending.data?.find((item) => item.id === id) ?? resolved.get(id);
       return apiFetch<RequestView>(`/requests/${id}/responses`, {
-        body: { type: request?.responseType ?? "", approve, ...(feedback ? { feedback } : {}) },
+        body: {
+          ...fields,
+          type: request?.responseType ?? "",
+          approve,
+          ...(feedback ? { feedback } : {}),
+        },
       });
     },
     onSuccess: (request) => remember(request),

@@ -5,6 +5,7 @@ const STATUS_STYLES: Record<AgentStatus, string> = {
   working: "bg-emerald-50 text-emerald-800 ring-emerald-600/20",
   idle: "bg-slate-100 text-slate-700 ring-slate-500/20",
   waiting_approval: "bg-amber-50 text-amber-800 ring-amber-600/25",
+  waiting_answer: "bg-violet-50 text-violet-800 ring-violet-600/25",
   stopping: "bg-orange-50 text-orange-800 ring-orange-600/20",
   shutdown: "bg-slate-200 text-slate-700 ring-slate-500/20",
   offline: "bg-rose-50 text-rose-700 ring-rose-600/20",

@@ -1,6 +1,7 @@
 import type { ReactNode } from "react";
 import {
   describeOutcome,
+  describeRequestAnswer,
   describeRequestType,
   RequestSummary,
   summarizeRequest,
@@ -36,6 +37,8 @@ const OUTCOME_TONES: Record<string, Tone> = {
   approved: "good",
   rejected: "bad",
   expired: "bad",
+  answered: "good",
+  unanswered: "bad",
   cancelled: "neutral",
   superseded: "neutral",
 };
@@ -111,14 +114,25 @@ function describe(item: TimelineItem): { tone: Tone; title: string; body?: React
           ) : undefined,
         };
       }
+      const answer = describeRequestAnswer(request);
       return {
         tone: OUTCOME_TONES[request.status] ?? "neutral",
         title: `${type} ${describeOutcome(request)}`,
-        body: request.feedback ? (
-          <blockquote className="border-l-2 border-slate-200 pl-3 text-slate-700">
-            <VisibleText text={request.feedback} maxCharacters={400} maxLines={6} />
-          </blockquote>
-        ) : undefined,
+        body:
+          answer || request.feedback ? (
+            <>
+              {answer && (
+                <p className="text-slate-700">
+                  Answer: <VisibleText text={answer} maxCharacters={400} maxLines={6} />
+                </p>
+              )}
+              {request.feedback && (
+                <blockquote className="border-l-2 border-slate-200 pl-3 text-slate-700">
+                  <VisibleText text={request.feedback} maxCharacters={400} maxLines={6} />
+                </blockquote>
+              )}
+            </>
+          ) : undefined,
       };
     }
     case "status": {

@@ -48,6 +48,13 @@ export class InboxPage {
     await this.detail().getByRole("button", { name: "Reject" }).click();
   }
 
+  /** A question's answer button, named by its option's label. */
+  option(label: string): Locator {
+    return this.detail()
+      .getByRole("group", { name: "Answer with an option" })
+      .getByRole("button", { name: label, exact: true });
+  }
+
   async expectDecided(pattern: RegExp): Promise<void> {
     await expect(this.detail().getByRole("status")).toContainText(pattern);
   }

@@ -11,7 +11,7 @@ import {
   waitForHealth,
 } from "../../scripts/product-processes";
 import { createScratchDatabase, dropScratchDatabase } from "../../tests/test-database";
-import { E2E_BASE_URL, E2E_LEAD, E2E_PORT } from "./accounts";
+import { E2E_BASE_URL, E2E_LEAD, E2E_MODEL_STUB, E2E_PORT } from "./accounts";
 
 // Playwright's web server: the real production server and the supervisor (which runs real worker
 // processes) on a fresh database and data folder, both removed afterwards.
@@ -67,4 +67,5 @@ supervisor = spawnSupervisor({
   serverUrl: E2E_BASE_URL,
   supervisorToken: await issueSupervisorToken(databaseUrl),
   dataDir,
+  anthropic: { baseUrl: E2E_MODEL_STUB.url, apiKey: E2E_MODEL_STUB.apiKey },
 });

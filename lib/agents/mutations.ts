@@ -11,7 +11,12 @@ import { cancelPendingRequests } from "../requests/mutations";
 import { findAgentByName, lockActingAgent, lockAgent } from "./data";
 import { toAgentView, type AgentView } from "./views";
 import type { HeartbeatInput, RegisterAgentInput, WorkerExitInput } from "./schema";
-import { isAgentActive, type GateState, type WorkerConfig } from "../shared/agents/schema";
+import {
+  isAgentActive,
+  WAITING_STATUSES,
+  type GateState,
+  type WorkerConfig,
+} from "../shared/agents/schema";
 import { endIncarnation, setAgentState } from "./state";
 import { inTransaction } from "../transaction";
 
@@ -266,8 +271,8 @@ export async function recordHeartbeat(
     // A heartbeat sent before the worker learnt of its own pending request can arrive after it:
     // while a request of this incarnation waits on the Lead, the agent is waiting, whatever it says.
     const isStillWaiting =
-      agent.status === "waiting_approval" &&
-      input.status !== "waiting_approval" &&
+      WAITING_STATUSES.includes(agent.status) &&
+      input.status !== agent.status &&
       (await tx.request.count({
         where: {
           agentId: agent.id,
@@ -376,7 +381,7 @@ export async function markSilentAgentsOffline(
     where: {
       // A stopping agent is not marked offline (which it could heartbeat its way back from):
       // its grace period ends it instead (forceOverdueStops).
-      status: { in: ["starting", "working", "idle", "waiting_approval"] },
+      status: { in: ["starting", "working", "idle", ...WAITING_STATUSES] },
       OR: [
         { connectorKey: null, OR: silentSince(workerCutoff) },
         { connectorKey: { not: null }, OR: silentSince(connectorCutoff) },

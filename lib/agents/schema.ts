@@ -45,7 +45,7 @@ export const shutdownAgentSchema = z.strictObject({
 /** Statuses an agent may report about itself; the rest are set by the server or supervisor. */
 export const heartbeatSchema = z.strictObject({
   /** `ended`: a connected session ended (Claude Code's SessionEnd); only connector agents say it. */
-  status: z.enum(["working", "idle", "waiting_approval", "stopping", "ended"]),
+  status: z.enum(["working", "idle", "waiting_approval", "waiting_answer", "stopping", "ended"]),
   taskId: z.uuid().nullable().optional(),
   toolHost: toolHostSchema.optional(),
 });

@@ -6,11 +6,14 @@ import {
   PLAN_REQUIRED_REASON,
 } from "./connector-gate";
 
+/** The session's directory: reads are judged against it (tests/redteam/connector-reads-outside.test.ts). */
+const CWD = "/home/ada/api";
+
 const READS: [string, Record<string, unknown>][] = [
-  ["Read", { file_path: "/home/ada/.ssh/config" }],
+  ["Read", { file_path: "/home/ada/api/src/a.ts" }],
   ["Glob", { pattern: "**/*.ts" }],
   ["Grep", { pattern: "TODO" }],
-  ["LS", { path: "/" }],
+  ["LS", { path: "/home/ada/api" }],
   ["TodoWrite", { todos: [] }],
   ["ExitPlanMode", { plan: "1. x" }],
   ["Bash", { command: "ls -la" }],
@@ -19,6 +22,8 @@ const READS: [string, Record<string, unknown>][] = [
 ];
 
 const NEEDS_APPROVAL: [string, Record<string, unknown>][] = [
+  ["Read", { file_path: "/home/ada/.ssh/config" }],
+  ["LS", { path: "/" }],
   ["Bash", { command: "rm notes.txt" }],
   ["Bash", { command: "echo x > notes.txt" }],
   ["Bash", { command: "npm test" }],
@@ -43,11 +48,11 @@ const NEEDS_APPROVAL: [string, Record<string, unknown>][] = [
 
 describe("classifyConnectorCall", () => {
   it.each(READS)("%s %j runs at once", async (tool, args) => {
-    expect((await classifyConnectorCall(tool, args)).class).toBe("read_only");
+    expect((await classifyConnectorCall(tool, args, CWD)).class).toBe("read_only");
   });
 
   it.each(NEEDS_APPROVAL)("%s %j needs the Lead", async (tool, args) => {
-    const risk = await classifyConnectorCall(tool, args);
+    const risk = await classifyConnectorCall(tool, args, CWD);
     expect(risk.class).toBe("needs_approval");
     expect(risk.reasons.some((reason) => reason.class === "needs_approval")).toBe(true);
   });
@@ -81,7 +86,7 @@ describe("classifyConnectorCall", () => {
   });
 
   it("keeps the shell parse for the card", async () => {
-    const risk = await classifyConnectorCall("Bash", { command: "rm -rf build" });
+    const risk = await classifyConnectorCall("Bash", { command: "rm -rf build" }, CWD);
     expect(risk.analysis?.source).toBe("rm -rf build");
     expect(risk.reasons.at(-1)?.message).toMatch(/unsandboxed on the user's machine/);
   });

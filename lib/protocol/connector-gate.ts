@@ -1,5 +1,9 @@
 import type { ToolRisk, ToolRiskReason } from "../shared/protocol/tool-risk";
-import { classifyShellCommand } from "../shared/protocol/tool-risk";
+import {
+  classifyShellCommand,
+  isInsideWorkspaceRoot,
+  workspaceRootOf,
+} from "../shared/protocol/tool-risk";
 import { loadShellParser } from "../shared/protocol/shell-command";
 
 /**
@@ -29,6 +33,41 @@ export const CONNECTOR_HARMLESS_TOOLS: ReadonlySet<string> = new Set([
   "ExitPlanMode",
 ]);
 
+/**
+ * The path arguments of the reading tools (required or optional), each judged against the session's
+ * directory like a Bash path: a read elsewhere on the machine (`~/.ssh`, `/proc`, another checkout)
+ * needs the Lead. A Glob pattern is a glob, whose dot segments may match `..`.
+ */
+const READ_PATH_FIELDS: Readonly<Record<string, readonly [field: string, isRequired: boolean][]>> =
+  {
+    Read: [["file_path", true]],
+    NotebookRead: [["notebook_path", true]],
+    LS: [["path", true]],
+    Glob: [
+      ["path", false],
+      ["pattern", true],
+    ],
+    Grep: [["path", false]],
+  };
+
+/** Why a reading call may reach outside the session's directory, or null when it cannot. */
+function readOutsideRoot(tool: string, args: Record<string, unknown>, root: string | null) {
+  const fields = READ_PATH_FIELDS[tool];
+  if (!fields) return null;
+  if (root === null) return `${tool} in a directory that bounds nothing`;
+  for (const [field, isRequired] of fields) {
+    const value = args[field];
+    if (value === undefined && !isRequired) continue;
+    if (typeof value !== "string") return `${tool} without a ${field} string`;
+    const isPattern = tool === "Glob" && field === "pattern";
+    // Brace expansion (`{..,src}`) can make `..` out of a pattern that reads as staying inside.
+    if ((isPattern && value.includes("..")) || !isInsideWorkspaceRoot(value, root, isPattern)) {
+      return `${tool} ${field} ${value} is outside the session's directory`;
+    }
+  }
+  return null;
+}
+
 const FILE_CHANGING_TOOLS: Readonly<Record<string, string>> = {
   Write: "file_path",
   Edit: "file_path",
@@ -56,7 +95,10 @@ export async function classifyConnectorCall(
   args: Record<string, unknown>,
   cwd?: string,
 ): Promise<ToolRisk> {
+  const root = workspaceRootOf(cwd);
   if (CONNECTOR_READ_ONLY_TOOLS.has(tool)) {
+    const outside = readOutsideRoot(tool, args, root);
+    if (outside) return needsApproval(`${outside}: it runs unsandboxed on the user's machine`);
     return { class: "read_only", reasons: [{ class: "read_only", message: `${tool} only reads` }] };
   }
   if (CONNECTOR_HARMLESS_TOOLS.has(tool)) {
@@ -67,8 +109,14 @@ export async function classifyConnectorCall(
   }
   if (tool === "Bash") {
     if (typeof args.command !== "string") return needsApproval("Bash without a command string");
+    // With no directory (or `/`) every relative path would count as inside: nothing is checked.
+    if (root === null) {
+      return needsApproval(
+        `runs unsandboxed in a directory that bounds nothing (${cwd ?? "none given"})`,
+      );
+    }
     await loadShellParser();
-    const risk = classifyShellCommand(args.command, { workspaceRoot: cwd });
+    const risk = classifyShellCommand(args.command, { workspaceRoot: root });
     if (risk.class === "read_only") return risk;
     const why = risk.reasons
       .filter((reason) => reason.class === risk.class)

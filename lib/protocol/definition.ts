@@ -5,8 +5,33 @@ import type { Agent, Request } from "../generated/prisma/client";
 /** Who sent a request: an agent to the Lead, or the Lead to an agent. The target decides. */
 export type Direction = "agent_to_lead" | "lead_to_agent";
 
-/** What happens when nobody answers in time. */
-export type TimeoutPolicy = "reject" | "approve" | "deny" | "force_stop";
+/** What happens when nobody answers in time; recorded in `decidedBy` of the timeout. */
+export const TIMEOUT_POLICIES = [
+  "reject",
+  "approve",
+  "deny",
+  "force_stop",
+  "answer_default",
+  "unanswered",
+] as const;
+export type TimeoutPolicy = (typeof TIMEOUT_POLICIES)[number];
+
+/** The closed list of terminal outcomes a type may end in (`request_status` in the database). */
+export const REQUEST_OUTCOMES = [
+  "approved",
+  "rejected",
+  "expired",
+  "answered",
+  "unanswered",
+] as const;
+export type RequestOutcome = (typeof REQUEST_OUTCOMES)[number];
+
+/** What a timeout does to a request: the policy that acted, the status it ends in, its response. */
+export type TimeoutOutcome = {
+  policy: TimeoutPolicy;
+  outcome: RequestOutcome;
+  response?: Record<string, unknown>;
+};
 
 /**
  * What a definition may do to the world when its request is created or decided. The core supplies
@@ -23,6 +48,13 @@ export type EffectContext = {
   endIncarnation: (reason: string) => Promise<void>;
 };
 
+/** A decision as the core has checked it: the common fields, and the type's own (`fields`). */
+export type ResponseDraft = {
+  approve: boolean;
+  feedback: string | null;
+  fields: Record<string, unknown>;
+};
+
 export type ProtocolTypeDefinition = {
   type: string;
   responseType: string;
@@ -33,11 +65,30 @@ export type ProtocolTypeDefinition = {
   preparePayload?: (
     payload: Record<string, unknown>,
   ) => Record<string, unknown> | Promise<Record<string, unknown>>;
+  /**
+   * The fields a decision may carry besides `{type, approve, feedback?}`; strict, so a field the
+   * type does not know is refused (422 INVALID_RESPONSE) rather than silently dropped.
+   */
+  responseSchema: z.ZodType<Record<string, unknown>, unknown>;
+  /**
+   * Checks a decision against the request it answers and returns what is stored as the request's
+   * `response` (null for nothing). Throws INVALID_RESPONSE for a decision the request cannot take.
+   */
+  prepareResponse?: (
+    payload: Record<string, unknown>,
+    draft: ResponseDraft,
+  ) => Record<string, unknown> | null;
   /** The text an inbox shows for the request. */
   summarize: (payload: Record<string, unknown>) => string;
   directions: readonly Direction[];
+  /** Every status a request of this type can end in by a decision or a timeout. */
+  outcomes: readonly RequestOutcome[];
+  /** The outcome of a decision: `approve: true` or `false`. */
+  decisionOutcome: (approve: boolean) => RequestOutcome;
+  /** The agent's status while the request waits on its target; null leaves the status alone. */
+  waitingStatus: (direction: Direction) => AgentStatus | null;
   defaultTimeoutSeconds: (direction: Direction) => number;
-  timeoutPolicy: (direction: Direction) => TimeoutPolicy;
+  timeout: (direction: Direction, payload: Record<string, unknown>) => TimeoutOutcome;
   /** A new request while one is pending: replace the old one, or hand back the pending one. */
   onDuplicatePending: "supersede" | "return_existing";
   /**
@@ -54,19 +105,27 @@ export type ProtocolTypeDefinition = {
   stopGraceSeconds?: number;
   /** Fenced to the agent's work version and task as well as its incarnation (plans, tool calls). */
   isFencedToWork: boolean;
-  onCreated: (context: EffectContext) => Promise<void>;
+  /** Effects of a new request beyond `waitingStatus`, applied in the same agent update. */
+  onCreated?: (context: EffectContext) => Promise<void>;
   onApproved: (context: EffectContext) => Promise<void>;
   onRejected: (context: EffectContext) => Promise<void>;
-  /** Runs after the request is marked expired; applies `timeoutPolicy`. */
+  /** Runs after the request is marked with its timeout outcome; applies the policy. */
   onExpired: (context: EffectContext) => Promise<void>;
 };
 
 /** An agent that says it is stopping, by a protocol type without its own grace period or by itself. */
 export const DEFAULT_STOP_GRACE_SECONDS = 60;
 
+/** The outcomes of a type that approves or rejects, and expires when nobody does. */
+export const APPROVAL_OUTCOMES: readonly RequestOutcome[] = ["approved", "rejected", "expired"];
+
+export function approvalOutcome(approve: boolean): RequestOutcome {
+  return approve ? "approved" : "rejected";
+}
+
 /** Whether the policy's outcome counts as an approval in the response the sender receives. */
 export function isApprovingPolicy(policy: TimeoutPolicy): boolean {
-  return policy === "approve";
+  return policy === "approve" || policy === "answer_default";
 }
 
 export function describeTimeoutPolicy(policy: TimeoutPolicy): string {
@@ -79,6 +138,10 @@ export function describeTimeoutPolicy(policy: TimeoutPolicy): string {
       return "auto-denies";
     case "force_stop":
       return "force-stops";
+    case "answer_default":
+      return "answers the default";
+    case "unanswered":
+      return "goes unanswered";
     default: {
       const unreachable: never = policy;
       return unreachable;

@@ -1,5 +1,10 @@
 import { z } from "zod";
-import type { EffectContext, ProtocolTypeDefinition } from "./definition";
+import {
+  APPROVAL_OUTCOMES,
+  approvalOutcome,
+  type EffectContext,
+  type ProtocolTypeDefinition,
+} from "./definition";
 
 const planPayloadSchema = z.strictObject({
   plan: z.string().trim().min(1, "a plan cannot be empty").max(50_000),
@@ -20,14 +25,18 @@ export const planApproval: ProtocolTypeDefinition = {
   responseType: "plan_approval_response",
   label: "plan",
   payloadSchema: planPayloadSchema,
+  responseSchema: z.strictObject({}),
   summarize: (payload) => String(payload.summary ?? payload.plan ?? "").slice(0, 200),
   directions: ["agent_to_lead"],
+  outcomes: APPROVAL_OUTCOMES,
+  decisionOutcome: approvalOutcome,
+  waitingStatus: () => "waiting_approval",
   defaultTimeoutSeconds: () => 15 * 60,
-  timeoutPolicy: () => "reject",
+  timeout: () => ({ policy: "reject", outcome: "expired" }),
   // The newest plan is the one the agent means; the older one is withdrawn, never left pending.
   onDuplicatePending: "supersede",
   isFencedToWork: true,
-  onCreated: ({ setAgentState }) => setAgentState({ gate: "pending", status: "waiting_approval" }),
+  onCreated: ({ setAgentState }) => setAgentState({ gate: "pending" }),
   onApproved: ({ setAgentState }) => setAgentState({ gate: "approved", status: "working" }),
   onRejected: ({ setAgentState }) => setAgentState({ gate: "rejected", status: "working" }),
   onExpired: async (context) => {

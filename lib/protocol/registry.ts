@@ -1,11 +1,17 @@
 import { AppError } from "../errors";
 import type { ProtocolTypeDefinition } from "./definition";
 import { planApproval } from "./plan-approval";
+import { question } from "./question";
 import { shutdown } from "./shutdown";
 import { toolApproval } from "./tool-approval";
 
 /** Every protocol type. Adding one means a definition file and a line here, nothing else. */
-const definitions: readonly ProtocolTypeDefinition[] = [planApproval, shutdown, toolApproval];
+const definitions: readonly ProtocolTypeDefinition[] = [
+  planApproval,
+  shutdown,
+  toolApproval,
+  question,
+];
 
 const byType = new Map(definitions.map((definition) => [definition.type, definition]));
 

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { ProtocolTypeDefinition } from "./definition";
+import { APPROVAL_OUTCOMES, approvalOutcome, type ProtocolTypeDefinition } from "./definition";
 
 const shutdownPayloadSchema = z.strictObject({
   reason: z.string().trim().max(2_000).optional(),
@@ -15,17 +15,22 @@ export const shutdown: ProtocolTypeDefinition = {
   responseType: "shutdown_response",
   label: "shutdown",
   payloadSchema: shutdownPayloadSchema,
+  responseSchema: z.strictObject({}),
   summarize: (payload) => String(payload.reason ?? "asks to shut down").slice(0, 200),
   directions: ["agent_to_lead", "lead_to_agent"],
+  outcomes: APPROVAL_OUTCOMES,
+  decisionOutcome: approvalOutcome,
+  // The Lead's request waits on the agent, which is still working until it answers.
+  waitingStatus: (direction) => (direction === "agent_to_lead" ? "waiting_approval" : null),
   defaultTimeoutSeconds: (direction) => (direction === "lead_to_agent" ? 120 : 10 * 60),
-  timeoutPolicy: (direction) => (direction === "lead_to_agent" ? "force_stop" : "approve"),
+  timeout: (direction) => ({
+    policy: direction === "lead_to_agent" ? "force_stop" : "approve",
+    outcome: "expired",
+  }),
   // Asking twice to stop is the same question: the pending request stands.
   onDuplicatePending: "return_existing",
   isFencedToWork: false,
   stopGraceSeconds: 60,
-  onCreated: async ({ direction, setAgentState }) => {
-    if (direction === "agent_to_lead") await setAgentState({ status: "waiting_approval" });
-  },
   onApproved: ({ setAgentState }) => setAgentState({ status: "stopping" }),
   onRejected: ({ setAgentState }) => setAgentState({ status: "working" }),
   onExpired: async ({ direction, setAgentState, endIncarnation }) => {

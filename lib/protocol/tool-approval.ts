@@ -2,7 +2,12 @@ import { createHash } from "node:crypto";
 import { z } from "zod";
 import { canonicalJson } from "./canonical-json";
 import { classifyConnectorCall, isClaudeCodeToolName } from "./connector-gate";
-import type { EffectContext, ProtocolTypeDefinition } from "./definition";
+import {
+  APPROVAL_OUTCOMES,
+  approvalOutcome,
+  type EffectContext,
+  type ProtocolTypeDefinition,
+} from "./definition";
 import { classifyToolCall } from "../shared/protocol/tool-risk";
 
 /**
@@ -52,6 +57,7 @@ export const toolApproval: ProtocolTypeDefinition = {
   responseType: "tool_approval_response",
   label: "tool call",
   payloadSchema: toolPayloadSchema,
+  responseSchema: z.strictObject({}),
   // The server's own classification and parse are stored with the request, whoever raised it, so
   // the card shows what the gate judged, never what the agent claims.
   preparePayload: async (payload) => {
@@ -72,8 +78,11 @@ export const toolApproval: ProtocolTypeDefinition = {
   },
   summarize: (payload) => `${String(payload.tool)} ${canonicalJson(payload.args)}`.slice(0, 200),
   directions: ["agent_to_lead"],
+  outcomes: APPROVAL_OUTCOMES,
+  decisionOutcome: approvalOutcome,
+  waitingStatus: () => "waiting_approval",
   defaultTimeoutSeconds: () => 10 * 60,
-  timeoutPolicy: () => "deny",
+  timeout: () => ({ policy: "deny", outcome: "expired" }),
   onDuplicatePending: "supersede",
   // Claude Code runs a turn's tool calls in parallel: one pending approval per distinct call.
   onePendingPerPayloadField: "callHash",
@@ -81,7 +90,6 @@ export const toolApproval: ProtocolTypeDefinition = {
   maxPendingPerAgent: 32,
   // An approval speaks for the work it was asked for, like a plan: a task switch voids it.
   isFencedToWork: true,
-  onCreated: ({ setAgentState }) => setAgentState({ status: "waiting_approval" }),
   onApproved: statusAfterAnswer,
   onRejected: statusAfterAnswer,
   onExpired: statusAfterAnswer,

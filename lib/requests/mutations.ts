@@ -3,7 +3,7 @@ import type { Prisma, PrismaClient, Agent, Request } from "../generated/prisma/c
 import type { AgentActor, HumanActor } from "../auth/actor";
 import { lockActingAgent, lockAgent } from "../agents/data";
 import { setAgentState, endIncarnation } from "../agents/state";
-import { isAgentActive } from "../shared/agents/schema";
+import { isAgentActive, type AgentStatus } from "../shared/agents/schema";
 import { hasSqlState, type Db } from "../db";
 import { AppError, invalidInput } from "../errors";
 import type { EventPayload } from "../shared/events/catalog";
@@ -90,11 +90,17 @@ async function compareAndSetStatus(
     respondedBy: string;
     /** Set for decisions (approve, reject, expire); supersede and cancel leave it null. */
     decidedBy?: DecidedBy;
+    /** What the decision carries for its type (a question's answer). */
+    response?: Prisma.InputJsonObject | null;
   },
 ): Promise<Request | null> {
   const [updated] = await db.request.updateManyAndReturn({
     where: { id: requestId, status: "pending" },
-    data: { ...data, respondedAt: new Date() },
+    data: {
+      ...data,
+      response: data.response ?? undefined,
+      respondedAt: new Date(),
+    },
   });
   return updated ?? null;
 }
@@ -204,7 +210,7 @@ export async function createRequestInTransaction(
       expiresAt: new Date(Date.now() + timeoutSeconds * 1000),
     },
   });
-  await definition.onCreated(effectContext(tx, request, agent));
+  await applyCreatedEffects(tx, definition, request, agent);
   await deliverMessage(tx, {
     from: request.sender,
     to: request.target,
@@ -225,6 +231,29 @@ export async function createRequestInTransaction(
     timeoutPolicy: view.timeoutPolicy,
   });
   return { request: view, isCreated: true };
+}
+
+/**
+ * The agent waits in the status its request's type declares, changed together with whatever else
+ * the type does on creation (a plan's gate), so the board sees one update.
+ */
+async function applyCreatedEffects(
+  tx: Db,
+  definition: ProtocolTypeDefinition,
+  request: Request,
+  agent: Agent,
+): Promise<void> {
+  const context = effectContext(tx, request, agent);
+  const waitingStatus = definition.waitingStatus(context.direction);
+  let waiting: { status?: AgentStatus } | null = waitingStatus ? { status: waitingStatus } : null;
+  await definition.onCreated?.({
+    ...context,
+    setAgentState: async (patch) => {
+      await context.setAgentState({ ...waiting, ...patch });
+      waiting = null;
+    },
+  });
+  if (waiting) await context.setAgentState(waiting);
 }
 
 /** An agent submits a request to the Lead (plan, tool call, "may I stop?"). */
@@ -382,6 +411,34 @@ async function refuseLateDecision(db: PrismaClient, requestId: string): Promise<
   );
 }
 
+/**
+ * The fields a decision adds for its type, checked by the type's own schema (unknown fields are
+ * refused) and then against the request; what the type stores as the request's `response`.
+ */
+function parseResponse(
+  definition: ProtocolTypeDefinition,
+  request: Request,
+  input: RespondInput,
+  feedback: string | null,
+): Prisma.InputJsonObject | null {
+  const { type: _type, approve, feedback: _feedback, ...fields } = input;
+  const parsed = definition.responseSchema.safeParse(fields);
+  if (!parsed.success) {
+    const { message, details } = invalidInput(parsed.error);
+    throw new AppError(
+      "INVALID_RESPONSE",
+      `this '${definition.responseType}' cannot be taken: ${message}`,
+      { details },
+    );
+  }
+  const prepared = definition.prepareResponse?.(request.payload as Record<string, unknown>, {
+    approve,
+    feedback,
+    fields: parsed.data,
+  });
+  return (prepared ?? null) as Prisma.InputJsonObject | null;
+}
+
 async function decideInTransaction(
   db: PrismaClient,
   responder: Responder,
@@ -400,6 +457,7 @@ async function decideInTransaction(
     }
     assertResponderIsTarget(found, responder);
     const feedback = input.feedback?.trim() || null;
+    const response = parseResponse(definition, found, input, feedback);
     if (!input.approve && !feedback) {
       throw new AppError(
         "FEEDBACK_REQUIRED",
@@ -414,10 +472,11 @@ async function decideInTransaction(
     const decided =
       findRefusal(found, agent, responder, definition) === null
         ? await compareAndSetStatus(tx, found.id, {
-            status: input.approve ? "approved" : "rejected",
+            status: definition.decisionOutcome(input.approve),
             feedback,
             respondedBy: responderLabel(responder),
             decidedBy: decidedByOf(responder),
+            response,
           })
         : null;
     if (!decided) {
@@ -433,7 +492,12 @@ async function decideInTransaction(
       {
         type: definition.responseType,
         content: feedback ?? "",
-        metadata: { requestId: decided.id, approve: input.approve, status: decided.status },
+        metadata: {
+          requestId: decided.id,
+          approve: input.approve,
+          status: decided.status,
+          ...(response ? { response } : {}),
+        },
       },
       {
         kind: "request.decided",
@@ -529,13 +593,16 @@ async function expireRequest(
     if (request.status !== "pending" || !isDue) return null;
     const definition = getProtocolType(request.type);
     const direction = directionOf(request);
-    const policy = definition.timeoutPolicy(direction);
+    const timeout = definition.timeout(direction, request.payload as Record<string, unknown>);
+    const { policy } = timeout;
     const feedback = `timed out: ${policy.replace("_", " ")}`;
+    const response = (timeout.response ?? null) as Prisma.InputJsonObject | null;
     const stored = await compareAndSetStatus(tx, id, {
-      status: "expired",
+      status: timeout.outcome,
       feedback,
       respondedBy: "system",
       decidedBy: { kind: "timeout", policy },
+      response,
     });
     if (!stored) return null;
     await definition.onExpired(effectContext(tx, stored, agent));
@@ -545,7 +612,13 @@ async function expireRequest(
       {
         type: definition.responseType,
         content: feedback,
-        metadata: { requestId: id, approve: isApprovingPolicy(policy), status: "expired", policy },
+        metadata: {
+          requestId: id,
+          approve: isApprovingPolicy(policy),
+          status: stored.status,
+          policy,
+          ...(response ? { response } : {}),
+        },
       },
       {
         kind: "request.expired",

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { queryInteger } from "../http/query";
 import { agentNameSchema } from "../agents/schema";
 import { REQUEST_STATUSES } from "../shared/requests/schema";
+import { TIMEOUT_POLICIES } from "../protocol/definition";
 
 const typeNameSchema = z.string().regex(/^[a-z][a-z0-9_]{0,63}$/, "types are snake_case names");
 
@@ -16,7 +17,11 @@ export const createRequestSchema = z.strictObject({
 });
 export type CreateRequestInput = z.infer<typeof createRequestSchema>;
 
-export const respondSchema = z.strictObject({
+/**
+ * Every decision's common fields. The fields a type adds (a question's `answer`) pass through here
+ * and are checked against that type's `responseSchema`, which refuses any it does not know.
+ */
+export const respondSchema = z.looseObject({
   type: typeNameSchema,
   approve: z.boolean(),
   feedback: z.string().trim().max(10_000).optional(),
@@ -39,7 +44,7 @@ export const decidedBySchema = z.discriminatedUnion("kind", [
   }),
   z.strictObject({
     kind: z.literal("timeout"),
-    policy: z.enum(["reject", "approve", "deny", "force_stop"]),
+    policy: z.enum(TIMEOUT_POLICIES),
   }),
   z.strictObject({ kind: z.literal("agent"), agent: z.string(), incarnation: z.number().int() }),
 ]);

@@ -22,6 +22,8 @@ export type RequestView = {
   incarnation: number;
   workVersion: number | null;
   taskId: string | null;
+  /** What the decision carried for its type (a question's `answer`); null for none. */
+  response: Record<string, unknown> | null;
   /** What happens at `expiresAt` if nobody answers, e.g. "auto-rejects". */
   timeoutPolicy: string | null;
   /** The `type` a response to this request must carry. */
@@ -52,7 +54,12 @@ export function toRequestView(request: Request): RequestView {
     incarnation: request.incarnation,
     workVersion: request.workVersion,
     taskId: request.taskId,
-    timeoutPolicy: definition ? describeTimeoutPolicy(definition.timeoutPolicy(direction)) : null,
+    response: request.response as Record<string, unknown> | null,
+    timeoutPolicy: definition
+      ? describeTimeoutPolicy(
+          definition.timeout(direction, request.payload as Record<string, unknown>).policy,
+        )
+      : null,
     responseType: definition?.responseType ?? null,
   };
 }

@@ -1,6 +1,8 @@
 import type { HumanActor } from "../auth/actor";
 import type { Db } from "../db";
 import { AppError } from "../errors";
+import { isScopeWithinRole, tokenScopeSchema } from "../shared/auth/scopes";
+import { userRoleSchema } from "../auth/schema";
 import type { ListTokensQuery } from "./schema";
 import { toTokenView, type TokenView } from "./views";
 
@@ -29,12 +31,24 @@ export async function listTokens(
 }
 
 /**
- * Locks an API token against revocation for the rest of the transaction and checks it is still
- * live. Revoking takes the row's lock too, so what a token registers either commits before the
- * revocation (and is ended by it) or sees the revocation and is refused.
+ * Locks an API token and its owner against revocation, disabling and demotion for the rest of the
+ * transaction and checks both still allow the token. Revoking takes the token's row lock and a
+ * change to the owner the user's, so what a token registers either commits before that change
+ * (and is ended by it) or sees it and is refused.
  */
 export async function lockLiveApiToken(db: Db, tokenId: string): Promise<void> {
-  const [row] = await db.$queryRaw<{ revokedAt: Date | null }[]>`
-    SELECT revoked_at AS "revokedAt" FROM api_tokens WHERE id = ${tokenId}::uuid FOR SHARE`;
-  if (!row || row.revokedAt) throw new AppError("UNAUTHENTICATED", "unknown or revoked token");
+  const [row] = await db.$queryRaw<
+    { revokedAt: Date | null; disabledAt: Date | null; scope: string; role: string }[]
+  >`
+    SELECT t.revoked_at AS "revokedAt", u.disabled_at AS "disabledAt", t.scope, u.role::text AS role
+    FROM api_tokens t JOIN users u ON u.id = t.user_id
+    WHERE t.id = ${tokenId}::uuid FOR SHARE`;
+  if (!row || row.revokedAt || row.disabledAt) {
+    throw new AppError("UNAUTHENTICATED", "unknown or revoked token");
+  }
+  const scope = tokenScopeSchema.parse(row.scope);
+  const role = userRoleSchema.parse(row.role);
+  if (!isScopeWithinRole(scope, role)) {
+    throw new AppError("SCOPE_ABOVE_ROLE", `a ${role} cannot hold a '${scope}' token`);
+  }
 }

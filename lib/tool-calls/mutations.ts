@@ -10,7 +10,12 @@ import { classifyConnectorCall, decideConnectorGate } from "../protocol/connecto
 import type { GateVerdict } from "../shared/protocol/gate";
 import { hashToolCall } from "../protocol/tool-approval";
 import { loadShellParser } from "../shared/protocol/shell-command";
-import { classifyToolCall, type ToolRisk } from "../shared/protocol/tool-risk";
+import {
+  classifyToolCall,
+  isBelowWorkspaceRoot,
+  workspaceRootOf,
+  type ToolRisk,
+} from "../shared/protocol/tool-risk";
 import { connectorSchema } from "../shared/agents/schema";
 import { createRequestInTransaction } from "../requests/mutations";
 import type { ToolCallInput, ToolVerdict } from "./schema";
@@ -98,6 +103,18 @@ function sessionCwdOf(agent: Pick<Agent, "connector">): string | undefined {
   return parsed.success ? parsed.data.cwd : undefined;
 }
 
+/**
+ * The directory a connected session's call is judged against. A call's own directory may narrow
+ * the session's (a `cd` into a subdirectory), never widen it: a shell that stands above or beside
+ * the session's directory (`cd ..` approved once) has no directory that bounds its reads.
+ */
+function judgedCwdOf(agent: Pick<Agent, "connector">, callCwd: string | undefined) {
+  const sessionCwd = sessionCwdOf(agent);
+  if (callCwd === undefined) return sessionCwd;
+  const sessionRoot = workspaceRootOf(sessionCwd);
+  return sessionRoot !== null && isBelowWorkspaceRoot(callCwd, sessionRoot) ? callCwd : undefined;
+}
+
 /** The server's gate verdict for one tool call. Every attempt is recorded, allowed or not. */
 export async function recordToolCall(
   db: PrismaClient,
@@ -113,7 +130,7 @@ export async function recordToolCall(
     const agent = await lockActingAgent(tx, actor.agentId, actor.incarnation);
     const isStopping = agent.status === "stopping";
     const risk = isConnected(agent)
-      ? await classifyConnectorCall(input.tool, input.args, input.cwd ?? sessionCwdOf(agent))
+      ? await classifyConnectorCall(input.tool, input.args, judgedCwdOf(agent, input.cwd))
       : workerRisk;
     const gateVerdict: GateVerdict | ReturnType<typeof decideConnectorGate> = isConnected(agent)
       ? decideConnectorGate(agent.gate, isStopping, risk)

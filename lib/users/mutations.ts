@@ -2,11 +2,13 @@ import { randomBytes } from "node:crypto";
 import { generateId } from "better-auth";
 import { hashPassword } from "better-auth/crypto";
 import type { HumanActor } from "../auth/actor";
-import type { CreateUserInput } from "../auth/schema";
+import { endAgentsOwnedBy } from "../agents/mutations";
+import { userRoleSchema, type CreateUserInput } from "../auth/schema";
 import { isUniqueViolation, type Db } from "../db";
 import { AppError } from "../errors";
 import { appendEvent } from "../events/mutations";
 import type { PrismaClient, User } from "../generated/prisma/client";
+import { isScopeWithinRole } from "../shared/auth/scopes";
 import { inTransaction } from "../transaction";
 import type { UpdateUserInput } from "./schema";
 
@@ -102,6 +104,24 @@ export async function updateUser(
       data: { role, disabledAt: isDisabled ? (user.disabledAt ?? new Date()) : null },
     });
     if (isDisabled) await tx.session.deleteMany({ where: { userId } });
+    // The agents a connect token registered end once its owner may no longer hold it, as when it is
+    // revoked (decision 017): their tokens were handed to whoever held it.
+    if (isDisabled || !isScopeWithinRole("connect", userRoleSchema.parse(role))) {
+      const connectTokens = await tx.apiToken.findMany({
+        where: { userId, scope: "connect", revokedAt: null },
+        select: { id: true },
+        orderBy: { id: "asc" },
+      });
+      for (const { id } of connectTokens) {
+        await endAgentsOwnedBy(
+          tx,
+          id,
+          isDisabled
+            ? "the owner of the connect token that registered it was disabled"
+            : "the owner of the connect token that registered it may no longer hold it",
+        );
+      }
+    }
     await appendEvent(tx, "user.updated", `user:${userId}`, {
       userId,
       role,

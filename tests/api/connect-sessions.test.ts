@@ -278,9 +278,13 @@ describe("the gate for a connected session", () => {
       api.toolCall(session.headers, { tool: "Bash", args: { command }, ...(cwd ? { cwd } : {}) });
     expect((await bash("cat /srv/app/README.md")).json).toEqual({ allowed: true });
     expect((await bash("cat /srv/other/README.md")).json.code).toBe("TOOL_APPROVAL_REQUIRED");
-    // The call's own directory wins over the session's.
-    expect((await bash("cat /srv/other/README.md", "/srv/other")).json).toEqual({ allowed: true });
-    expect((await bash("cat /srv/app/README.md", "/srv/other")).json.code).toBe(
+    // The call's own directory may narrow the session's, never widen it
+    // (tests/redteam/connect-cwd-widens.test.ts).
+    expect((await bash("cat README.md", "/srv/app/docs")).json).toEqual({ allowed: true });
+    expect((await bash("cat /srv/app/README.md", "/srv/app/docs")).json.code).toBe(
+      "TOOL_APPROVAL_REQUIRED",
+    );
+    expect((await bash("cat /srv/other/README.md", "/srv/other")).json.code).toBe(
       "TOOL_APPROVAL_REQUIRED",
     );
   });

@@ -44,7 +44,8 @@ describe("decidedBy: who decided, recorded with the decision", () => {
       ...approve,
       decidedBy: { kind: "human", userId: "someone-else", sessionId: "x" },
     });
-    expect(forged.status).toBe(400);
+    expect(forged.status).toBe(422);
+    expect(forged.json.error?.code).toBe("INVALID_RESPONSE");
     expect((await api.getRequest(token.headers, id)).json.status).toBe("pending");
 
     const decided = await api.respond(token.headers, id, {

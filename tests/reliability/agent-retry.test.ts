@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { agentSideProcessEnv } from "../../lib/env";
 import type { PrismaClient } from "../../lib/generated/prisma/client";
 import { createApiToken } from "../../lib/tokens/mutations";
-import { HandshakeClient } from "../../agents/api-client";
+import { HandshakeClient } from "../../lib/sdk/agent-client";
 import { startApiNode, type ApiNode } from "../support/api-node";
 import { startFaultProxy } from "../support/fault-proxy";
 import {

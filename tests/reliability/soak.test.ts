@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { env } from "../../lib/env";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { HandshakeClient } from "../../agents/api-client";
+import { HandshakeClient } from "../../lib/sdk/agent-client";
 import { Supervisor } from "../../agents/supervisor";
 import type { PrismaClient } from "../../lib/generated/prisma/client";
 import type { MessageView } from "../../lib/messages/views";

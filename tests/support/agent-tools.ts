@@ -4,7 +4,7 @@ import path from "node:path";
 import type { RequestView } from "../../lib/requests/views";
 import type { TaskView } from "../../lib/tasks/views";
 import type { ToolVerdict } from "../../lib/tool-calls/schema";
-import type { HandshakeClient } from "../../agents/api-client";
+import type { HandshakeClient } from "../../lib/sdk/agent-client";
 import { env } from "../../lib/env";
 import type { ToolCall } from "../../agents/models/model";
 import { dispatchToolCall } from "../../agents/tools/dispatch";
@@ -32,6 +32,7 @@ export function makeRequestView(overrides: Partial<RequestView> = {}): RequestVi
     feedback: null,
     respondedBy: null,
     decidedBy: null,
+    response: null,
     respondedAt: null,
     createdAt: "2025-01-01T00:00:00.000Z",
     expiresAt: "2025-01-01T00:15:00.000Z",
@@ -144,6 +145,7 @@ export type Harness = {
   gate: { value: string };
   stopping: { value: boolean };
   submittedPlans: RequestView[];
+  askedQuestions: RequestView[];
   idleCount: { value: number };
   call(name: string, args: Record<string, unknown>): ReturnType<typeof dispatchToolCall>;
   cleanup(): Promise<void>;
@@ -165,6 +167,7 @@ export async function createHarness(
   const gate = { value: "approved" };
   const stopping = { value: false };
   const submittedPlans: RequestView[] = [];
+  const askedQuestions: RequestView[] = [];
   const idleCount = { value: 0 };
   const context: ToolContext = {
     workspace,
@@ -174,6 +177,7 @@ export async function createHarness(
     isStopping: () => stopping.value,
     state: new WorkState(),
     onSubmitPlan: (request) => submittedPlans.push(request),
+    onAskLead: (request) => askedQuestions.push(request),
     onIdle: () => {
       idleCount.value += 1;
     },
@@ -188,6 +192,7 @@ export async function createHarness(
     gate,
     stopping,
     submittedPlans,
+    askedQuestions,
     idleCount,
     call: (name, args) => {
       const toolCall: ToolCall = { id: `call-${++sequence}`, name, args };

@@ -207,6 +207,8 @@ export type AnthropicStub = {
 export async function startAnthropicStub(options: {
   apiKey: string;
   respond: (request: StubRequest) => StubReply;
+  /** A fixed port, for a client configured before the stub starts (e2e); any free port if unset. */
+  port?: number;
 }): Promise<AnthropicStub> {
   let respond = options.respond;
   const requests: StubRequest[] = [];
@@ -242,7 +244,10 @@ export async function startAnthropicStub(options: {
       else writeJson(response, reply, body.model);
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port ?? 0, "127.0.0.1", resolve);
+  });
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     requests,

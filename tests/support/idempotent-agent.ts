@@ -1,4 +1,4 @@
-import { HandshakeClient } from "../../agents/api-client";
+import { HandshakeClient } from "../../lib/sdk/agent-client";
 import { env } from "../../lib/env";
 
 /**

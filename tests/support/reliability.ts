@@ -3,8 +3,10 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { io as connect, type Socket } from "socket.io-client";
-import { HandshakeClient } from "../../agents/api-client";
-import { ApiError, HttpTransport } from "../../agents/http-transport";
+import { HandshakeClient } from "../../lib/sdk/agent-client";
+import { z } from "zod";
+import { ApiError } from "../../lib/sdk/errors";
+import { HttpTransport } from "../../lib/sdk/transport";
 import type { AgentView } from "../../lib/agents/views";
 import { createDb } from "../../lib/db";
 import type { PrismaClient } from "../../lib/generated/prisma/client";
@@ -130,7 +132,7 @@ export class LeadApi {
   }
 
   call<T>(method: string, route: string, body?: unknown): Promise<T> {
-    return this.transport.call<T>(method, route, body);
+    return this.transport.call(method, route, z.unknown(), { body }) as Promise<T>;
   }
 
   registerAgent(body: {

@@ -73,6 +73,9 @@ describe("header buckets", () => {
       "waiting_on_you",
     );
     expect(bucketOf(member("a", { status: "waiting_approval" }))).toBe("working");
+    expect(
+      bucketOf(member("a", { status: "waiting_answer", pendingRequests: [request("r", "t")] })),
+    ).toBe("waiting_on_you");
     expect(bucketOf(member("a", { status: "offline", pendingRequests: [request("r", "t")] }))).toBe(
       "orphaned",
     );

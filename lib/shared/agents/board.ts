@@ -52,8 +52,8 @@ export function isWaitingOnLead(request: Pick<BoardRequest, "target">): boolean 
 /**
  * The one bucket an agent counts in. "Waiting on you" is a live agent with a request pending on the
  * Lead, whatever status it last reported; an offline agent with one is orphaned (nothing runs to act
- * on the answer). `waiting_approval` with nothing pending on the Lead is an agent whose request was
- * just answered and has not said what it does next: it counts as working.
+ * on the answer). `waiting_approval` or `waiting_answer` with nothing pending on the Lead is an agent
+ * whose request was just answered and has not said what it does next: it counts as working.
  */
 export function bucketOf(member: Pick<BoardMember, "status" | "pendingRequests">): BoardBucket {
   const isWaiting = member.pendingRequests.some(isWaitingOnLead);
@@ -71,6 +71,7 @@ export function bucketOf(member: Pick<BoardMember, "status" | "pendingRequests">
       return isWaiting ? "waiting_on_you" : "idle";
     case "working":
     case "waiting_approval":
+    case "waiting_answer":
       return isWaiting ? "waiting_on_you" : "working";
     default: {
       const unreachable: never = member.status;

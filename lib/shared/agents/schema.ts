@@ -5,6 +5,7 @@ export const agentStatusSchema = z.enum([
   "working",
   "idle",
   "waiting_approval",
+  "waiting_answer",
   "stopping",
   "shutdown",
   "offline",
@@ -27,6 +28,9 @@ export type GateState = z.infer<typeof gateStateSchema>;
  */
 export const toolHostSchema = z.enum(["sandboxed", "no_sandbox", "external"]);
 export type ToolHost = z.infer<typeof toolHostSchema>;
+
+/** Waiting on the Lead: a request of the agent's is pending (the type declares which status). */
+export const WAITING_STATUSES: readonly AgentStatus[] = ["waiting_approval", "waiting_answer"];
 
 /** An incarnation that has ended: it can receive nothing and answer nothing. */
 export const ENDED_STATUSES: readonly AgentStatus[] = ["shutdown", "crashed"];

@@ -1,39 +1,23 @@
 import { z } from "zod";
+import {
+  agentStatusSchema,
+  connectorSchema,
+  gateStateSchema,
+  toolHostSchema,
+} from "../agents/schema";
 import { requestViewSchema } from "./request";
-
-export const agentStatusSchema = z.enum([
-  "starting",
-  "working",
-  "idle",
-  "waiting_approval",
-  "stopping",
-  "shutdown",
-  "offline",
-  "crashed",
-]);
-
-/** A connected Claude Code session (or teammate): where it runs and which model drives it. */
-export const connectorSchema = z.object({
-  sessionId: z.string(),
-  agentId: z.string().nullable(),
-  agentType: z.string().nullable(),
-  cwd: z.string(),
-  model: z.string().nullable(),
-  parent: z.string().nullable(),
-  parentSessionId: z.string().nullable(),
-});
 
 export const agentViewSchema = z.object({
   name: z.string(),
   role: z.string(),
   prompt: z.string().nullable(),
   status: agentStatusSchema,
-  gate: z.enum(["not_required", "required", "pending", "approved", "rejected"]),
+  gate: gateStateSchema,
   workVersion: z.number().int(),
   taskId: z.string().nullable(),
   incarnation: z.number().int(),
   lastHeartbeatAt: z.string().nullable(),
-  toolHost: z.enum(["sandboxed", "no_sandbox", "external"]).nullable(),
+  toolHost: toolHostSchema.nullable(),
   requirePlan: z.boolean(),
   isForcedStop: z.boolean(),
   connector: connectorSchema.nullable(),

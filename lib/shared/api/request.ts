@@ -10,7 +10,7 @@ export const decidedBySchema = z.discriminatedUnion("kind", [
   }),
   z.strictObject({
     kind: z.literal("timeout"),
-    policy: z.enum(["reject", "approve", "deny", "force_stop"]),
+    policy: z.enum(["reject", "approve", "deny", "force_stop", "answer_default", "unanswered"]),
   }),
   z.strictObject({ kind: z.literal("agent"), agent: z.string(), incarnation: z.number().int() }),
 ]);
@@ -25,6 +25,8 @@ export const requestViewSchema = z.object({
   agent: z.string(),
   payload: z.record(z.string(), z.unknown()),
   feedback: z.string().nullable(),
+  /** The structured answer a response type defines (a question's answer); null otherwise. */
+  response: z.record(z.string(), z.unknown()).nullable(),
   respondedBy: z.string().nullable(),
   decidedBy: decidedBySchema.nullable(),
   respondedAt: z.string().nullable(),

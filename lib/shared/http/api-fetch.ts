@@ -1,4 +1,9 @@
-/** A refusal from /api/v1 as the browser sees it: the typed code and the full error body. */
+import { errorBodySchema } from "../api/error";
+
+/**
+ * A refusal from /api/v1: its HTTP status, its typed code, its message and the full error body.
+ * The console, the agents and the CLI all see the same class (the SDK calls it `ApiError`).
+ */
 export class ApiRequestError extends Error {
   constructor(
     readonly status: number,
@@ -25,18 +30,28 @@ export async function apiFetch<T>(
   return readApiResponse<T>(response);
 }
 
+function parseJson(text: string): unknown {
+  try {
+    return text ? JSON.parse(text) : {};
+  } catch {
+    return undefined;
+  }
+}
+
 /** The JSON body of an /api/v1 answer, or its refusal as an ApiRequestError. */
 export async function readApiResponse<T>(response: Response): Promise<T> {
-  const text = await response.text();
-  const json = (text ? JSON.parse(text) : {}) as Record<string, unknown>;
+  const json = parseJson(await response.text());
   if (!response.ok) {
-    const error = (json.error ?? {}) as Record<string, unknown>;
+    const body = errorBodySchema.safeParse(json);
     throw new ApiRequestError(
       response.status,
-      String(error.code ?? "UNKNOWN"),
-      String(error.message ?? response.statusText),
-      error,
+      body.success ? body.data.error.code : "UNKNOWN",
+      body.success ? body.data.error.message : response.statusText,
+      body.success ? body.data.error : {},
     );
+  }
+  if (json === undefined) {
+    throw new ApiRequestError(response.status, "INVALID_RESPONSE", "the answer was not JSON", {});
   }
   return json as T;
 }

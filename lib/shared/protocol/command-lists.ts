@@ -34,7 +34,9 @@ export const READ_ONLY_COMMANDS: Readonly<Record<string, ReadOnlyCommand>> = {
   egrep: {},
   false: {},
   fgrep: {},
-  file: { deniedOptions: ["-C", "--compile"] },
+  // -f / --files-from (and -c for the checksums, --files0-from for wc and find) read the names to
+  // open from a file the workspace check cannot see.
+  file: { deniedOptions: ["-C", "--compile", "-f", "--files-from"] },
   find: {
     deniedOptions: [
       "-delete",
@@ -46,14 +48,15 @@ export const READ_ONLY_COMMANDS: Readonly<Record<string, ReadOnlyCommand>> = {
       "-fprint0",
       "-fprintf",
       "-fls",
+      "-files0-from",
     ],
   },
   grep: {},
   head: {},
   id: {},
-  jq: {},
+  jq: { deniedOptions: ["-f", "--from-file"] },
   ls: {},
-  md5sum: {},
+  md5sum: { deniedOptions: ["-c", "--check"] },
   nl: {},
   printf: { deniedOptions: ["-v"] },
   pwd: {},
@@ -61,8 +64,8 @@ export const READ_ONLY_COMMANDS: Readonly<Record<string, ReadOnlyCommand>> = {
   realpath: {},
   rg: { deniedOptions: ["--pre", "--pre-glob", "--search-zip", "-z", "--ignore-file"] },
   seq: {},
-  sha1sum: {},
-  sha256sum: {},
+  sha1sum: { deniedOptions: ["-c", "--check"] },
+  sha256sum: { deniedOptions: ["-c", "--check"] },
   sleep: {},
   sort: {
     deniedOptions: [
@@ -83,7 +86,7 @@ export const READ_ONLY_COMMANDS: Readonly<Record<string, ReadOnlyCommand>> = {
   true: {},
   type: {},
   uname: {},
-  wc: {},
+  wc: { deniedOptions: ["--files0-from"] },
   which: {},
   whoami: {},
   git: {

@@ -77,12 +77,30 @@ type Cwd = readonly string[] | null;
 
 type PathVerdict = "inside" | "unknown" | { why: string };
 
-function isAllowedAbsolute(normalized: string): boolean {
+/**
+ * On the host (a connected session, `root` set) `/tmp` is the machine's shared one, where other
+ * programs keep credentials (Kerberos' `/tmp/krb5cc_<uid>`): only the device files stay allowed.
+ */
+function isAllowedAbsolute(normalized: string, root: Root): boolean {
   return ALLOWED_ABSOLUTE_PATHS.some((pattern) =>
-    pattern.endsWith("/*")
-      ? normalized.startsWith(pattern.slice(0, -1)) && normalized.length > pattern.length - 1
-      : normalized === pattern,
+    root !== null && !pattern.startsWith("/dev/")
+      ? false
+      : pattern.endsWith("/*")
+        ? normalized.startsWith(pattern.slice(0, -1)) && normalized.length > pattern.length - 1
+        : normalized === pattern,
   );
+}
+
+/**
+ * A glob segment that starts with a dot (`.?`, `.[.]`, `.*`) matches `..` in bash before 5.2 and
+ * whenever globskipdots is off, so such a word is judged as if the segment were `..`.
+ */
+function asWorstGlob(value: string, isGlob: boolean): string {
+  if (!isGlob) return value;
+  return value
+    .split("/")
+    .map((segment) => (/^\.[^/]*[*?[]/.test(segment) ? ".." : segment))
+    .join("/");
 }
 
 /**
@@ -104,7 +122,7 @@ function segmentsBelow(root: Root, absolute: string): string[] | null {
 function judgePath(value: string, cwd: Cwd, root: Root = null): PathVerdict {
   if (value.startsWith("~")) return { why: `${value} is in a home directory` };
   if (value.startsWith("/")) {
-    return isAllowedAbsolute(path.normalize(value)) || segmentsBelow(root, value) !== null
+    return isAllowedAbsolute(path.normalize(value), root) || segmentsBelow(root, value) !== null
       ? "inside"
       : { why: `${value} is outside the workspace` };
   }
@@ -299,8 +317,8 @@ function judgeCommand(command: SimpleCommand, context: CommandContext, judge: Ma
     if (riskClass !== "read_only") isReadOnly = false;
     judge(riskClass, message, span);
   };
-  const checkPath = (value: string, what: string, span: ShellSpan): void => {
-    const verdict = judgePath(value, context.cwd, context.root);
+  const checkPath = (value: string, what: string, span: ShellSpan, isGlob = false): void => {
+    const verdict = judgePath(asWorstGlob(value, isGlob), context.cwd, context.root);
     if (verdict === "unknown")
       mark("needs_approval", `${what} ${value} follows a cd to a computed directory`, span);
     else if (verdict !== "inside") mark("refused", `${what} ${verdict.why}`, span);
@@ -325,7 +343,12 @@ function judgeCommand(command: SimpleCommand, context: CommandContext, judge: Ma
     }
     if (redirect.operator.endsWith("&") && /^(\d+|-)$/.test(value)) continue;
     if (HARMLESS_TARGETS.has(value)) continue;
-    checkPath(value, isWriting ? "writes to" : "reads from", redirect.span);
+    checkPath(
+      value,
+      isWriting ? "writes to" : "reads from",
+      redirect.span,
+      redirect.target?.isGlob ?? false,
+    );
     if (isWriting) mark("workspace", `writes to ${value} (${redirect.operator})`, redirect.span);
   }
 
@@ -382,8 +405,16 @@ function judgeCommand(command: SimpleCommand, context: CommandContext, judge: Ma
 
   // Paths in operands and in option values (`--output=/etc/x`, `-o/etc/x`, `of=/etc/x`). echo's
   // words and a grep pattern or sed script are text, not paths.
+  // `--file` gives the patterns too, and rg's `--files` and `--type-list` take none: then the first
+  // operand is a path (`grep -v --file=/dev/null ~/.ssh/id_rsa` prints the whole file).
   const hasExplicitPattern = literals.some(
-    (value) => usesOption(value, "-e") || usesOption(value, "-f") || usesOption(value, "--regexp"),
+    (value) =>
+      usesOption(value, "-e") ||
+      usesOption(value, "-f") ||
+      usesOption(value, "--regexp") ||
+      usesOption(value, "--file") ||
+      usesOption(value, "--files") ||
+      usesOption(value, "--type-list"),
   );
   const pattern = TEXT_FIRST_OPERAND.has(program) && !hasExplicitPattern ? operands[0] : undefined;
   if (program !== "echo" && program !== "printf") {
@@ -396,13 +427,15 @@ function judgeCommand(command: SimpleCommand, context: CommandContext, judge: Ma
           : !value.startsWith("--") && value.length > 2
             ? value.slice(2)
             : "";
-        if (/^(\/|~|\.\.(\/|$))/.test(attached)) checkPath(attached, "an option value", arg.span);
+        if (/^(\/|~|\.\.(\/|$)|\.[^/]*[*?[])/.test(attached)) {
+          checkPath(attached, "an option value", arg.span, arg.isGlob);
+        }
         continue;
       }
-      checkPath(value, program === "cd" ? "cd to" : "the path", arg.span);
+      checkPath(value, program === "cd" ? "cd to" : "the path", arg.span, arg.isGlob);
       const equals = value.indexOf("=");
       if (equals > 0 && /^[A-Za-z_][\w.-]*$/.test(value.slice(0, equals))) {
-        checkPath(value.slice(equals + 1), "the path", arg.span);
+        checkPath(value.slice(equals + 1), "the path", arg.span, arg.isGlob);
       }
     }
   }
@@ -492,6 +525,18 @@ function judgeCommand(command: SimpleCommand, context: CommandContext, judge: Ma
       } else mark("workspace", "sed can edit files");
       return;
     }
+    case "jq":
+      // `env` and `$ENV` print the environment the session runs in, API keys and all; `import` and
+      // `include` read files from jq's search path (~/.jq), which `..` climbs out of.
+      if (literals.some((value) => /(^|[^.\w$])env\b|\$ENV\b/.test(value))) {
+        mark("needs_approval", "jq env or $ENV prints the environment (API keys)");
+        return;
+      }
+      if (literals.some((value) => /(^|[^.\w$])(import|include)\b/.test(value))) {
+        mark("needs_approval", "jq import or include reads a file from jq's search path");
+        return;
+      }
+      break;
     case "git":
       if (judgeGit(args, mark)) {
         if (values.includes(null)) mark("workspace", "git with computed arguments");
@@ -600,6 +645,24 @@ function rootOf(workspace: ShellWorkspace): Root {
   return root === "" ? null : root;
 }
 
+/** The host directory a connected session's paths are judged against, or null when none bounds them. */
+export function workspaceRootOf(cwd: string | undefined): string | null {
+  return rootOf({ workspaceRoot: cwd });
+}
+
+/** Is an absolute directory the workspace `root` or below it (lexically)? */
+export function isBelowWorkspaceRoot(directory: string, root: string): boolean {
+  return directory.startsWith("/") && segmentsBelow(root, directory) !== null;
+}
+
+/**
+ * Is a path a host tool names (Read's `file_path`, a Glob pattern) inside the workspace `root`?
+ * Relative paths count from the root itself; a glob's dot segments count as `..`.
+ */
+export function isInsideWorkspaceRoot(value: string, root: string, isGlob = false): boolean {
+  return !value.includes("\0") && judgePath(asWorstGlob(value, isGlob), [], root) === "inside";
+}
+
 /** Classifies a parsed bash command: the highest class of all its parts wins, each says why. */
 export function classifyShellAnalysis(
   analysis: ShellAnalysis,
@@ -645,7 +708,7 @@ export function classifyShellAnalysis(
     judgeCommand(command, { functions, cwd, root }, mark);
     if (command.name?.value === "cd") {
       const target = command.args.find((arg) => arg.value === null || !isOption(arg.value));
-      cwd = target?.value ? moveCwd(cwd, target.value, root) : null;
+      cwd = target?.value ? moveCwd(cwd, asWorstGlob(target.value, target.isGlob), root) : null;
     }
   }
   return summarize(reasons, analysis);

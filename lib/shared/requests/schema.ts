@@ -3,6 +3,8 @@ export const REQUEST_STATUSES = [
   "approved",
   "rejected",
   "expired",
+  "answered",
+  "unanswered",
   "superseded",
   "cancelled",
 ] as const;

@@ -1,0 +1,108 @@
+import type { HandshakeClient } from "../../lib/sdk/agent-client";
+import type { RequestViewWire } from "../../lib/shared/api/request";
+
+export type Outcome =
+  | { kind: "allowed" }
+  | { kind: "rejected"; reason: string; feedback: string | null }
+  | { kind: "timed_out"; reason: string };
+
+/** The server bounds a request's timeout; the CLI's own deadline still decides when it gives up. */
+const MIN_TIMEOUT_SECONDS = 5;
+const MAX_TIMEOUT_SECONDS = 86_400;
+
+function secondsUntil(deadline: number): number {
+  const seconds = Math.ceil((deadline - Date.now()) / 1_000);
+  return Math.min(MAX_TIMEOUT_SECONDS, Math.max(MIN_TIMEOUT_SECONDS, seconds));
+}
+
+function timedOut(deadline: number, started: number): Outcome {
+  const seconds = Math.round((deadline - started) / 1_000);
+  return {
+    kind: "timed_out",
+    reason: `Handshake: no decision from the Lead within ${seconds} s (the deadline passed), so the call did not run`,
+  };
+}
+
+/** What a decided (or still pending) request means for the caller. */
+function outcomeOf(request: RequestViewWire, what: string): Outcome | null {
+  switch (request.status) {
+    case "approved":
+      return null;
+    case "rejected":
+      return {
+        kind: "rejected",
+        reason: request.feedback
+          ? `The Lead rejected this ${what}: ${request.feedback}`
+          : `The Lead rejected this ${what}.`,
+        feedback: request.feedback,
+      };
+    case "expired":
+      return {
+        kind: "timed_out",
+        reason: `Handshake: the Lead did not decide before the ${what}'s request expired`,
+      };
+    default:
+      return {
+        kind: "rejected",
+        reason: `Handshake: the ${what}'s request ended ${request.status}, so it did not run`,
+        feedback: request.feedback,
+      };
+  }
+}
+
+/**
+ * A tool call through the server's gate: allowed at once, or raised to the Lead as a card the gate
+ * creates itself; then waited on until decided or the deadline, then asked again, which consumes
+ * the approval (bound to this exact call, once).
+ */
+export async function approveToolCall(
+  client: HandshakeClient,
+  call: { tool: string; args: Record<string, unknown>; cwd?: string },
+  deadline: number,
+): Promise<Outcome> {
+  const started = Date.now();
+  const ask = () =>
+    client.checkToolCall(call.tool, call.args, {
+      ...(call.cwd ? { cwd: call.cwd } : {}),
+      timeoutSeconds: secondsUntil(deadline),
+    });
+  const verdict = await ask();
+  if (verdict.allowed) return { kind: "allowed" };
+  const isWaiting =
+    verdict.code === "TOOL_APPROVAL_REQUIRED" || verdict.code === "TOOL_APPROVAL_PENDING";
+  if (!isWaiting || !verdict.requestId) {
+    return {
+      kind: "rejected",
+      reason: `Handshake refused this call (${verdict.code ?? "REFUSED"}): ${verdict.reason ?? "no reason given"}`,
+      feedback: null,
+    };
+  }
+  const request = await client.waitForDecision(verdict.requestId, deadline);
+  if (request.status === "pending") return timedOut(deadline, started);
+  const decided = outcomeOf(request, "call");
+  if (decided) return decided;
+  const again = await ask();
+  if (again.allowed) return { kind: "allowed" };
+  return {
+    kind: "rejected",
+    reason: `Handshake refused this call after its approval (${again.code ?? "REFUSED"}): ${again.reason ?? "no reason given"}`,
+    feedback: null,
+  };
+}
+
+/** A plan for the Lead to approve, waited on until decided or the deadline. */
+export async function approvePlan(
+  client: HandshakeClient,
+  plan: string,
+  deadline: number,
+): Promise<Outcome> {
+  const started = Date.now();
+  const request = await client.submitRequest({
+    type: "plan_approval",
+    payload: { plan },
+    timeoutSeconds: secondsUntil(deadline),
+  });
+  const decided = await client.waitForDecision(request.id, deadline);
+  if (decided.status === "pending") return timedOut(deadline, started);
+  return outcomeOf(decided, "plan") ?? { kind: "allowed" };
+}

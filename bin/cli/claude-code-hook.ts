@@ -1,0 +1,206 @@
+import { z } from "zod";
+import type { HandshakeClient } from "../../lib/sdk/agent-client";
+import { ApiError, UnreachableError } from "../../lib/sdk/errors";
+import { LeadClient } from "../../lib/sdk/lead-client";
+import { actAsAgent, ConnectRefusedError } from "./agent-token";
+import { approvePlan, approveToolCall } from "./approval";
+import { loadConnection, type Connection } from "./config";
+
+/** What Claude Code writes on a hook's stdin (the fields we use; it sends more). */
+export const hookInputSchema = z.looseObject({
+  session_id: z.string().min(1),
+  cwd: z.string().min(1),
+  hook_event_name: z.string(),
+  tool_name: z.string().optional(),
+  tool_input: z.record(z.string(), z.unknown()).optional(),
+  agent_id: z.string().optional(),
+  agent_type: z.string().optional(),
+  model: z.string().optional(),
+});
+export type HookInput = z.infer<typeof hookInputSchema>;
+
+export type HookResult = { stdout: string; exitCode: number };
+
+/** Each request on its own gets this long; a long-poll adds its wait on top. */
+const REQUEST_TIMEOUT_MS = 10_000;
+/** A status report must never hold up the session. */
+const STATUS_TIMEOUT_MS = 3_000;
+
+const NOT_INSTALLED =
+  "Handshake is not set up on this machine: run `handshake claude-code install --url URL --token TOKEN`";
+
+function preToolUse(decision: "allow" | "deny", reason: string): HookResult {
+  return {
+    stdout: JSON.stringify({
+      hookSpecificOutput: {
+        hookEventName: "PreToolUse",
+        permissionDecision: decision,
+        permissionDecisionReason: reason,
+      },
+    }),
+    exitCode: 0,
+  };
+}
+
+function permissionRequest(
+  decision:
+    | { behavior: "allow"; updatedInput: Record<string, unknown> }
+    | {
+        behavior: "deny";
+        message: string;
+      },
+): HookResult {
+  return {
+    stdout: JSON.stringify({
+      hookSpecificOutput: { hookEventName: "PermissionRequest", decision },
+    }),
+    exitCode: 0,
+  };
+}
+
+/** The expected ways of not getting an answer, in words the model and the user can act on. */
+function describeFailure(error: unknown, connection: Connection): string | null {
+  if (error instanceof UnreachableError) {
+    return `Handshake server at ${connection.url} is unreachable, so the call was denied (fails closed)`;
+  }
+  if (error instanceof ConnectRefusedError) {
+    return `${error.message}; run \`handshake claude-code install\` with a valid connect token`;
+  }
+  if (error instanceof ApiError && (error.status === 401 || error.status === 403)) {
+    return `Handshake refused this session's agent token (${error.code}: ${error.message})`;
+  }
+  if (error instanceof ApiError) {
+    return `Handshake answered ${error.status} ${error.code}: ${error.message}`;
+  }
+  return null;
+}
+
+function asSession(input: HookInput) {
+  return {
+    sessionId: input.session_id,
+    cwd: input.cwd,
+    ...(input.model ? { model: input.model } : {}),
+    ...(input.agent_id ? { agentId: input.agent_id } : {}),
+    ...(input.agent_type ? { agentType: input.agent_type } : {}),
+  };
+}
+
+function actAsSession<T>(
+  connection: Connection,
+  input: HookInput,
+  act: (client: HandshakeClient) => Promise<T>,
+  timeoutMs: number,
+): Promise<T> {
+  const lead = new LeadClient(connection.url, connection.token, { maxRetries: 0, timeoutMs });
+  const session = asSession(input);
+  return actAsAgent(
+    connection,
+    `session\n${session.sessionId}\n${session.agentId ?? ""}`,
+    () => lead.connectSession(session),
+    act,
+    { maxRetries: 0, timeoutMs },
+  );
+}
+
+async function decidePreToolUse(
+  input: HookInput,
+  connection: Connection,
+  deadline: number,
+): Promise<HookResult> {
+  const outcome = await actAsSession(
+    connection,
+    input,
+    (client) =>
+      approveToolCall(
+        client,
+        { tool: input.tool_name ?? "", args: input.tool_input ?? {}, cwd: input.cwd },
+        deadline,
+      ),
+    REQUEST_TIMEOUT_MS,
+  );
+  return outcome.kind === "allowed"
+    ? preToolUse("allow", "Handshake allowed this call")
+    : preToolUse("deny", outcome.reason);
+}
+
+async function decidePlan(
+  input: HookInput,
+  connection: Connection,
+  deadline: number,
+): Promise<HookResult> {
+  const toolInput = input.tool_input ?? {};
+  const plan = typeof toolInput.plan === "string" ? toolInput.plan : "";
+  if (!plan.trim()) {
+    return permissionRequest({ behavior: "deny", message: "Handshake: the plan is empty" });
+  }
+  const outcome = await actAsSession(
+    connection,
+    input,
+    (client) => approvePlan(client, plan, deadline),
+    REQUEST_TIMEOUT_MS,
+  );
+  // Claude Code ignores a bare allow here: the input must come back with it.
+  return outcome.kind === "allowed"
+    ? permissionRequest({ behavior: "allow", updatedInput: toolInput })
+    : permissionRequest({ behavior: "deny", message: outcome.reason });
+}
+
+/** The board's view of the session; best effort, it never blocks or fails the session. */
+async function reportStatus(input: HookInput, connection: Connection): Promise<HookResult> {
+  const status = input.hook_event_name === "SessionEnd" ? "ended" : "idle";
+  try {
+    await actAsSession(
+      connection,
+      input,
+      (client) => client.heartbeat(status, "external"),
+      STATUS_TIMEOUT_MS,
+    );
+  } catch (error) {
+    const failure = describeFailure(error, connection);
+    if (!failure) throw error;
+    process.stderr.write(`${failure}\n`);
+  }
+  return { stdout: "", exitCode: 0 };
+}
+
+/**
+ * One hook call. Expected failures (no setup, server down, token refused, deadline) become a
+ * `deny` that says which; anything unexpected is thrown, and the caller exits 2, which Claude Code
+ * treats as a block.
+ */
+export async function runHook(rawInput: string, timeoutSeconds: number): Promise<HookResult> {
+  const deadline = Date.now() + timeoutSeconds * 1_000;
+  const input = hookInputSchema.parse(JSON.parse(rawInput));
+  const connection = await loadConnection();
+  const event = input.hook_event_name;
+  const isDecision =
+    event === "PreToolUse" || (event === "PermissionRequest" && input.tool_name === "ExitPlanMode");
+  if (!connection) {
+    if (event === "PreToolUse") return preToolUse("deny", NOT_INSTALLED);
+    if (isDecision) return permissionRequest({ behavior: "deny", message: NOT_INSTALLED });
+    return { stdout: "", exitCode: 0 };
+  }
+  switch (event) {
+    case "PreToolUse":
+    case "PermissionRequest":
+      if (!isDecision) return { stdout: "", exitCode: 0 };
+      try {
+        return event === "PreToolUse"
+          ? await decidePreToolUse(input, connection, deadline)
+          : await decidePlan(input, connection, deadline);
+      } catch (error) {
+        const failure = describeFailure(error, connection);
+        if (!failure) throw error;
+        return event === "PreToolUse"
+          ? preToolUse("deny", failure)
+          : permissionRequest({ behavior: "deny", message: failure });
+      }
+    case "SessionStart":
+    case "Stop":
+    case "SubagentStop":
+    case "SessionEnd":
+      return reportStatus(input, connection);
+    default:
+      return { stdout: "", exitCode: 0 };
+  }
+}

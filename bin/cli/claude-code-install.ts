@@ -1,0 +1,148 @@
+import { mkdir, readFile, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { saveConnection, type Connection } from "./config";
+
+/** The hook's own deadline for a decision, unless `--timeout` says otherwise: one hour. */
+export const DEFAULT_TIMEOUT_SECONDS = 3_600;
+/** Claude Code must outwait the CLI, so the CLI's own deny (with its reason) is what it sees. */
+const HOOK_TIMEOUT_MARGIN_SECONDS = 60;
+/** Status hooks report and return; they never hold a session up. */
+const STATUS_HOOK_TIMEOUT_SECONDS = 15;
+/** How our entries are recognised on a second install (and by a user reading the file). */
+const HOOK_SUBCOMMAND = "claude-code hook";
+
+type HookCommand = { type: "command"; command: string; timeout: number };
+type MatcherGroup = { matcher?: string; hooks: HookCommand[] };
+
+function shellQuote(value: string): string {
+  return `'${value.replaceAll("'", `'\\''`)}'`;
+}
+
+/**
+ * The commands written into settings.json. A decision hook that cannot run (node missing, the CLI
+ * moved, a crash) exits 2, which Claude Code treats as a block: it fails closed. A status hook that
+ * fails exits 0: a failing `Stop` hook with exit 2 would keep the session from stopping.
+ */
+export function hookCommands(cliPath: string, timeoutSeconds: number) {
+  const cli = `${shellQuote(cliPath)} ${HOOK_SUBCOMMAND}`;
+  return {
+    decision: {
+      type: "command",
+      command: `${cli} --timeout ${timeoutSeconds} || { echo "Handshake hook could not run: blocked" >&2; exit 2; }`,
+      timeout: timeoutSeconds + HOOK_TIMEOUT_MARGIN_SECONDS,
+    },
+    status: {
+      type: "command",
+      command: `${cli} || true`,
+      timeout: STATUS_HOOK_TIMEOUT_SECONDS,
+    },
+  } satisfies Record<string, HookCommand>;
+}
+
+function isOurs(hook: unknown): boolean {
+  return (
+    typeof hook === "object" &&
+    hook !== null &&
+    typeof (hook as { command?: unknown }).command === "string" &&
+    (hook as { command: string }).command.includes(` ${HOOK_SUBCOMMAND}`)
+  );
+}
+
+/**
+ * One event's groups with our hook in place: in the group with the same matcher if there is one
+ * (so a second install rewrites it where it stands), dropped from every other group.
+ */
+function mergeEvent(groups: unknown, wanted: MatcherGroup): unknown[] {
+  const list = Array.isArray(groups) ? [...groups] : [];
+  let placed = false;
+  const merged = list.flatMap((group: unknown) => {
+    if (
+      typeof group !== "object" ||
+      group === null ||
+      !Array.isArray((group as MatcherGroup).hooks)
+    )
+      return [group];
+    const { hooks, ...rest } = group as MatcherGroup & Record<string, unknown>;
+    if (!hooks.some(isOurs)) return [group];
+    const others = hooks.filter((hook) => !isOurs(hook));
+    if (!placed && (group as MatcherGroup).matcher === wanted.matcher) {
+      placed = true;
+      return [{ ...rest, hooks: [...others, ...wanted.hooks] }];
+    }
+    return others.length > 0 ? [{ ...rest, hooks: others }] : [];
+  });
+  if (!placed) merged.push(wanted);
+  return merged;
+}
+
+export function mergeSettings(
+  settings: Record<string, unknown>,
+  cliPath: string,
+  timeoutSeconds: number,
+): Record<string, unknown> {
+  const { decision, status } = hookCommands(cliPath, timeoutSeconds);
+  const hooks =
+    typeof settings.hooks === "object" && settings.hooks !== null && !Array.isArray(settings.hooks)
+      ? { ...(settings.hooks as Record<string, unknown>) }
+      : {};
+  const wanted: Record<string, MatcherGroup> = {
+    PreToolUse: { matcher: "*", hooks: [decision] },
+    PermissionRequest: { matcher: "ExitPlanMode", hooks: [decision] },
+    SessionStart: { hooks: [status] },
+    Stop: { hooks: [status] },
+    SubagentStop: { hooks: [status] },
+    SessionEnd: { hooks: [status] },
+  };
+  for (const [event, group] of Object.entries(wanted)) {
+    hooks[event] = mergeEvent(hooks[event], group);
+  }
+  return { ...settings, hooks };
+}
+
+export class InstallError extends Error {}
+
+async function readSettings(file: string): Promise<Record<string, unknown>> {
+  let text: string;
+  try {
+    text = await readFile(file, "utf8");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return {};
+    throw error;
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw new InstallError(`${file} is not valid JSON; fix it first (nothing was changed)`);
+  }
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
+    throw new InstallError(`${file} does not hold a JSON object; nothing was changed`);
+  }
+  return parsed as Record<string, unknown>;
+}
+
+/**
+ * Writes files only, so it works with the server down: the connection goes to the private config
+ * directory, the hooks into the project's settings.json (everything else in it kept; a second run
+ * with the same arguments changes nothing).
+ */
+export async function installClaudeCode(options: {
+  connection: Connection;
+  dir: string;
+  cliPath: string;
+  timeoutSeconds: number;
+}): Promise<{ settingsFile: string; configFile: string; isChanged: boolean }> {
+  const settingsFile = path.join(path.resolve(options.dir), ".claude", "settings.json");
+  const settings = await readSettings(settingsFile);
+  const configFile = await saveConnection(options.connection);
+  const before = JSON.stringify(settings, null, 2) + "\n";
+  const after =
+    JSON.stringify(mergeSettings(settings, options.cliPath, options.timeoutSeconds), null, 2) +
+    "\n";
+  const isChanged = before !== after;
+  if (isChanged) {
+    await mkdir(path.dirname(settingsFile), { recursive: true });
+    await writeFile(settingsFile, after);
+  }
+  return { settingsFile, configFile, isChanged };
+}

@@ -1,0 +1,141 @@
+import { fileURLToPath } from "node:url";
+import { Command, InvalidArgumentError, Option } from "commander";
+import { ZodError } from "zod";
+import { checkConnection } from "./claude-code-check";
+import { runHook } from "./claude-code-hook";
+import { DEFAULT_TIMEOUT_SECONDS, InstallError, installClaudeCode } from "./claude-code-install";
+import { serverUrlSchema } from "./config";
+import { envToken } from "./env";
+import { EXIT, UsageError, waitForApproval } from "./wait-for-approval";
+
+/** The launcher next to the bundle (bin/handshake), which settings.json calls by absolute path. */
+const CLI_PATH = fileURLToPath(new URL("../handshake", import.meta.url));
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+function parseSeconds(value: string): number {
+  const seconds = Number(value);
+  if (!Number.isInteger(seconds) || seconds < 5 || seconds > 86_400) {
+    throw new InvalidArgumentError("a whole number of seconds from 5 to 86400");
+  }
+  return seconds;
+}
+
+const timeoutOption = () =>
+  new Option("--timeout <seconds>", "how long to wait for the Lead's decision")
+    .argParser(parseSeconds)
+    .default(DEFAULT_TIMEOUT_SECONDS);
+
+async function resolveToken(option: string | undefined): Promise<string> {
+  const token = option === "-" ? (await readStdin()).trim() : (option ?? envToken());
+  if (!token || /\s/.test(token)) {
+    throw new InstallError(
+      "give a connect token: --token TOKEN, --token - (stdin) or HANDSHAKE_TOKEN",
+    );
+  }
+  return token;
+}
+
+function buildProgram(): Command {
+  const program = new Command("handshake")
+    .description("Handshake from the command line: connect Claude Code, wait for approvals")
+    .showHelpAfterError();
+  const claudeCode = program.command("claude-code").description("connect Claude Code sessions");
+
+  claudeCode
+    .command("install")
+    .description("write the hooks into DIR/.claude/settings.json; works with the server down")
+    .requiredOption("--url <url>", "the Handshake server, e.g. http://127.0.0.1:3000")
+    .option("--token <token>", "a connect token; '-' reads it from stdin (or HANDSHAKE_TOKEN)")
+    .option("--dir <dir>", "the project directory", process.cwd())
+    .addOption(timeoutOption())
+    .action(async (options: { url: string; token?: string; dir: string; timeout: number }) => {
+      const url = serverUrlSchema.safeParse(options.url);
+      if (!url.success) throw new InstallError(`--url: ${url.error.issues[0]?.message}`);
+      const result = await installClaudeCode({
+        connection: { url: url.data, token: await resolveToken(options.token) },
+        dir: options.dir,
+        cliPath: CLI_PATH,
+        timeoutSeconds: options.timeout,
+      });
+      console.log(
+        `${result.isChanged ? "hooks written to" : "hooks already in"} ${result.settingsFile}`,
+      );
+      console.log(`connection stored in ${result.configFile} (mode 0600)`);
+      console.log("run `handshake claude-code check` to test the connection");
+    });
+
+  claudeCode
+    .command("check")
+    .description("test the connection and the token")
+    .action(async () => {
+      const result = await checkConnection();
+      for (const line of result.lines) console.log(line);
+      process.exitCode = result.isOk ? 0 : 1;
+    });
+
+  claudeCode
+    .command("hook")
+    .description("run by Claude Code: the hook JSON on stdin, its decision on stdout")
+    .addOption(timeoutOption())
+    .action(async (options: { timeout: number }) => {
+      try {
+        const result = await runHook(await readStdin(), options.timeout);
+        if (result.stdout) process.stdout.write(result.stdout + "\n");
+        process.exitCode = result.exitCode;
+      } catch (error) {
+        // Fails closed: exit 2 is a block to Claude Code, whatever went wrong.
+        process.stderr.write(`Handshake hook failed, so the call is blocked: ${describe(error)}\n`);
+        process.exitCode = 2;
+      }
+    });
+
+  program
+    .command("wait-for-approval")
+    .description("ask the Lead and wait: exit 0 approved, 1 rejected, 2 timed out or unreachable")
+    .option("--tool <name>", "the tool the script is about to run")
+    .option("--args <json>", "its arguments, a JSON object", "{}")
+    .option("--plan <file>", "a plan for the Lead to approve instead of a tool call")
+    .option("--agent <name>", "act as this agent, registered through a connect token")
+    .option("--url <url>", "the Handshake server (or HANDSHAKE_URL, or the installed one)")
+    .addOption(timeoutOption())
+    .action(
+      async (options: {
+        tool?: string;
+        args?: string;
+        plan?: string;
+        agent?: string;
+        url?: string;
+        timeout: number;
+      }) => {
+        try {
+          const result = await waitForApproval({ ...options, timeoutSeconds: options.timeout });
+          console.log(result.message);
+          process.exitCode = result.exitCode;
+        } catch (error) {
+          console.error(describe(error));
+          process.exitCode = EXIT.unanswered;
+        }
+      },
+    );
+
+  return program;
+}
+
+function describe(error: unknown): string {
+  if (error instanceof ZodError) return error.issues.map((issue) => issue.message).join("; ");
+  return error instanceof Error ? error.message : String(error);
+}
+
+try {
+  await buildProgram().parseAsync(process.argv);
+} catch (error) {
+  if (!(error instanceof InstallError || error instanceof UsageError || error instanceof ZodError))
+    throw error;
+  console.error(describe(error));
+  process.exitCode = 1;
+}

@@ -1,0 +1,160 @@
+import { spawnSync } from "node:child_process";
+import { mkdir, mkdtemp, readFile, stat, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { beforeAll, describe, expect, it } from "vitest";
+import { hookCommands } from "../../bin/cli/claude-code-install";
+import { DOWN_URL, ensureCliBundle, newConfigDir, runCli } from "../support/handshake-cli";
+
+const TOKEN = "hs_lead_connecttokenconnecttoken";
+
+beforeAll(ensureCliBundle, 60_000);
+
+async function project(settings?: unknown): Promise<string> {
+  const dir = await mkdtemp(path.join(tmpdir(), "handshake-project-"));
+  if (settings !== undefined) {
+    await mkdir(path.join(dir, ".claude"));
+    await writeFile(path.join(dir, ".claude", "settings.json"), JSON.stringify(settings));
+  }
+  return dir;
+}
+
+function settingsOf(dir: string): Promise<Record<string, unknown>> {
+  return readFile(path.join(dir, ".claude", "settings.json"), "utf8").then(
+    (text) => JSON.parse(text) as Record<string, unknown>,
+  );
+}
+
+async function install(dir: string, configDir: string, extra: string[] = []) {
+  return runCli(
+    ["claude-code", "install", "--url", DOWN_URL, "--token", TOKEN, "--dir", dir, ...extra],
+    { env: { HANDSHAKE_CONFIG_DIR: configDir } },
+  );
+}
+
+describe("handshake claude-code install", () => {
+  it("adds every hook, keeps everything else, and works with the server down", async () => {
+    const dir = await project({
+      model: "opus",
+      permissions: { allow: ["Bash(npm test)"] },
+      hooks: {
+        PreToolUse: [{ matcher: "Bash", hooks: [{ type: "command", command: "./lint.sh" }] }],
+        Notification: [{ hooks: [{ type: "command", command: "notify-send hi" }] }],
+      },
+    });
+    const configDir = await newConfigDir();
+    const run = await install(dir, configDir);
+    expect(run.code, run.stderr).toBe(0);
+
+    const settings = await settingsOf(dir);
+    expect(settings.model).toBe("opus");
+    expect(settings.permissions).toEqual({ allow: ["Bash(npm test)"] });
+    const hooks = settings.hooks as Record<string, { matcher?: string; hooks: unknown[] }[]>;
+    expect(hooks.Notification).toEqual([
+      { hooks: [{ type: "command", command: "notify-send hi" }] },
+    ]);
+    expect(hooks.PreToolUse?.[0]).toEqual({
+      matcher: "Bash",
+      hooks: [{ type: "command", command: "./lint.sh" }],
+    });
+    const { decision, status } = hookCommands(
+      path.resolve(import.meta.dirname, "../../bin/handshake"),
+      3_600,
+    );
+    expect(hooks.PreToolUse?.[1]).toEqual({ matcher: "*", hooks: [decision] });
+    expect(hooks.PermissionRequest).toEqual([{ matcher: "ExitPlanMode", hooks: [decision] }]);
+    for (const event of ["SessionStart", "Stop", "SubagentStop", "SessionEnd"]) {
+      expect(hooks[event]).toEqual([{ hooks: [status] }]);
+    }
+    // The hook outwaits the CLI's own one-hour deadline, so the CLI's deny is what Claude Code sees.
+    expect(decision.timeout).toBeGreaterThan(3_600);
+    expect(decision.command).toContain("--timeout 3600");
+  });
+
+  it("changes nothing when run twice, and rewrites its own hooks in place for a new timeout", async () => {
+    const dir = await project({
+      hooks: { Stop: [{ hooks: [{ type: "command", command: "x" }] }] },
+    });
+    const configDir = await newConfigDir();
+    await install(dir, configDir);
+    const first = await readFile(path.join(dir, ".claude", "settings.json"), "utf8");
+    const again = await install(dir, configDir);
+    expect(again.stdout).toContain("hooks already in");
+    expect(await readFile(path.join(dir, ".claude", "settings.json"), "utf8")).toBe(first);
+
+    await install(dir, configDir, ["--timeout", "600"]);
+    const hooks = (await settingsOf(dir)).hooks as Record<
+      string,
+      { hooks: { command: string }[] }[]
+    >;
+    expect(hooks.PreToolUse).toHaveLength(1);
+    expect(hooks.PreToolUse?.[0]?.hooks[0]?.command).toContain("--timeout 600");
+    expect(hooks.Stop).toHaveLength(2);
+  });
+
+  it("stores URL and token in the config directory, 0600, and never in settings.json", async () => {
+    const dir = await project();
+    const configDir = path.join(await newConfigDir(), "nested");
+    await install(dir, configDir);
+    const file = path.join(configDir, "config.json");
+    expect((await stat(file)).mode & 0o777).toBe(0o600);
+    expect((await stat(configDir)).mode & 0o777).toBe(0o700);
+    expect(JSON.parse(await readFile(file, "utf8"))).toEqual({ url: DOWN_URL, token: TOKEN });
+    const settingsText = await readFile(path.join(dir, ".claude", "settings.json"), "utf8");
+    expect(settingsText).not.toContain(TOKEN);
+    expect(settingsText).not.toContain("127.0.0.1:9");
+  });
+
+  it("reads the token from stdin with --token -, or from HANDSHAKE_TOKEN", async () => {
+    const configDir = await newConfigDir();
+    const fromStdin = await runCli(
+      ["claude-code", "install", "--url", DOWN_URL, "--token", "-", "--dir", await project()],
+      { input: `${TOKEN}\n`, env: { HANDSHAKE_CONFIG_DIR: configDir } },
+    );
+    expect(fromStdin.code, fromStdin.stderr).toBe(0);
+    expect(JSON.parse(await readFile(path.join(configDir, "config.json"), "utf8")).token).toBe(
+      TOKEN,
+    );
+
+    const fromEnv = await runCli(
+      ["claude-code", "install", "--url", DOWN_URL, "--dir", await project()],
+      { env: { HANDSHAKE_CONFIG_DIR: configDir, HANDSHAKE_TOKEN: "hs_lead_fromenv" } },
+    );
+    expect(fromEnv.code, fromEnv.stderr).toBe(0);
+    expect(JSON.parse(await readFile(path.join(configDir, "config.json"), "utf8")).token).toBe(
+      "hs_lead_fromenv",
+    );
+  });
+
+  it("refuses without a token, with a bad URL, and leaves a broken settings.json alone", async () => {
+    const configDir = await newConfigDir();
+    const noToken = await runCli(
+      ["claude-code", "install", "--url", DOWN_URL, "--dir", await project()],
+      { env: { HANDSHAKE_CONFIG_DIR: configDir } },
+    );
+    expect(noToken.code).toBe(1);
+    expect(noToken.stderr).toContain("connect token");
+
+    const badUrl = await runCli(
+      ["claude-code", "install", "--url", "file:///etc/passwd", "--token", TOKEN],
+      { env: { HANDSHAKE_CONFIG_DIR: configDir } },
+    );
+    expect(badUrl.code).toBe(1);
+
+    const dir = await project();
+    await mkdir(path.join(dir, ".claude"));
+    await writeFile(path.join(dir, ".claude", "settings.json"), "{ not json");
+    const broken = await install(dir, configDir);
+    expect(broken.code).toBe(1);
+    expect(await readFile(path.join(dir, ".claude", "settings.json"), "utf8")).toBe("{ not json");
+  });
+
+  it("wraps the decision hook so that a CLI that cannot run blocks the call (exit 2)", () => {
+    const { decision, status } = hookCommands("/nonexistent/bin/handshake", 3_600);
+    const blocked = spawnSync("sh", ["-c", decision.command], { input: "{}" });
+    expect(blocked.status).toBe(2);
+    expect(blocked.stderr.toString()).toContain("blocked");
+    // A status hook must never keep a session from stopping: it exits 0 whatever happens.
+    expect(spawnSync("sh", ["-c", status.command], { input: "{}" }).status).toBe(0);
+  });
+});

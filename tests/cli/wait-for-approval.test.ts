@@ -1,0 +1,113 @@
+import { randomUUID } from "node:crypto";
+import { mkdtemp, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { getDb } from "../../lib/db";
+import { LeadClient } from "../../lib/sdk/lead-client";
+import {
+  DOWN_URL,
+  ensureCliBundle,
+  runCli,
+  startHandshake,
+  type Handshake,
+} from "../support/handshake-cli";
+
+let handshake: Handshake;
+/** A shell agent's own token: a connected session's agent, as a script would be given. */
+let agentToken: string;
+let agentName: string;
+
+beforeAll(async () => {
+  await ensureCliBundle();
+  handshake = await startHandshake();
+  const connect = new LeadClient(handshake.url, handshake.connect.token);
+  const session = await connect.connectSession({ sessionId: randomUUID(), cwd: tmpdir() });
+  agentToken = session.token;
+  agentName = session.agent.name;
+}, 60_000);
+
+afterAll(async () => {
+  await handshake.stop();
+  await getDb().$disconnect();
+});
+
+function waitFor(args: string[], env: Record<string, string> = {}) {
+  return runCli(["wait-for-approval", "--url", handshake.url, ...args], {
+    env: { HANDSHAKE_AGENT_TOKEN: agentToken, ...env },
+  });
+}
+
+async function pendingOf(name: string, type: string): Promise<string> {
+  for (;;) {
+    const request = await getDb().request.findFirst({
+      where: { type, status: "pending", agent: { name } },
+      orderBy: { createdAt: "desc" },
+    });
+    if (request) return request.id;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+describe("handshake wait-for-approval", () => {
+  it("exits 0 when the Lead approves the call", async () => {
+    const running = waitFor(["--tool", "Bash", "--args", '{"command":"rm -rf build"}']);
+    const id = await pendingOf(agentName, "tool_approval");
+    await handshake.lead.decide(id, { type: "tool_approval_response", approve: true });
+    const run = await running;
+    expect(run.code, run.stderr).toBe(0);
+  });
+
+  it("exits 1 with the feedback printed when the Lead rejects the plan", async () => {
+    const plan = path.join(await mkdtemp(path.join(tmpdir(), "plan-")), "plan.md");
+    await writeFile(plan, "1. migrate\n2. deploy");
+    // Its own agent: a rejected plan closes the agent's gate for the tests after it.
+    const connect = new LeadClient(handshake.url, handshake.connect.token);
+    const session = await connect.connectSession({ sessionId: randomUUID(), cwd: tmpdir() });
+    const running = waitFor(["--plan", plan], { HANDSHAKE_AGENT_TOKEN: session.token });
+    const id = await pendingOf(session.agent.name, "plan_approval");
+    await handshake.lead.decide(id, {
+      type: "plan_approval_response",
+      approve: false,
+      feedback: "deploy on Monday",
+    });
+    const run = await running;
+    expect(run.code).toBe(1);
+    expect(run.stdout).toContain("deploy on Monday");
+  });
+
+  it("exits 2 when nobody decides before the timeout", async () => {
+    const run = await waitFor(["--tool", "Bash", "--args", '{"command":"make"}', "--timeout", "5"]);
+    expect(run.code).toBe(2);
+    expect(run.stdout).toMatch(/deadline passed/);
+  });
+
+  it("exits 2 when the server is unreachable or the token is refused", async () => {
+    const down = await runCli(
+      ["wait-for-approval", "--url", DOWN_URL, "--tool", "Bash", "--args", "{}"],
+      { env: { HANDSHAKE_AGENT_TOKEN: agentToken } },
+    );
+    expect(down.code).toBe(2);
+    expect(down.stdout).toMatch(/unreachable/);
+    const refused = await waitFor(["--tool", "Bash", "--args", "{}"], {
+      HANDSHAKE_AGENT_TOKEN: "hs_not_a_real_agent_token_000000000000",
+    });
+    expect(refused.code).toBe(2);
+    expect(refused.stdout).toMatch(/refused/);
+  });
+
+  it("acts as a named agent registered through a connect token", async () => {
+    const name = `shell-${randomUUID().slice(0, 6)}`;
+    const configDir = await mkdtemp(path.join(tmpdir(), "handshake-config-"));
+    const asNamed = () =>
+      runCli(["wait-for-approval", "--url", handshake.url, "--agent", name, "--tool", "deploy"], {
+        env: { HANDSHAKE_TOKEN: handshake.connect.token, HANDSHAKE_CONFIG_DIR: configDir },
+      });
+    expect((await asNamed()).code).toBe(0);
+    // The second call reuses the cached agent token instead of starting a new incarnation.
+    expect((await asNamed()).code).toBe(0);
+    const agent = await getDb().agent.findUniqueOrThrow({ where: { name } });
+    expect(agent.incarnation).toBe(1);
+    expect(await getDb().toolCall.count({ where: { agentId: agent.id, tool: "deploy" } })).toBe(2);
+  });
+});

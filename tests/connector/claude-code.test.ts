@@ -1,0 +1,176 @@
+import { spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+import { mkdir, mkdtemp } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { getDb } from "../../lib/db";
+import { claudeCodeBinary, installClaudeCode } from "../../scripts/install-claude-code";
+import {
+  isReportingToolResults,
+  replyWithText,
+  replyWithToolUse,
+  startAnthropicStub,
+  toolResultsOf,
+  type AnthropicStub,
+} from "../support/anthropic-stub";
+import {
+  DOWN_URL,
+  ensureCliBundle,
+  runCli,
+  startHandshake,
+  type Handshake,
+} from "../support/handshake-cli";
+
+// The issue's "must show": the real Claude Code CLI (2.1.328, native binary, from the fixture
+// cache), headless and offline against a loopback Anthropic stub, with `handshake claude-code
+// install` run in its project. The model asks for one Bash call that writes a file.
+const API_KEY = "sk-ant-stub-key";
+const WRITTEN_FILE = "made-by-claude.txt";
+
+let handshake: Handshake;
+let stub: AnthropicStub;
+
+beforeAll(async () => {
+  installClaudeCode();
+  await ensureCliBundle();
+  handshake = await startHandshake();
+  stub = await startAnthropicStub({
+    apiKey: API_KEY,
+    respond: (request) => {
+      // Requests without tools are Claude Code's side requests (titles, summaries).
+      if (!request.body.tools?.length) return replyWithText("ok");
+      if (isReportingToolResults(request)) return replyWithText("Done.");
+      return replyWithToolUse("Bash", {
+        command: `echo hello > ${WRITTEN_FILE}`,
+        description: "Write the greeting file",
+      });
+    },
+  });
+}, 180_000);
+
+afterAll(async () => {
+  await stub?.close();
+  await handshake?.stop();
+  await getDb().$disconnect();
+});
+
+type Project = { dir: string; home: string };
+
+/** A temporary project and HOME, with Handshake installed for Claude Code by the CLI itself. */
+async function installedProject(url: string): Promise<Project> {
+  const root = await mkdtemp(path.join(tmpdir(), "handshake-claude-"));
+  const dir = path.join(root, "greeter");
+  const home = path.join(root, "home");
+  await mkdir(dir);
+  await mkdir(home);
+  const install = await runCli(
+    ["claude-code", "install", "--url", url, "--token", handshake.connect.token, "--dir", dir],
+    { env: { HOME: home } },
+  );
+  expect(install.code, install.stderr).toBe(0);
+  return { dir, home };
+}
+
+type ClaudeRun = { code: number | null; output: { permission_denials?: unknown[] } };
+
+function runClaude(project: Project): Promise<ClaudeRun> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(
+      claudeCodeBinary(),
+      ["-p", "Write the greeting file.", "--output-format", "json"],
+      {
+        cwd: project.dir,
+        stdio: ["ignore", "pipe", "pipe"],
+        env: {
+          NODE_ENV: "test",
+          PATH: process.env.PATH ?? "",
+          HOME: project.home,
+          ANTHROPIC_BASE_URL: stub.url,
+          ANTHROPIC_API_KEY: API_KEY,
+          CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+        },
+      },
+    );
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+    child.on("error", reject);
+    child.on("close", (code) => {
+      try {
+        resolve({
+          code,
+          output: JSON.parse(stdout) as ClaudeRun["output"],
+        });
+      } catch {
+        reject(new Error(`claude printed no JSON (exit ${code}): ${stdout}\n${stderr}`));
+      }
+    });
+  });
+}
+
+/** The tool approval the hook raised for this project's session, once it is on the Lead's board. */
+async function pendingApproval(project: Project): Promise<{ id: string; payload: unknown }> {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const request = await getDb().request.findFirst({
+      where: {
+        type: "tool_approval",
+        status: "pending",
+        agent: { connector: { path: ["cwd"], equals: project.dir } },
+      },
+    });
+    if (request) return request;
+    if (Date.now() > deadline) throw new Error(`no pending tool approval for ${project.dir}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+function toolResultsSince(index: number) {
+  return stub.requests.slice(index).flatMap(toolResultsOf);
+}
+
+describe("the real Claude Code CLI behind Handshake", () => {
+  it("runs the Bash command once the Lead approves it", async () => {
+    const project = await installedProject(handshake.url);
+    const running = runClaude(project);
+    const request = await pendingApproval(project);
+    expect(request.payload).toMatchObject({
+      tool: "Bash",
+      args: { command: `echo hello > ${WRITTEN_FILE}` },
+    });
+    await handshake.lead.decide(request.id, { type: "tool_approval_response", approve: true });
+    const run = await running;
+    expect(run.code).toBe(0);
+    expect(existsSync(path.join(project.dir, WRITTEN_FILE))).toBe(true);
+    expect(run.output.permission_denials ?? []).toEqual([]);
+  }, 120_000);
+
+  it("does not run it when the Lead rejects, and the model receives the Lead's feedback", async () => {
+    const project = await installedProject(handshake.url);
+    const seen = stub.requests.length;
+    const running = runClaude(project);
+    const request = await pendingApproval(project);
+    await handshake.lead.decide(request.id, {
+      type: "tool_approval_response",
+      approve: false,
+      feedback: "not in this repository, write to /tmp instead",
+    });
+    const run = await running;
+    expect(existsSync(path.join(project.dir, WRITTEN_FILE))).toBe(false);
+    expect(run.output.permission_denials).toHaveLength(1);
+    const results = toolResultsSince(seen);
+    expect(results.some((result) => result.text.includes("write to /tmp instead"))).toBe(true);
+  }, 120_000);
+
+  it("denies at once when the server is down", async () => {
+    const project = await installedProject(DOWN_URL);
+    const seen = stub.requests.length;
+    const run = await runClaude(project);
+    expect(existsSync(path.join(project.dir, WRITTEN_FILE))).toBe(false);
+    expect(run.output.permission_denials).toHaveLength(1);
+    // Denied for that reason, not by waiting out the hour-long deadline on a dead server.
+    expect(toolResultsSince(seen).some((result) => /unreachable/.test(result.text))).toBe(true);
+  }, 120_000);
+});
