@@ -130,7 +130,7 @@ function buildProgram(): Command {
   program
     .command("ask")
     .description(
-      "ask the Lead a question and wait: the answer on stdout and exit 0, or exit 2 unanswered, timed out or unreachable",
+      "ask the Lead a question and wait: the answer on stdout and exit 0; exit 2 when unanswered, timed out or unreachable; 1 on misuse",
     )
     .argument("<question>", "the question, e.g. 'staging or production?'")
     .option(

@@ -1,5 +1,7 @@
 import { randomUUID } from "node:crypto";
+import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
+import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getDb } from "../../lib/db";
 import { expireDueRequests } from "../../lib/requests/mutations";
@@ -116,6 +118,43 @@ describe("handshake ask", () => {
     expect(declined.stderr).toMatch(/declined to answer: ask the release manager/);
   });
 
+  it("exits 2 when a newer question of the same agent withdraws it", async () => {
+    const agent = await newAgent();
+    const first = ask(agent, WHERE);
+    const firstId = await pendingQuestionOf(agent.name);
+    const second = ask(agent, ["which region?", "--allow-text"]);
+    const withdrawn = await first;
+    expect(withdrawn.code).toBe(2);
+    expect(withdrawn.stderr).toMatch(/withdrawn before an answer \(superseded/);
+    const secondId = await pendingQuestionOf(agent.name);
+    expect(secondId).not.toBe(firstId);
+    await handshake.lead.decide(secondId, {
+      type: "question_response",
+      approve: true,
+      answer: { text: "eu-west-1" },
+    });
+    expect((await second).stdout).toBe("eu-west-1\n");
+  });
+
+  it("asks as a named agent registered through a connect token", async () => {
+    const name = `asker-${randomUUID().slice(0, 6)}`;
+    const running = runCli(["ask", "--url", handshake.url, "--agent", name, ...WHERE], {
+      env: {
+        HANDSHAKE_TOKEN: handshake.connect.token,
+        HANDSHAKE_CONFIG_DIR: await mkdtemp(path.join(tmpdir(), "handshake-config-")),
+      },
+    });
+    const id = await pendingQuestionOf(name);
+    await handshake.lead.decide(id, {
+      type: "question_response",
+      approve: true,
+      answer: { option: "staging" },
+    });
+    const run = await running;
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toBe("staging\n");
+  });
+
   it("exits 2 when the server is unreachable or the token is refused", async () => {
     const down = await runCli(["ask", "--url", DOWN_URL, ...WHERE], {
       env: { HANDSHAKE_AGENT_TOKEN: (await newAgent()).token },
@@ -139,6 +178,7 @@ describe("handshake ask", () => {
     const offline = await runCli(["ask", "--url", DOWN_URL, ...WHERE, "--default", "moon"], {
       env: { HANDSHAKE_AGENT_TOKEN: agent.token },
     });
+    expect(offline.code).toBe(1);
     expect(offline.stderr).toMatch(/--default/);
     expect(
       await getDb().request.count({ where: { type: "question", agent: { name: agent.name } } }),
