@@ -1,6 +1,7 @@
 import { fileURLToPath } from "node:url";
 import { Command, InvalidArgumentError, Option } from "commander";
 import { ZodError } from "zod";
+import { askLead, ASK_EXIT } from "./ask";
 import { checkConnection } from "./claude-code-check";
 import { runHook } from "./claude-code-hook";
 import { DEFAULT_TIMEOUT_SECONDS, InstallError, installClaudeCode } from "./claude-code-install";
@@ -24,6 +25,9 @@ function parseSeconds(value: string): number {
   }
   return seconds;
 }
+
+/** A question's default lifetime on the server, too (lib/protocol/question.ts). */
+const ASK_TIMEOUT_SECONDS = 600;
 
 const timeoutOption = () =>
   new Option("--timeout <seconds>", "how long to wait for the Lead's decision")
@@ -120,6 +124,55 @@ function buildProgram(): Command {
           console.error(describe(error));
           process.exitCode = EXIT.unanswered;
         }
+      },
+    );
+
+  program
+    .command("ask")
+    .description(
+      "ask the Lead a question and wait: the answer on stdout and exit 0; exit 2 when unanswered, timed out or unreachable; 1 on misuse",
+    )
+    .argument("<question>", "the question, e.g. 'staging or production?'")
+    .option(
+      "--option <id[=label]>",
+      "an answer the Lead can pick, repeatable: an id ([A-Za-z0-9_.-]) and an optional label, e.g. --option prod=Production",
+      (value: string, previous: string[]) => [...previous, value],
+      [] as string[],
+    )
+    .option("--allow-text", "the Lead may answer in words (printed as 'id: text' with an option)")
+    .option("--default <answer>", "an option id (or, with --allow-text, a text) a timeout answers")
+    .option("--agent <name>", "act as this agent, registered through a connect token")
+    .option("--url <url>", "the Handshake server (or HANDSHAKE_URL, or the installed one)")
+    .addOption(
+      new Option("--timeout <seconds>", "how long the Lead has to answer")
+        .argParser(parseSeconds)
+        .default(ASK_TIMEOUT_SECONDS),
+    )
+    .action(
+      async (
+        question: string,
+        options: {
+          option: string[];
+          allowText?: boolean;
+          default?: string;
+          agent?: string;
+          url?: string;
+          timeout: number;
+        },
+      ) => {
+        // Misuse (a default that is no option, a bad option id) fails here, before any request.
+        const result = await askLead({
+          ...options,
+          question,
+          options: options.option,
+          timeoutSeconds: options.timeout,
+        }).catch((error: unknown) => {
+          if (error instanceof UsageError) throw error;
+          return { exitCode: ASK_EXIT.unanswered, stdout: null, stderr: describe(error) };
+        });
+        if (result.stdout !== null) console.log(result.stdout);
+        if (result.stderr !== null) console.error(result.stderr);
+        process.exitCode = result.exitCode;
       },
     );
 

@@ -37,8 +37,8 @@ function parseArgs(text: string | undefined): Record<string, unknown> {
 }
 
 /** The agent the script acts as: its own agent token, or a named agent of the `connect` token. */
-async function actAs<T>(
-  options: WaitOptions,
+export async function actAs<T>(
+  options: Pick<WaitOptions, "agent" | "url">,
   act: (client: HandshakeClient) => Promise<T>,
 ): Promise<T> {
   const stored = await loadConnection();

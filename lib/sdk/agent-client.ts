@@ -2,6 +2,12 @@ import { z } from "zod";
 import { agentDetailSchema, type AgentDetailWire } from "../shared/api/agent";
 import { inboxSchema, messageViewSchema, type Inbox } from "../shared/api/message";
 import { requestViewSchema, type RequestViewWire } from "../shared/api/request";
+import {
+  type QuestionAnswer,
+  type QuestionPayload,
+  questionPayloadSchema,
+  questionResponseSchema,
+} from "../shared/protocol/question";
 import { taskViewSchema } from "../shared/api/task";
 import { toolVerdictSchema, type ToolVerdictWire } from "../shared/api/tool-call";
 import { HttpTransport, type TransportOptions } from "./transport";
@@ -12,6 +18,48 @@ export type ToolHostReport = "sandboxed" | "no_sandbox" | "external";
 
 /** The longest long-poll the server grants on `GET /requests/{id}?wait=`. */
 const MAX_WAIT_SECONDS = 30;
+
+/**
+ * How long past a question's deadline `ask()` still waits: the server's sweep applies the timeout
+ * policy (the default, or unanswered) about a second after it, and the agent should hear which.
+ */
+const TIMEOUT_GRACE_MS = 15_000;
+
+export type AskOptions = QuestionPayload & { timeoutSeconds?: number; signal?: AbortSignal };
+
+/**
+ * What became of a question: answered (by the Lead, or by its default at the deadline), or not —
+ * `declined` by the Lead (with feedback), `timed_out` without a default, or `withdrawn` (a newer
+ * question superseded it, or the agent was stopped).
+ */
+export type AskResult =
+  | { status: "answered"; requestId: string; answer: QuestionAnswer; byDefault: boolean }
+  | {
+      status: "unanswered";
+      requestId: string;
+      reason: "declined" | "timed_out" | "withdrawn";
+      feedback: string | null;
+    };
+
+function askResultOf(request: RequestViewWire): AskResult {
+  const requestId = request.id;
+  if (request.status === "answered") {
+    const { answer } = questionResponseSchema.parse(request.response);
+    return {
+      status: "answered",
+      requestId,
+      answer,
+      byDefault: request.decidedBy?.kind === "timeout",
+    };
+  }
+  const reason =
+    request.status === "pending" || request.decidedBy?.kind === "timeout"
+      ? "timed_out"
+      : request.status === "unanswered"
+        ? "declined"
+        : "withdrawn";
+  return { status: "unanswered", requestId, reason, feedback: request.feedback };
+}
 
 /** An agent's only link to Handshake: the HTTP API with its own agent token. */
 export class HandshakeClient {
@@ -92,6 +140,24 @@ export class HandshakeClient {
       );
       if (request.status !== "pending" || waitSeconds < 1) return request;
     }
+  }
+
+  /**
+   * Asks the Lead a question and waits for the answer. The payload is checked here first, so a
+   * default that is not one of the options fails before anything is sent.
+   */
+  async ask(options: AskOptions): Promise<AskResult> {
+    const { timeoutSeconds, signal, ...question } = options;
+    const payload = questionPayloadSchema.parse(question);
+    const request = await this.submitRequest({
+      type: "question",
+      payload,
+      ...(timeoutSeconds === undefined ? {} : { timeoutSeconds }),
+    });
+    // The server's clock sets the deadline; only its length is used, so clock skew does not matter.
+    const lifetimeMs = Date.parse(request.expiresAt) - Date.parse(request.createdAt);
+    const deadline = Date.now() + lifetimeMs + TIMEOUT_GRACE_MS;
+    return askResultOf(await this.waitForDecision(request.id, deadline, signal));
   }
 
   respond(

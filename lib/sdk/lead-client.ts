@@ -11,6 +11,7 @@ import {
 } from "../shared/api/agent";
 import { eventSchema, type EventWire } from "../shared/api/event";
 import { requestViewSchema, type RequestViewWire } from "../shared/api/request";
+import type { QuestionAnswerInput } from "../shared/protocol/question";
 import { HttpTransport, type TransportOptions } from "./transport";
 
 export type ConnectSessionInput = {
@@ -88,10 +89,10 @@ export class LeadClient {
     return this.transport.call("GET", `/requests/${encodeURIComponent(id)}`, requestViewSchema);
   }
 
-  /** The Lead's answer to an agent's request (a `decide` or `admin` token). */
+  /** The Lead's answer to an agent's request (a `decide` or `admin` token); a question's in `answer`. */
   decide(
     id: string,
-    body: { type: string; approve: boolean; feedback?: string },
+    body: { type: string; approve: boolean; feedback?: string; answer?: QuestionAnswerInput },
   ): Promise<RequestViewWire> {
     return this.transport.call(
       "POST",
