@@ -1,5 +1,10 @@
 import { z } from "zod";
-import { agentDetailSchema, type AgentDetailWire } from "../shared/api/agent";
+import {
+  agentDetailSchema,
+  agentViewSchema,
+  type AgentDetailWire,
+  type AgentViewWire,
+} from "../shared/api/agent";
 import { inboxSchema, messageViewSchema, type Inbox } from "../shared/api/message";
 import { requestViewSchema, type RequestViewWire } from "../shared/api/request";
 import {
@@ -73,8 +78,9 @@ export class HandshakeClient {
     return this.transport.call("GET", "/me", agentDetailSchema);
   }
 
-  heartbeat(status: AgentStatusReport, toolHost?: ToolHostReport): Promise<AgentDetailWire> {
-    return this.transport.call("POST", "/heartbeat", agentDetailSchema, {
+  /** The agent's record as the heartbeat left it; unlike `me()`, without its pending requests. */
+  heartbeat(status: AgentStatusReport, toolHost?: ToolHostReport): Promise<AgentViewWire> {
+    return this.transport.call("POST", "/heartbeat", agentViewSchema, {
       body: toolHost ? { status, toolHost } : { status },
     });
   }

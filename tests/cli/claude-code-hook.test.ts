@@ -153,7 +153,7 @@ describe("handshake claude-code hook: PreToolUse", () => {
 
     const connect = await createToken("connect");
     const configDir = await configFor(handshake.url, connect.token);
-    const input = hookInput("PreToolUse", { tool_name: "Read", tool_input: {} });
+    const input = hookInput("PreToolUse", { tool_name: "Read", tool_input: { file_path: "a.ts" } });
     expect(decisionOf((await hook(configDir, input)).stdout).permissionDecision).toBe("allow");
     await api.revokeToken((await lead()).headers, connect.id);
     const revoked = decisionOf((await hook(configDir, input)).stdout);
