@@ -1,20 +1,10 @@
 import type { z } from "zod";
 import type { AgentStatus, GateState } from "../shared/agents/schema";
+import type { TimeoutPolicy } from "../shared/requests/schema";
 import type { Agent, Request } from "../generated/prisma/client";
 
 /** Who sent a request: an agent to the Lead, or the Lead to an agent. The target decides. */
 export type Direction = "agent_to_lead" | "lead_to_agent";
-
-/** What happens when nobody answers in time; recorded in `decidedBy` of the timeout. */
-export const TIMEOUT_POLICIES = [
-  "reject",
-  "approve",
-  "deny",
-  "force_stop",
-  "answer_default",
-  "unanswered",
-] as const;
-export type TimeoutPolicy = (typeof TIMEOUT_POLICIES)[number];
 
 /** The closed list of terminal outcomes a type may end in (`request_status` in the database). */
 export const REQUEST_OUTCOMES = [

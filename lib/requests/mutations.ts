@@ -17,7 +17,8 @@ import {
 } from "../protocol/definition";
 import { getProtocolType } from "../protocol/registry";
 import { canonicalJson } from "../protocol/canonical-json";
-import type { CreateRequestInput, DecidedBy, RespondInput } from "./schema";
+import type { DecidedBy } from "../shared/api/request";
+import type { CreateRequestInput, RespondInput } from "./schema";
 import { directionOf, toRequestView, type RequestView } from "./views";
 import { inTransaction } from "../transaction";
 

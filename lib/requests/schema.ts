@@ -2,7 +2,6 @@ import { z } from "zod";
 import { queryInteger } from "../http/query";
 import { agentNameSchema } from "../agents/schema";
 import { REQUEST_STATUSES } from "../shared/requests/schema";
-import { TIMEOUT_POLICIES } from "../protocol/definition";
 
 const typeNameSchema = z.string().regex(/^[a-z][a-z0-9_]{0,63}$/, "types are snake_case names");
 
@@ -27,28 +26,6 @@ export const respondSchema = z.looseObject({
   feedback: z.string().trim().max(10_000).optional(),
 });
 export type RespondInput = z.infer<typeof respondSchema>;
-
-/**
- * Who decided a request, stored with the decision (`requests.decided_by`) and shown beside
- * `respondedBy`: a signed-in human (with the session), a human's API token (always with its id and
- * name), a timeout (with the policy that acted), or an agent answering the Lead's request.
- * Supersede and cancel are not decisions: theirs is null.
- */
-export const decidedBySchema = z.discriminatedUnion("kind", [
-  z.strictObject({ kind: z.literal("human"), userId: z.string(), sessionId: z.string() }),
-  z.strictObject({
-    kind: z.literal("token"),
-    userId: z.string(),
-    tokenId: z.string(),
-    tokenName: z.string(),
-  }),
-  z.strictObject({
-    kind: z.literal("timeout"),
-    policy: z.enum(TIMEOUT_POLICIES),
-  }),
-  z.strictObject({ kind: z.literal("agent"), agent: z.string(), incarnation: z.number().int() }),
-]);
-export type DecidedBy = z.infer<typeof decidedBySchema>;
 
 export const requestParamsSchema = z.strictObject({ id: z.string().min(1).max(100) });
 

@@ -1,7 +1,7 @@
 import type { Request } from "../generated/prisma/client";
 import { describeTimeoutPolicy, type Direction } from "../protocol/definition";
 import { findProtocolType } from "../protocol/registry";
-import { decidedBySchema, type DecidedBy } from "./schema";
+import { decidedBySchema, type DecidedBy } from "../shared/api/request";
 
 export type RequestView = {
   id: string;

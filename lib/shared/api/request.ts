@@ -1,5 +1,12 @@
 import { z } from "zod";
+import { TIMEOUT_POLICIES } from "../requests/schema";
 
+/**
+ * Who decided a request, stored with the decision (`requests.decided_by`) and shown beside
+ * `respondedBy`: a signed-in human (with the session), a human's API token (always with its id and
+ * name), a timeout (with the policy that acted), or an agent answering the Lead's request.
+ * Supersede and cancel are not decisions: theirs is null.
+ */
 export const decidedBySchema = z.discriminatedUnion("kind", [
   z.strictObject({ kind: z.literal("human"), userId: z.string(), sessionId: z.string() }),
   z.strictObject({
@@ -10,10 +17,11 @@ export const decidedBySchema = z.discriminatedUnion("kind", [
   }),
   z.strictObject({
     kind: z.literal("timeout"),
-    policy: z.enum(["reject", "approve", "deny", "force_stop", "answer_default", "unanswered"]),
+    policy: z.enum(TIMEOUT_POLICIES),
   }),
   z.strictObject({ kind: z.literal("agent"), agent: z.string(), incarnation: z.number().int() }),
 ]);
+export type DecidedBy = z.infer<typeof decidedBySchema>;
 
 /** A request between an agent and the Lead, as every client sees it. */
 export const requestViewSchema = z.object({

@@ -9,3 +9,14 @@ export const REQUEST_STATUSES = [
   "cancelled",
 ] as const;
 export type RequestStatus = (typeof REQUEST_STATUSES)[number];
+
+/** What happens when nobody answers in time; recorded in `decidedBy` of the timeout. */
+export const TIMEOUT_POLICIES = [
+  "reject",
+  "approve",
+  "deny",
+  "force_stop",
+  "answer_default",
+  "unanswered",
+] as const;
+export type TimeoutPolicy = (typeof TIMEOUT_POLICIES)[number];
