@@ -1,8 +1,5 @@
 import { expect, type Locator, type Page } from "@playwright/test";
 
-type StatusLog = Record<string, string[]>;
-type WindowWithLog = Window & { agentStatusLog?: StatusLog };
-
 /** Every action a Lead has on the board; a viewer must see none of them. */
 const ACTION_NAMES =
   /^(Spawn teammate|Broadcast|Message|Require plan|Request shutdown|Shutdown requested|Force stop|Respawn)/;
@@ -90,48 +87,5 @@ export class TeamPage {
     await dialog.getByLabel("Reason").fill(reason);
     await dialog.getByRole("button", { name: "Request shutdown" }).click();
     await expect(dialog).toBeHidden();
-  }
-
-  /**
-   * Logs every status each card shows, from now on. A state can last a fraction of a second
-   * (working, then at once waiting for approval), too short to catch by polling the page.
-   */
-  async recordStatusChanges(): Promise<void> {
-    await this.page.evaluate(() => {
-      const log: StatusLog = {};
-      const note = (name: string, status: string | null | undefined) => {
-        const history = (log[name] ??= []);
-        if (status && history.at(-1) !== status) history.push(status);
-      };
-      const noteAll = () => {
-        for (const badge of document.querySelectorAll<HTMLElement>("[data-agent-status]")) {
-          note(badge.dataset.agent ?? "", badge.dataset.agentStatus);
-        }
-      };
-      new MutationObserver((records) => {
-        for (const record of records) {
-          if (record.type === "attributes" && record.target instanceof HTMLElement) {
-            // The value before this change, in case several changes arrive in one batch.
-            note(record.target.dataset.agent ?? "", record.oldValue);
-          }
-        }
-        noteAll();
-      }).observe(document.body, {
-        subtree: true,
-        childList: true,
-        attributes: true,
-        attributeOldValue: true,
-        attributeFilter: ["data-agent-status"],
-      });
-      noteAll();
-      (window as WindowWithLog).agentStatusLog = log;
-    });
-  }
-
-  async statusHistory(name: string): Promise<string[]> {
-    return this.page.evaluate(
-      (agent) => (window as WindowWithLog).agentStatusLog?.[agent] ?? [],
-      name,
-    );
   }
 }
