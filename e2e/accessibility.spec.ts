@@ -41,7 +41,33 @@ test("every signed-in page passes axe-core with data on screen", async ({ browse
   });
   expect(response.status(), await response.text()).toBe(200);
 
+  const asking = await registerApiAgent(lead, { requirePlan: false });
+  const question = await asking.api.post("/api/v1/requests", {
+    data: {
+      type: "question",
+      payload: {
+        question: "Which environment should the release notes target?",
+        options: [
+          { id: "staging", label: "Staging", description: "the rehearsal" },
+          { id: "production", label: "Production" },
+        ],
+        allowText: true,
+        default: "staging",
+      },
+    },
+  });
+  expect(question.status(), await question.text()).toBe(201);
+
   const { page, inbox } = await signedInPage(browser);
+  await inbox.select(asking.name, "Question");
+  await expect(inbox.detail().getByRole("button", { name: /Production/ })).toBeVisible();
+  await expectNoViolations(page, "the inbox with a question open");
+  // Answered here, so the specs after this one start from an inbox with nothing of ours pending.
+  const { id: questionId } = (await question.json()) as { id: string };
+  const answered = await lead.post(`/api/v1/requests/${questionId}/responses`, {
+    data: { type: "question_response", approve: true, answer: { option: "production" } },
+  });
+  expect(answered.status(), await answered.text()).toBe(200);
   await inbox.select(pending.name);
   await expectNoViolations(page, "the inbox with a plan open");
   const elsewhere = await lead.post(`/api/v1/requests/${pendingId}/responses`, {
