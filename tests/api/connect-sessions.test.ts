@@ -1,28 +1,12 @@
 import { createHash, randomUUID } from "node:crypto";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { markSilentAgentsOffline } from "../../lib/agents/mutations";
 import { getDb } from "../../lib/db";
-import { requireDatabaseUrl } from "../../lib/env";
 import { PLAN_REQUIRED_REASON } from "../../lib/protocol/connector-gate";
-import { startEventBridge, type EventBridge } from "../../lib/realtime/event-bridge";
-import { getEventHub } from "../../lib/realtime/event-hub";
+import { runEventBridgeDuringFile } from "../support/event-bridge-hooks";
 import { api, createToken, lead, registerAgent, type TestToken } from "./fixtures";
 
-let bridge: EventBridge;
-
-beforeAll(async () => {
-  // As in server.ts: NOTIFY → bridge → hub → the waiting route handler.
-  bridge = await startEventBridge({
-    databaseUrl: requireDatabaseUrl(),
-    db: getDb(),
-    hub: getEventHub(),
-  });
-});
-
-afterAll(async () => {
-  await bridge.stop();
-  await getDb().$disconnect();
-});
+runEventBridgeDuringFile();
 
 type Session = {
   name: string;

@@ -1,25 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { getDb } from "../../lib/db";
-import { requireDatabaseUrl } from "../../lib/env";
-import { startEventBridge, type EventBridge } from "../../lib/realtime/event-bridge";
-import { getEventHub } from "../../lib/realtime/event-hub";
+import { describe, expect, it } from "vitest";
+import { runEventBridgeDuringFile } from "../support/event-bridge-hooks";
 import { api, lead, registerAgent } from "./fixtures";
 
-let bridge: EventBridge;
-
-beforeAll(async () => {
-  // As in server.ts: NOTIFY → bridge → hub → the waiting route handler.
-  bridge = await startEventBridge({
-    databaseUrl: requireDatabaseUrl(),
-    db: getDb(),
-    hub: getEventHub(),
-  });
-});
-
-afterAll(async () => {
-  await bridge.stop();
-  await getDb().$disconnect();
-});
+runEventBridgeDuringFile();
 
 describe("inbox long-poll", () => {
   it("returns within 100 ms of a new message (measured, asserted loosely)", async () => {
