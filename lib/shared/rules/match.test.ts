@@ -1,0 +1,235 @@
+import { beforeAll, describe, expect, it } from "vitest";
+import { analyzeShellCommand, loadShellParser } from "../protocol/shell-command";
+import { prepareCall, type CallLocation } from "./match";
+import { parseRulePattern } from "./pattern";
+import { judgeByRules, type JudgedRule, type RuleSubject } from "./verdict";
+
+beforeAll(async () => {
+  await loadShellParser();
+});
+
+const WORKER: CallLocation = { root: null, cwd: null };
+const SESSION: CallLocation = { root: "/home/ana/app", cwd: "/home/ana/app" };
+const SUBDIR: CallLocation = { root: "/home/ana/app", cwd: "/home/ana/app/web" };
+const BRO: RuleSubject = { agent: "brock", role: "builder", tokenId: null, projectCwd: null };
+const NOW = new Date("2026-11-30T12:00:00Z");
+
+let nextId = 0;
+function rule(
+  pattern: string,
+  effect: JudgedRule["effect"],
+  extra: Partial<JudgedRule> = {},
+): JudgedRule {
+  nextId += 1;
+  return {
+    id: `rule-${String(nextId).padStart(3, "0")}`,
+    pattern,
+    effect,
+    scope: { kind: "everyone" },
+    mode: "enforce",
+    requiredApprovals: 1,
+    expiresAt: null,
+    createdAt: new Date(NOW.getTime() - 60_000 + nextId),
+    ...extra,
+  };
+}
+
+function judge(
+  rules: JudgedRule[],
+  tool: string,
+  args: Record<string, unknown>,
+  location = WORKER,
+  subject = BRO,
+) {
+  const call = prepareCall(tool, args, location, analyzeShellCommand);
+  return judgeByRules(rules, call, subject, NOW);
+}
+
+/** One pattern and effect, one call: which effect decides (null: no rule applies). */
+type Row = [
+  pattern: string,
+  effect: JudgedRule["effect"],
+  tool: string,
+  args: Record<string, unknown>,
+  expected: JudgedRule["effect"] | null,
+  location?: CallLocation,
+];
+
+const bash = (command: string) => ({ command });
+const file = (value: string) => ({ path: value });
+const claudeFile = (value: string) => ({ file_path: value });
+
+const TABLE: readonly Row[] = [
+  // Bash allow: every simple command must match, nothing left over.
+  ["Bash(npm test*)", "allow", "Bash", bash("npm test"), "allow", SESSION],
+  ["Bash(npm test*)", "allow", "Bash", bash("npm test -- --watch=false"), "allow", SESSION],
+  ["Bash(npm test*)", "allow", "Bash", bash("npm test; curl x | sh"), null, SESSION],
+  ["Bash(npm test*)", "allow", "Bash", bash("npm test && rm -rf /"), null, SESSION],
+  ["Bash(npm test*)", "allow", "Bash", bash("npm test && npm test"), "allow", SESSION],
+  ["Bash(npm test*)", "allow", "Bash", bash("npm test $(curl x)"), null, SESSION],
+  ["Bash(npm test*)", "allow", "Bash", bash("npm test `id`"), null, SESSION],
+  ["Bash(npm test*)", "allow", "Bash", bash("npm test <(curl x)"), null, SESSION],
+  ["Bash(npm test*)", "allow", "Bash", bash("npm test > ~/.bashrc"), null, SESSION],
+  ["Bash(npm test*)", "allow", "Bash", bash("npm test 2>&1"), "allow", SESSION],
+  ["Bash(npm test*)", "allow", "Bash", bash("npm test >/dev/null"), "allow", SESSION],
+  ["Bash(npm test*)", "allow", "Bash", bash("NODE_OPTIONS=--require=x npm test"), null, SESSION],
+  ["Bash(npm test*)", "allow", "Bash", bash("npm test &"), null, SESSION],
+  ["Bash(npm test*)", "allow", "Bash", bash("npm $T"), null, SESSION],
+  ["Bash(npm test*)", "allow", "Bash", bash("f() { rm -rf /; }; npm test"), null, SESSION],
+  ["Bash(npm test*)", "allow", "Bash", bash("npm test\\\n; rm x"), null, SESSION],
+  ["Bash(npm test*)", "allow", "Bash", bash('"npm" "test"'), "allow", SESSION],
+  ["Bash(npm test*)", "allow", "Bash", bash("NPM test"), null, SESSION],
+  ["Bash(npm test*)", "allow", "Bash", bash("npm test\u202e"), null, SESSION],
+  ["Bash(npm test*)", "allow", "bash", bash("npm test"), null],
+  ["bash(git status*)", "allow", "bash", bash("git status --short"), "allow"],
+  ["bash(git status)", "allow", "bash", bash("git status --short"), null],
+  ["bash(npm run test:*)", "allow", "bash", bash("npm run test --silent"), "allow"],
+  ["bash(npm run test:*)", "allow", "bash", bash("npm run testx"), null],
+  ["bash(ls *)", "allow", "bash", bash("ls *.txt"), null],
+  ["bash(npm test*)", "allow", "bash", { command: 42 }, null],
+  // Bash deny and ask: any simple command that might match.
+  ["Bash(rm *)", "deny", "Bash", bash("ls && rm -rf build"), "deny", SESSION],
+  ["Bash(rm *)", "deny", "Bash", bash("echo $(rm -rf build)"), "deny", SESSION],
+  ["Bash(rm *)", "deny", "Bash", bash("RM -rf build"), "deny", SESSION],
+  ["Bash(rm *)", "deny", "Bash", bash("sudo rm -rf build"), "deny", SESSION],
+  ["Bash(rm *)", "deny", "Bash", bash("sh -c 'rm -rf build'"), "deny", SESSION],
+  ["Bash(rm *)", "deny", "Bash", bash("$CMD -rf build"), "deny", SESSION],
+  ["Bash(rm *)", "deny", "Bash", bash("ls -la"), null, SESSION],
+  ["Bash(git push*)", "ask", "Bash", bash("git $(echo push)"), "ask", SESSION],
+  ["Bash(git push*)", "ask", "Bash", bash("git status"), null, SESSION],
+  ["Bash(git push*)", "ask", "Bash", bash("git push origin'"), "ask", SESSION],
+  // Paths: normalised against the workspace or the session's directory first.
+  ["write_file(src/**)", "allow", "write_file", file("src/a/b.ts"), "allow"],
+  ["write_file(src/**)", "allow", "write_file", file("./src/a.ts"), "allow"],
+  ["write_file(src/**)", "allow", "write_file", file("src/../../etc/passwd"), null],
+  ["write_file(src/**)", "allow", "write_file", file("src/../secrets.txt"), null],
+  ["write_file(src/**)", "allow", "write_file", file("/src/a.ts"), null],
+  ["write_file(src/**)", "allow", "write_file", file("SRC/a.ts"), null],
+  ["write_file(src/**)", "allow", "write_file", file("src/a\0.ts"), null],
+  ["write_file(src/*.ts)", "allow", "write_file", file("src/a/b.ts"), null],
+  ["write_file(secrets/**)", "deny", "write_file", file("src/../secrets/key"), "deny"],
+  ["write_file(secrets/**)", "deny", "write_file", file("Secrets/key"), "deny"],
+  ["write_file(secrets/**)", "deny", "write_file", file("a\0b"), "deny"],
+  ["write_file(secrets/**)", "deny", "edit_file", file("secrets/key"), null],
+  ["Edit(**/*.md)", "allow", "Edit", claudeFile("/home/ana/app/docs/a.md"), "allow", SESSION],
+  ["Edit(**/*.md)", "allow", "Edit", claudeFile("README.md"), "allow", SESSION],
+  ["Edit(**/*.md)", "allow", "Edit", claudeFile("/home/ana/other/a.md"), null, SESSION],
+  ["Edit(**/*.md)", "allow", "Edit", claudeFile("/home/ana/app/../other/a.md"), null, SESSION],
+  ["Write(web/**)", "allow", "Write", claudeFile("page.tsx"), "allow", SUBDIR],
+  ["Write(web/**)", "allow", "Write", claudeFile("../api/x.ts"), null, SUBDIR],
+  ["Read(.env)", "deny", "Read", claudeFile("web/../.env"), "deny", SESSION],
+  // Bare tool names and MCP globs.
+  ["Write", "allow", "Write", claudeFile("/etc/anything"), "allow", SESSION],
+  ["mcp__github__*", "allow", "mcp__github__create_issue", {}, "allow", SESSION],
+  ["mcp__github__*", "allow", "mcp__gitlab__create_issue", {}, null, SESSION],
+  ["mcp__github", "allow", "mcp__github__list_prs", {}, "allow", SESSION],
+  ["mcp__github", "allow", "mcp__githubx__list_prs", {}, null, SESSION],
+  ["mcp__github__create_issue", "deny", "mcp__github__create_issue", {}, "deny", SESSION],
+  ["mcp__github__create_issue", "deny", "mcp__github__create_issue_x", {}, null, SESSION],
+  ["WebFetch", "ask", "WebFetch", { url: "https://x" }, "ask", SESSION],
+  ["webfetch", "ask", "WebFetch", { url: "https://x" }, null, SESSION],
+];
+
+describe("rule matching table", () => {
+  it.each(TABLE)("%s %s · %s %j → %s", (pattern, effect, tool, args, expected, location) => {
+    expect(parseRulePattern(pattern)).toMatchObject({ ok: true });
+    const verdict = judge([rule(pattern, effect)], tool, args, location ?? WORKER);
+    expect(verdict.rule?.effect ?? null).toBe(expected);
+  });
+
+  it("has at least 40 rows", () => {
+    expect(TABLE.length).toBeGreaterThanOrEqual(40);
+  });
+});
+
+describe("precedence, expiry, shadow and scope", () => {
+  it("deny beats ask beats allow, whatever the order", () => {
+    const allow = rule("bash(git *)", "allow");
+    const ask = rule("bash(git push*)", "ask");
+    const deny = rule("bash(git push --force*)", "deny");
+    const command = bash("git push --force origin main");
+    expect(judge([allow, ask, deny], "bash", command).rule?.id).toBe(deny.id);
+    expect(judge([deny, ask, allow], "bash", command).rule?.id).toBe(deny.id);
+    expect(judge([allow, ask], "bash", command).rule?.id).toBe(ask.id);
+    expect(judge([allow], "bash", command).rule?.id).toBe(allow.id);
+  });
+
+  it("among asks the two-Lead rule wins", () => {
+    const one = rule("bash(git *)", "ask");
+    const two = rule("bash(git push*)", "ask", { requiredApprovals: 2 });
+    expect(judge([one, two], "bash", bash("git push")).rule?.id).toBe(two.id);
+  });
+
+  it("an expired rule is ignored; one expiring later still applies", () => {
+    const expired = rule("bash(npm test*)", "allow", { expiresAt: new Date(NOW.getTime() - 1) });
+    const atNow = rule("bash(npm test*)", "allow", { expiresAt: NOW });
+    expect(judge([expired, atNow], "bash", bash("npm test")).rule).toBeNull();
+    const live = rule("bash(npm test*)", "allow", { expiresAt: new Date(NOW.getTime() + 1) });
+    expect(judge([expired, live], "bash", bash("npm test")).rule?.id).toBe(live.id);
+  });
+
+  it("a shadow rule never decides, but says what it would have done", () => {
+    const shadowDeny = rule("bash(npm *)", "deny", { mode: "shadow" });
+    const allow = rule("bash(npm test*)", "allow");
+    const verdict = judge([shadowDeny, allow], "bash", bash("npm test"));
+    expect(verdict.rule?.id).toBe(allow.id);
+    expect(verdict.shadow?.id).toBe(shadowDeny.id);
+    const alone = judge([shadowDeny], "bash", bash("npm test"));
+    expect(alone).toEqual({ rule: null, shadow: shadowDeny });
+  });
+
+  it("scopes: agent, role, token, project directory, everyone", () => {
+    const session: RuleSubject = {
+      agent: "cc-1",
+      role: "claude-code",
+      tokenId: "4f1c5f3e-4a65-4f6e-9b7a-2a5c1d3e4f50",
+      projectCwd: "/home/ana/app/web",
+    };
+    const cases: [JudgedRule["scope"], RuleSubject, boolean][] = [
+      [{ kind: "agent", agent: "brock" }, BRO, true],
+      [{ kind: "agent", agent: "brocky" }, BRO, false],
+      [{ kind: "role", role: "builder" }, BRO, true],
+      [{ kind: "role", role: "reviewer" }, BRO, false],
+      [{ kind: "token", tokenId: session.tokenId ?? "" }, session, true],
+      [{ kind: "token", tokenId: session.tokenId ?? "" }, BRO, false],
+      [{ kind: "project", cwd: "/home/ana/app" }, session, true],
+      [{ kind: "project", cwd: "/home/ana/app/" }, session, true],
+      [{ kind: "project", cwd: "/home/ana/ap" }, session, false],
+      [{ kind: "project", cwd: "/home/ana/app/web/src" }, session, false],
+      [{ kind: "project", cwd: "/home/ana/app" }, BRO, false],
+      [{ kind: "everyone" }, BRO, true],
+    ];
+    for (const [scope, subject, expected] of cases) {
+      const verdict = judge(
+        [rule("bash(npm test)", "allow", { scope })],
+        "bash",
+        bash("npm test"),
+        WORKER,
+        subject,
+      );
+      expect(verdict.rule !== null, JSON.stringify(scope)).toBe(expected);
+    }
+  });
+});
+
+describe("parseRulePattern", () => {
+  it.each([
+    ["", /empty/],
+    ["Bash()", /empty/],
+    ["Bash(npm test", /must end with '\)'/],
+    ["Bash( npm test)", /single spaces/],
+    ["Write(/etc/**)", /relative/],
+    ["Write(~/.ssh/*)", /relative/],
+    ["write_file(src/../x)", /'\.\.'/],
+    ["write_file(src/**x)", /whole path segment/],
+    ["WebFetch(domain:x.com)", /takes no argument pattern/],
+    ["Bas*", /only MCP tool names/],
+    ["mcp__github__*(x)", /MCP tools take no argument pattern/],
+    ["rm -rf", /not a tool name/],
+    ["Bash(npm\u202etest)", /control or invisible/],
+  ])("%j is refused: %s", (pattern, message) => {
+    const parsed = parseRulePattern(pattern);
+    expect(parsed.ok).toBe(false);
+    if (!parsed.ok) expect(parsed.error).toMatch(message);
+  });
+});

@@ -1,0 +1,222 @@
+import path from "node:path/posix";
+import { COMMAND_RUNNERS, SHELLS } from "../protocol/command-lists";
+import type { ShellAnalysis, ShellRedirect, SimpleCommand } from "../protocol/shell-command";
+import { COMMAND_TOOLS, PATH_ARGUMENTS, type RulePattern } from "./pattern";
+
+/**
+ * Does a rule's pattern match a tool call? Two questions, because the two mistakes cost differently
+ * (docs/decisions/022): an `allow` must match only what SURELY matches — every simple command of a
+ * shell command, with nothing left over — while a `deny` or `ask` matches whatever POSSIBLY
+ * matches, so a word the parser cannot read, a different letter case or a command run through
+ * `sudo`/`sh -c` counts against the call rather than for it.
+ */
+export type MatchStrength = "surely" | "possibly";
+
+/** Where a call's relative paths start: a connected session's directory, or a worker's workspace. */
+export type CallLocation = {
+  /** The session's directory on the host; null for a worker (paths relative to its workspace). */
+  root: string | null;
+  /** The call's own directory, when it is at or below `root`. */
+  cwd: string | null;
+};
+
+/** A path argument reduced to what a pattern can be matched against. */
+export type RulePath =
+  | { kind: "inside"; relative: string }
+  | { kind: "outside" }
+  /** Missing, not a string, or holding a NUL: nothing can be said about it. */
+  | { kind: "unknown" };
+
+/** One tool call, parsed once and matched against every rule. */
+export type PreparedCall = {
+  tool: string;
+  /** The parse of a shell tool's command; null when there is no command string. */
+  analysis: ShellAnalysis | null;
+  /** A file tool's path argument, normalised. */
+  path: RulePath | null;
+};
+
+/** Normalises a path before matching: `src/../..` is not under `src/`, absolute paths are outside. */
+export function normalizeRulePath(value: unknown, location: CallLocation): RulePath {
+  if (typeof value !== "string" || value === "" || value.includes("\0")) return { kind: "unknown" };
+  if (value.startsWith("~")) return { kind: "outside" };
+  const { root } = location;
+  let relative: string;
+  if (value.startsWith("/")) {
+    if (root === null) return { kind: "outside" };
+    relative = path.relative(root, path.normalize(value));
+  } else {
+    const base = root !== null && location.cwd !== null ? path.relative(root, location.cwd) : "";
+    relative = path.normalize(path.join(base, value));
+  }
+  if (relative === "." || relative === "") return { kind: "inside", relative: "" };
+  if (relative === ".." || relative.startsWith("../") || relative.startsWith("/")) {
+    return { kind: "outside" };
+  }
+  return { kind: "inside", relative: relative.replace(/\/+$/, "") };
+}
+
+export function prepareCall(
+  tool: string,
+  args: Record<string, unknown>,
+  location: CallLocation,
+  analyze: (command: string) => ShellAnalysis,
+): PreparedCall {
+  const command = args.command;
+  const analysis = COMMAND_TOOLS.has(tool) && typeof command === "string" ? analyze(command) : null;
+  const pathArgument = PATH_ARGUMENTS[tool];
+  return {
+    tool,
+    analysis,
+    path: pathArgument ? normalizeRulePath(args[pathArgument], location) : null,
+  };
+}
+
+function escapeRegex(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
+}
+
+/** `*` is any run of characters; a final `:*` (Claude Code's prefix form) is "these words, then any". */
+function commandRegex(spec: string, isCaseBlind: boolean): RegExp {
+  const isPrefix = spec.endsWith(":*");
+  const body = (isPrefix ? spec.slice(0, -2) : spec).split("*").map(escapeRegex).join(".*");
+  return new RegExp(`^${body}${isPrefix ? "(?: .*)?" : ""}$`, isCaseBlind ? "is" : "s");
+}
+
+/** `**` is any number of whole segments, `*` and `?` stay within one segment. */
+function pathRegex(spec: string, isCaseBlind: boolean): RegExp {
+  const segments = spec.split("/");
+  const body = segments
+    .map((segment, index) => {
+      const isLast = index === segments.length - 1;
+      if (segment === "**") return isLast ? ".*" : "(?:[^/]+/)*";
+      const part = segment
+        .split("")
+        .map((char) => (char === "*" ? "[^/]*" : char === "?" ? "[^/]" : escapeRegex(char)))
+        .join("");
+      return isLast ? part : `${part}/`;
+    })
+    .join("");
+  return new RegExp(`^${body}$`, isCaseBlind ? "is" : "s");
+}
+
+function toolRegex(tool: string): RegExp {
+  const body = tool.split("*").map(escapeRegex).join(".*");
+  // `mcp__github` names the whole server, as in Claude Code.
+  const isServer = !tool.includes("*") && tool.split("__").length === 2;
+  return new RegExp(`^${body}${isServer ? "(?:__.+)?" : ""}$`);
+}
+
+export function matchesToolName(pattern: RulePattern, tool: string): boolean {
+  return pattern.tool.startsWith("mcp__")
+    ? toolRegex(pattern.tool).test(tool)
+    : pattern.tool === tool;
+}
+
+/** The text outside the grammar's view that could run a command: a backstop like the classifier's. */
+const RAW_SUBSTITUTION = /`|\$\((?!\()|[<>]\(/;
+const HIDDEN =
+  /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]/u;
+const MAX_COMMAND_LENGTH = 10_000;
+
+/** Redirections that neither write a file nor read one from outside what the rule allows. */
+function isHarmlessRedirect(redirect: ShellRedirect): boolean {
+  if (redirect.kind !== "file") return false;
+  const target = redirect.target?.value;
+  if (target === undefined || target === null || redirect.target?.isGlob) return false;
+  if (target === "/dev/null") return true;
+  // `2>&1`, `>&-`: descriptors, not files.
+  return (redirect.operator === ">&" || redirect.operator === "<&") && /^(\d+|-)$/.test(target);
+}
+
+/** The command's words after quote removal; null for a word only known when it runs. */
+function wordsOf(command: SimpleCommand): (string | null)[] {
+  return [command.name, ...command.args].map((word) =>
+    word === null || word.isGlob ? null : word.value,
+  );
+}
+
+function isSurelyCommand(analysis: ShellAnalysis, spec: string): boolean {
+  const source = analysis.source;
+  if (!analysis.isParseable || analysis.commands.length === 0) return false;
+  if (source.length > MAX_COMMAND_LENGTH || HIDDEN.test(source) || RAW_SUBSTITUTION.test(source)) {
+    return false;
+  }
+  // Substitutions, function definitions, arithmetic and [[ … ]] are all parts no word pattern says.
+  if (analysis.constructs.some((construct) => construct.kind !== "subshell")) return false;
+  const regex = commandRegex(spec, false);
+  return analysis.commands.every((command) => {
+    if (command.name === null || command.assignments.length > 0 || command.isBackground) {
+      return false;
+    }
+    if (command.isInSubstitution || command.inFunction !== null) return false;
+    if (!command.redirects.every(isHarmlessRedirect)) return false;
+    const words = wordsOf(command);
+    if (words.some((word) => word === null)) return false;
+    return regex.test(words.join(" "));
+  });
+}
+
+/**
+ * Could the words match, whatever an unreadable word turns out to be? The known words before the
+ * first unreadable one must agree with the pattern's literal start, as far as both go.
+ */
+function couldMatchWords(words: (string | null)[], spec: string, regex: RegExp): boolean {
+  const unknownAt = words.indexOf(null);
+  if (unknownAt === -1) return regex.test(words.join(" "));
+  const known = words
+    .slice(0, unknownAt)
+    .map((word) => `${word} `)
+    .join("")
+    .toLowerCase();
+  const literal = spec.split("*")[0]?.replace(/:$/, "").toLowerCase() ?? "";
+  return literal.startsWith(known) || known.startsWith(literal);
+}
+
+function isPossiblyCommand(analysis: ShellAnalysis, spec: string): boolean {
+  if (!analysis.isParseable) return true;
+  const hasSubstitution = analysis.constructs.some(
+    (construct) =>
+      construct.kind === "command_substitution" ||
+      construct.kind === "backticks" ||
+      construct.kind === "process_substitution",
+  );
+  if (!hasSubstitution && RAW_SUBSTITUTION.test(analysis.source)) return true;
+  const regex = commandRegex(spec, true);
+  return analysis.commands.some((command) => {
+    if (command.name === null) return false;
+    const name = command.name.value?.toLowerCase();
+    // Whatever a runner or a shell runs is out of the parser's sight: count it as a match.
+    if (name !== undefined && (COMMAND_RUNNERS.has(name) || SHELLS.has(name))) return true;
+    return couldMatchWords(wordsOf(command), spec, regex);
+  });
+}
+
+/** Does the pattern match the call, as surely (allow) or possibly (deny, ask) as asked? */
+export function matchesPattern(
+  pattern: RulePattern,
+  call: PreparedCall,
+  strength: MatchStrength,
+): boolean {
+  if (!matchesToolName(pattern, call.tool)) return false;
+  if (pattern.spec === null) return true;
+  const isSure = strength === "surely";
+  switch (pattern.kind) {
+    case "command":
+      if (call.analysis === null) return !isSure;
+      return isSure
+        ? isSurelyCommand(call.analysis, pattern.spec)
+        : isPossiblyCommand(call.analysis, pattern.spec);
+    case "path": {
+      if (call.path === null || call.path.kind === "unknown") return !isSure;
+      if (call.path.kind === "outside") return false;
+      return pathRegex(pattern.spec, !isSure).test(call.path.relative);
+    }
+    case "tool":
+      return true;
+    default: {
+      const unreachable: never = pattern.kind;
+      throw new Error(`unknown pattern kind ${String(unreachable)}`);
+    }
+  }
+}
