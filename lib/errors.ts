@@ -26,6 +26,7 @@ export const errorStatus = {
   REQUEST_NOT_FOUND: 404,
   TASK_NOT_FOUND: 404,
   TOKEN_NOT_FOUND: 404,
+  RULE_NOT_FOUND: 404,
   METHOD_NOT_ALLOWED: 405,
   USER_EXISTS: 409,
   AGENT_EXISTS: 409,
@@ -48,6 +49,8 @@ export const errorStatus = {
   FEEDBACK_REQUIRED: 422,
   /** A decision with a field its type does not take, or an answer the request cannot have. */
   INVALID_RESPONSE: 422,
+  /** A rule whose pattern does not parse, or a field that cannot go with its effect. */
+  INVALID_RULE: 422,
   RATE_LIMITED: 429,
   INTERNAL: 500,
   DATABASE_UNAVAILABLE: 503,

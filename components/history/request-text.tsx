@@ -83,7 +83,7 @@ function describePolicy(policy: string): string {
 
 /**
  * Who decided, from `decidedBy`: "ada@example.com (session)", "token 'ci-bot'", "agent alice",
- * "timeout (policy reject)"; requests decided before it was recorded fall back to `respondedBy`.
+ * "timeout (policy reject)", "rule Bash(npm test*)"; requests decided before it was recorded fall back to `respondedBy`.
  */
 export function describeDecider(request: RequestView): string {
   const decidedBy = request.decidedBy;
@@ -96,6 +96,8 @@ export function describeDecider(request: RequestView): string {
       return `agent ${decidedBy.agent}`;
     case "timeout":
       return `timeout (${describePolicy(decidedBy.policy)})`;
+    case "rule":
+      return `rule ${decidedBy.pattern}`;
     case undefined:
       break;
     default: {

@@ -13,6 +13,7 @@ export const queryKeys = {
   timeline: (name: string) => ["timeline", name] as const,
   tasks: ["tasks"] as const,
   tokens: ["tokens"] as const,
+  rules: ["rules"] as const,
 };
 
 type QueryKeys = readonly (readonly string[])[];
@@ -42,6 +43,9 @@ export const STALE_KEYS: Record<EventKind, QueryKeys> = {
   "tool.blocked": ACTIVITY_KEYS,
   "task.created": TASK_KEYS,
   "task.updated": TASK_KEYS,
+  "rule.created": [queryKeys.rules],
+  "rule.updated": [queryKeys.rules],
+  "rule.deleted": [queryKeys.rules],
   // The console's own session is rechecked by the server, which ends the socket if it must.
   "user.updated": [],
   "session.ended": [],

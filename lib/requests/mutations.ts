@@ -23,7 +23,7 @@ import { directionOf, toRequestView, type RequestView } from "./views";
 import { inTransaction } from "../transaction";
 
 /** Request ids are unguessable: knowing one is never a credential, but guessing one is hopeless. */
-function newRequestId(): string {
+export function newRequestId(): string {
   return `req_${randomBytes(16).toString("hex")}`;
 }
 

@@ -18,6 +18,7 @@ import {
 } from "../shared/protocol/tool-risk";
 import { connectorSchema } from "../shared/agents/schema";
 import { createRequestInTransaction } from "../requests/mutations";
+import { decideWithRules, type RuleApprovals } from "../rules/evaluate";
 import type { ToolCallInput, ToolVerdict } from "./schema";
 import { inTransaction } from "../transaction";
 
@@ -31,6 +32,7 @@ async function decideRiskyCall(
   input: ToolCallInput,
   risk: ToolRisk,
   reason: string,
+  approvals: RuleApprovals,
 ): Promise<ToolVerdict> {
   const callHash = hashToolCall(input.tool, input.args, input.cwd);
   const earlier = await tx.request.findMany({
@@ -82,6 +84,10 @@ async function decideRiskyCall(
       callHash,
       risk: risk as unknown as Prisma.InputJsonObject,
       ...(input.cwd ? { cwd: input.cwd } : {}),
+      // A two-Lead ask rule matched: the card says so, and the two-person rule counts the Leads.
+      ...(approvals.requiredApprovals > 1
+        ? { requiredApprovals: approvals.requiredApprovals }
+        : {}),
     },
     timeoutSeconds: input.timeoutSeconds,
   });
@@ -135,12 +141,14 @@ export async function recordToolCall(
     const gateVerdict: GateVerdict | ReturnType<typeof decideConnectorGate> = isConnected(agent)
       ? decideConnectorGate(agent.gate, isStopping, risk)
       : (refuseWhileStopping(isStopping, input.tool) ?? decideGate(agent.gate, input.tool, risk));
-    const verdict: ToolVerdict =
-      "needsApproval" in gateVerdict
-        ? await decideRiskyCall(tx, agent, input, risk, gateVerdict.reason)
-        : gateVerdict.allowed
-          ? { allowed: true }
-          : { allowed: false, code: gateVerdict.code, reason: gateVerdict.reason };
+    const { verdict, trace } = await decideWithRules(
+      tx,
+      agent,
+      input,
+      risk,
+      gateVerdict,
+      (why, approvals) => decideRiskyCall(tx, agent, input, risk, why, approvals),
+    );
     // A session sends no heartbeats between calls: each call is its sign of life.
     if (isConnected(agent)) {
       await tx.agent.update({ where: { id: agent.id }, data: { lastHeartbeatAt: new Date() } });
@@ -174,6 +182,7 @@ export async function recordToolCall(
         riskClass: risk.class,
         ...(verdict.code ? { code: verdict.code } : {}),
         ...(verdict.requestId ? { requestId: verdict.requestId } : {}),
+        ...trace,
       },
     );
     return verdict;

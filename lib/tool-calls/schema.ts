@@ -19,7 +19,10 @@ export type ToolVerdict = {
     | "AGENT_STOPPING"
     | "TOOL_APPROVAL_REQUIRED"
     | "TOOL_APPROVAL_PENDING"
-    | "TOOL_APPROVAL_DENIED";
+    | "TOOL_APPROVAL_DENIED"
+    | "RULE_DENIED";
   reason?: string;
   requestId?: string;
+  /** The rule that decided (allowed, denied, or asked the Lead); docs/decisions/022. */
+  ruleId?: string;
 };

@@ -26,6 +26,7 @@ import { events } from "./events";
 import { health } from "./health";
 import { inbox, inboxAck, messages } from "./messages";
 import { request, requestResponses, requests } from "./requests";
+import { rule, rulePreview, rules, ruleSuggestion } from "./rules";
 import { taskClaim, taskComplete, taskRelease, tasks } from "./tasks";
 import { token, tokens } from "./tokens";
 import { toolCalls } from "./tool-calls";
@@ -69,6 +70,11 @@ export const API_PATHS: readonly ApiPath[] = [
   requests,
   request,
   requestResponses,
+  rules,
+  // Before `rule`: its `{id}` would otherwise answer POST /rules/preview with 405.
+  rulePreview,
+  rule,
+  ruleSuggestion,
   tasks,
   taskClaim,
   taskComplete,

@@ -399,6 +399,9 @@ export function applyBoardEvent(members: BoardMember[], event: ConsoleEvent): Bo
     case "message.sent":
     case "task.created":
     case "task.updated":
+    case "rule.created":
+    case "rule.updated":
+    case "rule.deleted":
     case "user.updated":
     case "session.ended":
     case "audit.pruned":

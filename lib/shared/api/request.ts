@@ -20,6 +20,7 @@ export const decidedBySchema = z.discriminatedUnion("kind", [
     policy: z.enum(TIMEOUT_POLICIES),
   }),
   z.strictObject({ kind: z.literal("agent"), agent: z.string(), incarnation: z.number().int() }),
+  z.strictObject({ kind: z.literal("rule"), ruleId: z.string(), pattern: z.string() }),
 ]);
 export type DecidedBy = z.infer<typeof decidedBySchema>;
 

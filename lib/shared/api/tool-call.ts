@@ -11,9 +11,11 @@ export const toolVerdictSchema = z.object({
       "TOOL_APPROVAL_REQUIRED",
       "TOOL_APPROVAL_PENDING",
       "TOOL_APPROVAL_DENIED",
+      "RULE_DENIED",
     ])
     .optional(),
   reason: z.string().optional(),
   requestId: z.string().optional(),
+  ruleId: z.string().optional(),
 });
 export type ToolVerdictWire = z.infer<typeof toolVerdictSchema>;

@@ -19,6 +19,18 @@ const toolVerdict = z.object({
   riskClass: z.string(),
   code: z.string().optional(),
   requestId: requestId.optional(),
+  /** The rule that decided, and what a shadow rule would have done (docs/decisions/022). */
+  ruleId: z.string().optional(),
+  shadowRuleId: z.string().optional(),
+  shadowEffect: z.string().optional(),
+});
+/** rule.created, rule.updated, rule.deleted: the Rules page refetches. */
+const ruleChange = z.object({
+  ruleId: z.string(),
+  pattern: z.string(),
+  effect: z.string(),
+  mode: z.string(),
+  by: z.string(),
 });
 
 export const EVENT_PAYLOAD_SCHEMAS = {
@@ -80,6 +92,9 @@ export const EVENT_PAYLOAD_SCHEMAS = {
   }),
   "tool.allowed": toolVerdict,
   "tool.blocked": toolVerdict,
+  "rule.created": ruleChange,
+  "rule.updated": ruleChange,
+  "rule.deleted": ruleChange,
   "task.created": z.object({ taskId: z.string(), title: z.string() }),
   "task.updated": z.object({ taskId: z.string(), status: z.string(), agent: agentName }),
   "user.updated": z.object({

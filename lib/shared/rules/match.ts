@@ -56,10 +56,11 @@ export function normalizeRulePath(value: unknown, location: CallLocation): RuleP
   return { kind: "inside", relative: relative.replace(/\/+$/, "") };
 }
 
+/** `location` null: a connected session with no directory that bounds its paths. */
 export function prepareCall(
   tool: string,
   args: Record<string, unknown>,
-  location: CallLocation,
+  location: CallLocation | null,
   analyze: (command: string) => ShellAnalysis,
 ): PreparedCall {
   const command = args.command;
@@ -68,7 +69,11 @@ export function prepareCall(
   return {
     tool,
     analysis,
-    path: pathArgument ? normalizeRulePath(args[pathArgument], location) : null,
+    path: !pathArgument
+      ? null
+      : location === null
+        ? { kind: "unknown" }
+        : normalizeRulePath(args[pathArgument], location),
   };
 }
 

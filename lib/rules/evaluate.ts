@@ -1,0 +1,212 @@
+import type { Db } from "../db";
+import { appendEvent } from "../events/mutations";
+import type { Agent, Prisma } from "../generated/prisma/client";
+import { hashToolCall } from "../protocol/tool-approval";
+import { newRequestId } from "../requests/mutations";
+import { connectorSchema } from "../shared/agents/schema";
+import type { DecidedBy } from "../shared/api/request";
+import { analyzeShellCommand } from "../shared/protocol/shell-command";
+import { isBelowWorkspaceRoot, workspaceRootOf, type ToolRisk } from "../shared/protocol/tool-risk";
+import { prepareCall, type CallLocation, type PreparedCall } from "../shared/rules/match";
+import { judgeByRules, type RuleSubject, type RulesVerdict } from "../shared/rules/verdict";
+import type { ToolCallInput, ToolVerdict } from "../tool-calls/schema";
+import { toJudgedRule } from "./views";
+
+type RuleAgent = Pick<Agent, "name" | "role" | "ownerTokenId" | "connector" | "connectorKey">;
+type StoredRule = ReturnType<typeof toJudgedRule>;
+
+function sessionRootOf(agent: RuleAgent): string | null {
+  const parsed = connectorSchema.safeParse(agent.connector);
+  return workspaceRootOf(parsed.success ? parsed.data.cwd : undefined);
+}
+
+/** Who a rule's scope is compared with: the agent, its role, its `connect` token, its project. */
+export function ruleSubjectOf(agent: RuleAgent): RuleSubject {
+  return {
+    agent: agent.name,
+    role: agent.role,
+    tokenId: agent.ownerTokenId,
+    projectCwd: agent.connectorKey !== null ? sessionRootOf(agent) : null,
+  };
+}
+
+/**
+ * Where a call's relative paths start. A worker's are relative to its workspace; a connected
+ * session's to its directory, or to the call's own when that is below it. A session with no
+ * directory that bounds anything (none, or `/`) has no location: its paths match no allow.
+ */
+export function callLocationOf(agent: RuleAgent, callCwd: string | undefined): CallLocation | null {
+  if (agent.connectorKey === null) return { root: null, cwd: null };
+  const root = sessionRootOf(agent);
+  if (root === null) return null;
+  return {
+    root,
+    cwd: callCwd !== undefined && isBelowWorkspaceRoot(callCwd, root) ? callCwd : root,
+  };
+}
+
+export function prepareAgentCall(
+  agent: RuleAgent,
+  tool: string,
+  args: Record<string, unknown>,
+  cwd: string | undefined,
+): PreparedCall {
+  return prepareCall(tool, args, callLocationOf(agent, cwd), analyzeShellCommand);
+}
+
+/** Rules that can still apply: expired ones are left in the table for the Rules page, not read. */
+export async function loadLiveRules(db: Db, now: Date): Promise<StoredRule[]> {
+  const rows = await db.rule.findMany({
+    where: { OR: [{ expiresAt: null }, { expiresAt: { gt: now } }] },
+    orderBy: { createdAt: "asc" },
+  });
+  return rows.map(toJudgedRule);
+}
+
+/** The plan gate's verdict before rules: the shape both gates (worker, connector) share. */
+type GateVerdictLike =
+  | { allowed: true }
+  | {
+      allowed: false;
+      code: NonNullable<ToolVerdict["code"]>;
+      reason: string;
+      needsApproval?: true;
+    };
+
+/** How many Leads a card raised because of a rule needs (the two-person rule counts them). */
+export type RuleApprovals = { requiredApprovals: number };
+
+export type RiskyCallDecider = (reason: string, approvals: RuleApprovals) => Promise<ToolVerdict>;
+
+/** What the event of a verdict records about rules, shadow ones included. */
+export type RuleTrace = { ruleId?: string; shadowRuleId?: string; shadowEffect?: string };
+
+export type RuledVerdict = { verdict: ToolVerdict; trace: RuleTrace };
+
+function describeRule(rule: StoredRule): string {
+  return `rule ${rule.pattern} (${rule.id})`;
+}
+
+/**
+ * A rule's standing yes, written down like the Lead's: a tool_approval request already approved,
+ * decided by the rule, which the recorded call then uses. History shows it with its rule.
+ */
+async function approveByRule(
+  tx: Db,
+  agent: Agent,
+  input: ToolCallInput,
+  risk: ToolRisk,
+  rule: StoredRule,
+): Promise<string> {
+  const decidedBy: DecidedBy = { kind: "rule", ruleId: rule.id, pattern: rule.pattern };
+  const respondedBy = `rule ${rule.pattern}`;
+  const now = new Date();
+  const request = await tx.request.create({
+    data: {
+      id: newRequestId(),
+      type: "tool_approval",
+      agentId: agent.id,
+      sender: agent.name,
+      target: "lead",
+      status: "approved",
+      payload: {
+        tool: input.tool,
+        args: input.args as Prisma.InputJsonObject,
+        reason: `allowed by ${describeRule(rule)}`,
+        callHash: hashToolCall(input.tool, input.args, input.cwd),
+        risk: { class: risk.class, reasons: risk.reasons } as unknown as Prisma.InputJsonObject,
+        ...(input.cwd ? { cwd: input.cwd } : {}),
+      },
+      respondedBy,
+      respondedAt: now,
+      decidedBy,
+      incarnation: agent.incarnation,
+      workVersion: agent.workVersion,
+      taskId: agent.taskId,
+      expiresAt: now,
+    },
+  });
+  await appendEvent(tx, "request.decided", `request:${request.id}`, {
+    requestId: request.id,
+    type: request.type,
+    agent: agent.name,
+    status: "approved",
+    respondedBy,
+    decidedBy,
+  });
+  return request.id;
+}
+
+/**
+ * The rules' say on one call, after the plan gate (docs/decisions/022):
+ * - deny blocks any call (RULE_DENIED);
+ * - allow lets through a call that would need the Lead's card, never one the gate blocked or
+ *   refused, nor one with a path outside the workspace among its reasons;
+ * - ask turns a call the gate allows into a card, and a two-Lead ask raises any card it matches;
+ * - shadow rules only leave a trace.
+ */
+export async function decideWithRules(
+  tx: Db,
+  agent: Agent,
+  input: ToolCallInput,
+  risk: ToolRisk,
+  gate: GateVerdictLike,
+  decideRisky: RiskyCallDecider,
+): Promise<RuledVerdict> {
+  const now = new Date();
+  const rules = await loadLiveRules(tx, now);
+  const gateVerdict = async (): Promise<ToolVerdict> => {
+    if (gate.allowed) return { allowed: true };
+    if (gate.needsApproval) return decideRisky(gate.reason, { requiredApprovals: 1 });
+    return { allowed: false, code: gate.code, reason: gate.reason };
+  };
+  if (rules.length === 0) return { verdict: await gateVerdict(), trace: {} };
+  const judged: RulesVerdict<StoredRule> = judgeByRules(
+    rules,
+    prepareAgentCall(agent, input.tool, input.args, input.cwd),
+    ruleSubjectOf(agent),
+    now,
+  );
+  const shadowTrace: RuleTrace = judged.shadow
+    ? { shadowRuleId: judged.shadow.id, shadowEffect: judged.shadow.effect }
+    : {};
+  const rule = judged.rule;
+  if (rule === null) return { verdict: await gateVerdict(), trace: shadowTrace };
+  const trace = { ...shadowTrace, ruleId: rule.id };
+  switch (rule.effect) {
+    case "deny":
+      return {
+        verdict: {
+          allowed: false,
+          code: "RULE_DENIED",
+          reason: `${input.tool} is denied by ${describeRule(rule)}`,
+          ruleId: rule.id,
+        },
+        trace,
+      };
+    case "allow": {
+      const isRefusedAnywhere =
+        risk.reasons.some((reason) => reason.class === "refused") ||
+        callLocationOf(agent, input.cwd) === null;
+      if (gate.allowed || !gate.needsApproval || isRefusedAnywhere) {
+        return { verdict: await gateVerdict(), trace: shadowTrace };
+      }
+      const requestId = await approveByRule(tx, agent, input, risk, rule);
+      return { verdict: { allowed: true, requestId, ruleId: rule.id }, trace };
+    }
+    case "ask": {
+      if (!gate.allowed && !gate.needsApproval) {
+        return { verdict: await gateVerdict(), trace: shadowTrace };
+      }
+      const reason = gate.allowed
+        ? `${describeRule(rule)} asks the Lead`
+        : `${gate.reason}; ${describeRule(rule)} asks the Lead`;
+      const verdict = await decideRisky(reason, { requiredApprovals: rule.requiredApprovals });
+      return { verdict: { ...verdict, ruleId: rule.id }, trace };
+    }
+    default: {
+      const unreachable: never = rule.effect;
+      throw new Error(`unknown rule effect ${String(unreachable)}`);
+    }
+  }
+}

@@ -1,0 +1,129 @@
+import type { HumanActor } from "../auth/actor";
+import type { Db } from "../db";
+import { AppError } from "../errors";
+import { appendEvent } from "../events/mutations";
+import type { PrismaClient, Rule } from "../generated/prisma/client";
+import { parseRulePattern } from "../shared/rules/pattern";
+import { inTransaction } from "../transaction";
+import type { CreateRuleInput, UpdateRuleInput } from "./schema";
+import { toRuleView, type RuleView } from "./views";
+
+/** Every write checks the pattern, so the gate never meets one it cannot read. */
+export function checkRulePattern(pattern: string): void {
+  const parsed = parseRulePattern(pattern);
+  if (!parsed.ok) throw new AppError("INVALID_RULE", `pattern: ${parsed.error}`);
+}
+
+/** What a rule's fields must agree on, beyond each one's own schema. */
+function checkRuleShape(rule: {
+  effect: string;
+  requiredApprovals: number;
+  expiresAt: string | Date | null;
+}): void {
+  if (rule.requiredApprovals === 2 && rule.effect !== "ask") {
+    throw new AppError(
+      "INVALID_RULE",
+      "requiredApprovals: only an ask rule raises a card, so only it can need two Leads",
+    );
+  }
+  if (rule.expiresAt !== null && new Date(rule.expiresAt).getTime() <= Date.now()) {
+    throw new AppError("INVALID_RULE", "expiresAt: the expiry is already past");
+  }
+}
+
+function actorLabel(actor: HumanActor): string {
+  return actor.via === "token" ? `${actor.email} (token '${actor.tokenName}')` : actor.email;
+}
+
+async function recordChange(
+  tx: Db,
+  kind: "rule.created" | "rule.updated" | "rule.deleted",
+  rule: Rule,
+  actor: HumanActor,
+): Promise<void> {
+  await appendEvent(tx, kind, `rule:${rule.id}`, {
+    ruleId: rule.id,
+    pattern: rule.pattern,
+    effect: rule.effect,
+    mode: rule.mode,
+    by: actorLabel(actor),
+  });
+}
+
+export async function createRule(
+  db: PrismaClient,
+  actor: HumanActor,
+  input: CreateRuleInput,
+): Promise<RuleView> {
+  checkRulePattern(input.pattern);
+  checkRuleShape(input);
+  return inTransaction(db, async (tx) => {
+    const rule = await tx.rule.create({
+      data: {
+        pattern: input.pattern,
+        effect: input.effect,
+        scope: input.scope,
+        mode: input.mode,
+        requiredApprovals: input.requiredApprovals,
+        expiresAt: input.expiresAt === null ? null : new Date(input.expiresAt),
+        createdBy: actorLabel(actor),
+      },
+    });
+    await recordChange(tx, "rule.created", rule, actor);
+    return toRuleView(rule);
+  });
+}
+
+async function lockRule(tx: Db, id: string): Promise<Rule> {
+  const [locked] = await tx.$queryRaw<{ id: string }[]>`
+    SELECT id FROM rules WHERE id = ${id}::uuid FOR UPDATE`;
+  const rule = locked ? await tx.rule.findUnique({ where: { id } }) : null;
+  if (!rule) throw new AppError("RULE_NOT_FOUND", `no rule ${id}`);
+  return rule;
+}
+
+export async function updateRule(
+  db: PrismaClient,
+  actor: HumanActor,
+  id: string,
+  patch: UpdateRuleInput,
+): Promise<RuleView> {
+  return inTransaction(db, async (tx) => {
+    const current = await lockRule(tx, id);
+    const next = {
+      effect: patch.effect ?? current.effect,
+      requiredApprovals: patch.requiredApprovals ?? current.requiredApprovals,
+      expiresAt: patch.expiresAt === undefined ? current.expiresAt : patch.expiresAt,
+    };
+    // An unchanged past expiry is no reason to refuse changing something else.
+    checkRuleShape({
+      ...next,
+      expiresAt: patch.expiresAt === undefined ? null : next.expiresAt,
+    });
+    const rule = await tx.rule.update({
+      where: { id },
+      data: {
+        effect: next.effect,
+        requiredApprovals: next.requiredApprovals,
+        expiresAt: next.expiresAt === null ? null : new Date(next.expiresAt),
+        ...(patch.mode ? { mode: patch.mode } : {}),
+        updatedAt: new Date(),
+      },
+    });
+    await recordChange(tx, "rule.updated", rule, actor);
+    return toRuleView(rule);
+  });
+}
+
+export async function deleteRule(
+  db: PrismaClient,
+  actor: HumanActor,
+  id: string,
+): Promise<RuleView> {
+  return inTransaction(db, async (tx) => {
+    const rule = await lockRule(tx, id);
+    await tx.rule.delete({ where: { id } });
+    await recordChange(tx, "rule.deleted", rule, actor);
+    return toRuleView(rule);
+  });
+}
