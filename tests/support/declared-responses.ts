@@ -12,8 +12,11 @@ const ROUTE_PATTERNS = API_ROUTES.map((route) => ({
 
 /** The table's route a request reaches, if any (the router itself answers the others). */
 export function findRoute(method: string, pathname: string): ApiRoute | undefined {
+  // A literal path (`/rules/preview`) is its own path, never an `{id}` of its neighbour's.
+  const isLiteral = ROUTE_PATTERNS.some(({ route }) => route.path === pathname);
   return ROUTE_PATTERNS.find(
-    ({ route, pattern }) => route.method === method && pattern.test(pathname),
+    ({ route, pattern }) =>
+      route.method === method && (isLiteral ? route.path === pathname : pattern.test(pathname)),
   )?.route;
 }
 
