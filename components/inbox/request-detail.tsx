@@ -16,6 +16,7 @@ import { inspectText } from "@/lib/shared/display/visible-text";
 import { apiFetch } from "@/lib/shared/http/api-fetch";
 import type { QuestionAnswerInput } from "@/lib/shared/protocol/question";
 import type { RequestView } from "@/lib/requests/views";
+import { AlwaysAllow } from "./always-allow";
 import { QuestionAnswerForm, QuestionBody } from "./question-card";
 import { typeLabel } from "./request-list";
 
@@ -232,6 +233,9 @@ export const RequestDetail = forwardRef<HTMLTextAreaElement, Props>(function Req
               </>
             )}
           </div>
+          {request.type === "tool_approval" && (
+            <AlwaysAllow request={request} onApprove={() => onDecide(true, feedback.trim())} />
+          )}
         </div>
       )}
       <RecentActivity name={request.agent} />

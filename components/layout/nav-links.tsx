@@ -7,6 +7,7 @@ const LINKS = [
   { href: "/", label: "Inbox" },
   { href: "/team", label: "Team" },
   { href: "/history", label: "History" },
+  { href: "/rules", label: "Rules" },
   { href: "/settings", label: "Settings" },
 ];
 

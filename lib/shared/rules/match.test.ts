@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { analyzeShellCommand, loadShellParser } from "../protocol/shell-command";
 import { prepareCall, type CallLocation } from "./match";
-import { parseRulePattern } from "./pattern";
+import { parseRulePattern, patternForCall } from "./pattern";
 import { judgeByRules, type JudgedRule, type RuleSubject } from "./verdict";
 
 beforeAll(async () => {
@@ -231,5 +231,19 @@ describe("parseRulePattern", () => {
     const parsed = parseRulePattern(pattern);
     expect(parsed.ok).toBe(false);
     if (!parsed.ok) expect(parsed.error).toMatch(message);
+  });
+});
+
+describe("patternForCall", () => {
+  it.each([
+    ["bash", { command: "npm  test" }, undefined, "bash(npm test)"],
+    ["Bash", { command: "git status" }, "/home/ana/app", "Bash(git status)"],
+    ["write_file", { path: "./src/a.ts" }, undefined, "write_file(src/a.ts)"],
+    ["Write", { file_path: "/home/ana/app/src/a.ts" }, "/home/ana/app", "Write(src/a.ts)"],
+    ["mcp__github__create_issue", { title: "x" }, undefined, "mcp__github__create_issue"],
+  ])("%s %j → %s", (tool, args, cwd, expected) => {
+    const pattern = patternForCall(tool, args, cwd);
+    expect(pattern).toBe(expected);
+    expect(parseRulePattern(pattern)).toMatchObject({ ok: true });
   });
 });

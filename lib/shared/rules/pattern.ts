@@ -101,3 +101,26 @@ export function parseRulePattern(source: string): ParsedPattern {
     `${tool} takes no argument pattern (only Bash/bash commands and file tools' paths do); write ${tool} alone`,
   );
 }
+
+/** A path relative to the session's directory when it is below it; as given otherwise. */
+function relativeTo(value: string, cwd: unknown): string {
+  if (typeof cwd !== "string" || !value.startsWith("/")) return value;
+  const root = cwd.replace(/\/+$/, "");
+  return value.startsWith(`${root}/`) ? value.slice(root.length + 1) : value;
+}
+
+/**
+ * The pattern a card offers for "always allow this": the exact command or path of the call, so
+ * the rule starts as narrow as the approval it replaces; the Lead may widen it with `*`.
+ */
+export function patternForCall(tool: string, args: Record<string, unknown>, cwd?: unknown): string {
+  if (COMMAND_TOOLS.has(tool) && typeof args.command === "string") {
+    return `${tool}(${args.command.trim().replace(/[ \t]+/g, " ")})`;
+  }
+  const pathArgument = PATH_ARGUMENTS[tool];
+  const value = pathArgument ? args[pathArgument] : undefined;
+  if (typeof value === "string" && value !== "") {
+    return `${tool}(${relativeTo(value, cwd).replace(/^\.\//, "")})`;
+  }
+  return tool;
+}
