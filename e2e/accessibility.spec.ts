@@ -82,6 +82,7 @@ test("every signed-in page passes axe-core with data on screen", async ({ browse
     ["/history", "History"],
     [`/agents/${decided.name}`, decided.name],
     ["/settings", "Settings"],
+    ["/rules", "Rules"],
   ] as const) {
     await page.goto(path);
     await expect(page.getByRole("heading", { name: heading, level: 1 })).toBeVisible();

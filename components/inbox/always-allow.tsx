@@ -163,7 +163,7 @@ export function AlwaysAllow({
         onClick={() => create.mutate()}
         disabled={!parsed.ok || scope === null || create.isPending}
       >
-        Always allow and approve
+        Create rule &amp; allow
       </Button>
     </section>
   );
