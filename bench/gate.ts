@@ -42,7 +42,22 @@ export async function measureLoad(options: {
 /** The read-only call the gate allows without a plan and records before it answers. */
 export const ALLOWED_TOOL_CALL = { tool: "read_file", args: { path: "README.md" } };
 
-export function gateVerdictCall(baseUrl: string, agents: Agent[]) {
+/**
+ * A call that needs the Lead's card (git push) which an allow rule lets through: the gate parses
+ * it, matches the rules and writes the rule's approval besides the attempt (issue 15).
+ */
+export const RULE_ALLOWED_TOOL_CALL = { tool: "bash", args: { command: "git push origin main" } };
+export const RULE_FOR_BENCH = {
+  pattern: "bash(git push origin main)",
+  effect: "allow",
+  scope: { kind: "role", role: "bench" },
+};
+
+export function gateVerdictCall(
+  baseUrl: string,
+  agents: Agent[],
+  call: { tool: string; args: Record<string, unknown> } = ALLOWED_TOOL_CALL,
+) {
   return (worker: number) =>
     fetch(`${baseUrl}/api/v1/tool-calls`, {
       method: "POST",
@@ -50,7 +65,7 @@ export function gateVerdictCall(baseUrl: string, agents: Agent[]) {
         authorization: `Bearer ${agents[worker % agents.length]?.token ?? ""}`,
         "content-type": "application/json",
       },
-      body: JSON.stringify(ALLOWED_TOOL_CALL),
+      body: JSON.stringify(call),
     });
 }
 

@@ -9,7 +9,14 @@ import { createDb } from "../lib/db";
 import { applyMigrations } from "../lib/migrations";
 import { createApiToken } from "../lib/tokens/mutations";
 import { createScratchDatabase, dropScratchDatabase } from "../tests/test-database";
-import { connectConsole, registerAgents, signIn, type Agent, type ConsoleClient } from "./clients";
+import {
+  callApi,
+  connectConsole,
+  registerAgents,
+  signIn,
+  type Agent,
+  type ConsoleClient,
+} from "./clients";
 import { benchEnv, isPhaseSelected, sizes } from "./config";
 import {
   EventWitness,
@@ -27,6 +34,8 @@ import { measureBoard, summarizeBoard } from "./board";
 import { measureSubmissionBreakdown } from "./breakdown";
 import {
   gateVerdictCall,
+  RULE_ALLOWED_TOOL_CALL,
+  RULE_FOR_BENCH,
   healthCall,
   measureLoad,
   plainCall,
@@ -279,7 +288,9 @@ async function main(): Promise<void> {
 
   // ---- the gate verdict against a plain node:http server doing the same one INSERT ----
   type GateRun = LoadResult & { serverCpuMsPerCall: number };
-  let gate: Record<"plainInsert" | "verdict" | "plainHealth" | "health", GateRun[]> | undefined;
+  let gate:
+    | Record<"plainInsert" | "verdict" | "ruleAllowed" | "plainHealth" | "health", GateRun[]>
+    | undefined;
   if (isPhaseSelected("gate")) {
     const plain = await startPlainServer({ databaseUrl, port: benchEnv.BENCH_PORT + 1 });
     cleanups.push({ name: "stop the plain floor server", run: () => plain.stop() });
@@ -290,12 +301,14 @@ async function main(): Promise<void> {
       1,
     );
     await keepAgentsAlive(databaseUrl);
-    gate = { plainInsert: [], verdict: [], plainHealth: [], health: [] };
+    await callApi(server.url, { token: leadToken }, "POST", "/rules", RULE_FOR_BENCH);
+    gate = { plainInsert: [], verdict: [], ruleAllowed: [], plainHealth: [], health: [] };
     const load = (call: (worker: number) => Promise<Response>, durationMs = sizes.gateMs) =>
       measureLoad({ clients: sizes.gateClients, durationMs, call });
     const sides = {
       plainInsert: plainCall(plain.url, "/tool-calls"),
       verdict: gateVerdictCall(server.url, gateAgents),
+      ruleAllowed: gateVerdictCall(server.url, gateAgents, RULE_ALLOWED_TOOL_CALL),
       plainHealth: plainCall(plain.url, "/health"),
       health: healthCall(server.url),
     };
@@ -312,7 +325,7 @@ async function main(): Promise<void> {
         gate[side].push({ ...measured, serverCpuMsPerCall: cpuMs / measured.latenciesMs.length });
       }
       log(
-        `gate round ${roundIndex + 1}/${sizes.rounds}: plain ${gate.plainInsert.at(-1)?.perSecond.toFixed(0)}/s, verdict ${gate.verdict.at(-1)?.perSecond.toFixed(0)}/s, plain health ${gate.plainHealth.at(-1)?.perSecond.toFixed(0)}/s, health ${gate.health.at(-1)?.perSecond.toFixed(0)}/s`,
+        `gate round ${roundIndex + 1}/${sizes.rounds}: plain ${gate.plainInsert.at(-1)?.perSecond.toFixed(0)}/s, verdict ${gate.verdict.at(-1)?.perSecond.toFixed(0)}/s, rule-allowed ${gate.ruleAllowed.at(-1)?.perSecond.toFixed(0)}/s, plain health ${gate.plainHealth.at(-1)?.perSecond.toFixed(0)}/s, health ${gate.health.at(-1)?.perSecond.toFixed(0)}/s`,
       );
     }
     results.gate = Object.fromEntries(
@@ -730,9 +743,10 @@ async function main(): Promise<void> {
       latency: summarize(runs.flatMap((run) => run.latenciesMs)),
       perSecond: median(runs.map((run) => run.perSecond)),
     });
-    const [plainInsert, verdictLoad, plainHealth, health] = [
+    const [plainInsert, verdictLoad, ruleAllowed, plainHealth, health] = [
       side(gate.plainInsert),
       side(gate.verdict),
+      side(gate.ruleAllowed),
       side(gate.plainHealth),
       side(gate.health),
     ];
@@ -763,6 +777,15 @@ async function main(): Promise<void> {
         verdict: verdict(verdictLoad.perSecond >= 0.4 * plainInsert.perSecond),
       },
       {
+        // A rule's yes writes an approved request and its event besides the attempt: three rows.
+        goal: `Gate verdict allowed by a rule (needs a card otherwise) p50, ${clients}`,
+        target: "≤ 3× plain + INSERT",
+        raw: formatMs(plainInsert.latency.p50),
+        handshake: `${formatMs(ruleAllowed.latency.p50)} / ${formatRate(ruleAllowed.perSecond)}`,
+        ratio: ratio(ruleAllowed.latency.p50, plainInsert.latency.p50),
+        verdict: verdict(ruleAllowed.latency.p50 <= 3 * plainInsert.latency.p50),
+      },
+      {
         goal: `Diagnosis: GET /health p50 / rate, ${clients}`,
         target: "diagnosis",
         raw: `${formatMs(plainHealth.latency.p50)} / ${formatRate(plainHealth.perSecond)}`,
@@ -778,7 +801,7 @@ async function main(): Promise<void> {
     const cpuPerCall = (runs: GateRun[]) =>
       median(runs.map((run) => run.serverCpuMsPerCall)).toFixed(2);
     notes.push(
-      `Gate: server CPU per call ${cpuPerCall(gate.verdict)} ms per verdict, ${cpuPerCall(gate.health)} ms per GET /health.`,
+      `Gate: server CPU per call ${cpuPerCall(gate.verdict)} ms per verdict, ${cpuPerCall(gate.ruleAllowed)} ms per rule-allowed verdict, ${cpuPerCall(gate.health)} ms per GET /health.`,
     );
   }
   if (rawLoop.length > 0) {
