@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { afterAll, describe, expect, it } from "vitest";
 import {
   rule as ruleRoute,
@@ -7,7 +8,7 @@ import {
 } from "../../lib/api/v1/rules";
 import { getDb } from "../../lib/db";
 import { callRoute, signedInHuman } from "../route-client";
-import { api, createToken, lead, registerAgent, uniqueName } from "./fixtures";
+import { api, createToken, lead, registerAgent, uniqueName, type TestToken } from "./fixtures";
 
 afterAll(() => getDb().$disconnect());
 
@@ -356,5 +357,72 @@ describe("preview and suggestion", () => {
       approvals: 3,
       isSuggested: true,
     });
+  });
+});
+
+/** A connected Claude Code session in its own fresh directory, so project rules touch nobody else. */
+async function connectSession(connectToken: TestToken, cwd: string) {
+  const response = await api.connectSession(connectToken.headers, {
+    sessionId: randomUUID(),
+    cwd,
+    model: "opus",
+  });
+  expect([200, 201]).toContain(response.status);
+  return { headers: { authorization: `Bearer ${String(response.json.token)}` } };
+}
+
+describe("rules for connected sessions", () => {
+  it("a project rule allows Write under its directory, normalising paths; the token scope too", async () => {
+    const connectToken = await createToken("connect");
+    const project = `/home/ada/${uniqueName("proj")}`;
+    const session = await connectSession(connectToken, project);
+    await rulesApi.create({
+      pattern: "Write(src/**)",
+      effect: "allow",
+      scope: { kind: "project", cwd: project },
+    });
+    const write = (filePath: string, cwd?: string) =>
+      api.toolCall(session.headers, {
+        tool: "Write",
+        args: { file_path: filePath, content: "x" },
+        ...(cwd ? { cwd } : {}),
+      });
+    expect((await write(`${project}/src/a.ts`)).json).toMatchObject({ allowed: true });
+    expect((await write("a.ts", `${project}/src`)).json).toMatchObject({ allowed: true });
+    for (const outside of [`${project}/src/../../x.ts`, `${project}/docs/a.md`, "/etc/passwd"]) {
+      expect((await write(outside)).json, outside).toMatchObject({
+        allowed: false,
+        code: "TOOL_APPROVAL_REQUIRED",
+      });
+    }
+
+    await rulesApi.create({
+      pattern: "Bash(npm test*)",
+      effect: "allow",
+      scope: { kind: "token", tokenId: connectToken.id },
+    });
+    const bash = (command: string) =>
+      api.toolCall(session.headers, { tool: "Bash", args: { command } });
+    expect((await bash("npm test -- --run")).json).toMatchObject({ allowed: true });
+    expect((await bash("npm test > ~/.bashrc")).json).toMatchObject({ allowed: false });
+    const stranger = await connectSession(await createToken("connect"), project);
+    expect(
+      (await api.toolCall(stranger.headers, { tool: "Bash", args: { command: "npm test" } })).json,
+    ).toMatchObject({ allowed: false, code: "TOOL_APPROVAL_REQUIRED" });
+  });
+
+  it("a session whose directory bounds nothing gets no allow for its paths", async () => {
+    const connectToken = await createToken("connect");
+    const session = await connectSession(connectToken, "/");
+    await rulesApi.create({
+      pattern: "Write(src/**)",
+      effect: "allow",
+      scope: { kind: "token", tokenId: connectToken.id },
+    });
+    const verdict = await api.toolCall(session.headers, {
+      tool: "Write",
+      args: { file_path: "src/a.ts", content: "x" },
+    });
+    expect(verdict.json).toMatchObject({ allowed: false, code: "TOOL_APPROVAL_REQUIRED" });
   });
 });
