@@ -1,3 +1,4 @@
+import AxeBuilder from "@axe-core/playwright";
 import { expect, test, type APIRequestContext } from "@playwright/test";
 import { HistoryPage } from "./pages/history-page";
 import { humanApi, uniqueAgentName } from "./support/api";
@@ -52,6 +53,10 @@ test("a rule made from a card lets the next identical call run with no card; his
   await expect(allow.getByLabel("Pattern")).toHaveValue("bash(rm -rf build)");
   // The preview counts the card itself: one past request this rule would have matched.
   await expect(allow.getByRole("status")).toHaveText("Would have matched 1 past request.");
+  const { violations } = await new AxeBuilder({ page })
+    .withTags(["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"])
+    .analyze();
+  expect(violations.map((violation) => `${violation.id}: ${violation.help}`)).toEqual([]);
   // Keyboard only: choose "for <agent>" (the default), an expiry, then create.
   await allow.getByLabel("Expires").selectOption({ label: "for 30 minutes" });
   await allow.getByRole("radio", { name }).focus();
