@@ -18,7 +18,8 @@ import {
   toSearchParams,
   type HistoryFilters,
 } from "./history-filters";
-import { describeDecider, describeRequestType, OutcomeBadge, RequestSummary } from "./request-text";
+import { describeDecider } from "@/lib/shared/display/decided-by";
+import { describeRequestType, OutcomeBadge, RequestSummary } from "./request-text";
 
 const PAGE_SIZE = 25;
 const TYPING_PAUSE_MS = 400;
