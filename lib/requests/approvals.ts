@@ -16,7 +16,9 @@ export type ApprovalStep =
   /** The decision goes ahead with this provenance: a rejection, or the second Lead's approval. */
   | { kind: "decide"; decidedBy: DecidedBy; approvals: ApprovalRow[] };
 
-const APPROVAL_USER = { select: { name: true, email: true, role: true, disabledAt: true } } as const;
+const APPROVAL_USER = {
+  select: { name: true, email: true, role: true, disabledAt: true },
+} as const;
 
 type StoredApproval = ApprovalRow & {
   user: { name: string; email: string; role: string; disabledAt: Date | null };

@@ -1,11 +1,7 @@
 import type { Request, RequestApproval, User } from "../generated/prisma/client";
 import { describeTimeoutPolicy, type Direction } from "../protocol/definition";
 import { findProtocolType } from "../protocol/registry";
-import {
-  decidedBySchema,
-  type DecidedBy,
-  type RequestApprovalView,
-} from "../shared/api/request";
+import { decidedBySchema, type DecidedBy, type RequestApprovalView } from "../shared/api/request";
 
 export type RequestView = {
   id: string;
