@@ -17,6 +17,7 @@ import { inspectText } from "@/lib/shared/display/visible-text";
 import { apiFetch } from "@/lib/shared/http/api-fetch";
 import type { QuestionAnswerInput } from "@/lib/shared/protocol/question";
 import type { RequestView } from "@/lib/requests/views";
+import { ApprovalProgress, OWN_APPROVAL_REASON_ID, useHasOwnApproval } from "./approval-progress";
 import { QuestionAnswerForm, QuestionBody } from "./question-card";
 import { typeLabel } from "./request-list";
 
@@ -137,6 +138,7 @@ export const RequestDetail = forwardRef<HTMLTextAreaElement, Props>(function Req
   const [hint, setHint] = useState<string | null>(null);
   const isPending = request.status === "pending";
   const isQuestion = request.type === "question";
+  const hasApproved = useHasOwnApproval(request);
 
   function answer(input: QuestionAnswerInput) {
     onDecide(true, feedback.trim(), { answer: input });
@@ -184,6 +186,7 @@ export const RequestDetail = forwardRef<HTMLTextAreaElement, Props>(function Req
         <AgentContext name={request.agent} now={now} />
       </header>
       <RequestBody request={request} />
+      <ApprovalProgress request={request} />
       {!isPending && <DecisionBanner request={request} isConflict={isConflict} />}
       {isPending && canAct && (
         <div className="space-y-3 border-t border-slate-200 pt-4">
@@ -224,7 +227,11 @@ export const RequestDetail = forwardRef<HTMLTextAreaElement, Props>(function Req
               </Button>
             ) : (
               <>
-                <Button onClick={() => onDecide(true, feedback.trim())} disabled={isDeciding}>
+                <Button
+                  onClick={() => onDecide(true, feedback.trim())}
+                  disabled={isDeciding || hasApproved}
+                  aria-describedby={hasApproved ? OWN_APPROVAL_REASON_ID : undefined}
+                >
                   Approve
                 </Button>
                 <Button variant="danger" onClick={reject} disabled={isDeciding}>
