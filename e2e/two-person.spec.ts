@@ -41,7 +41,7 @@ test("a two-person rule: one Lead's approval waits for a second, different Lead"
 
   const agent = await registerApiAgent(lead, { requirePlan: false });
   const verdict = await agent.api.post("/api/v1/tool-calls", {
-    data: { tool: "bash", args: { command: "rm old-notes.txt" } },
+    data: { tool: "bash", args: { command: "rm -rf ./build" } },
   });
   expect(verdict.status(), await verdict.text()).toBe(200);
   expect(await verdict.json()).toMatchObject({ allowed: false });
