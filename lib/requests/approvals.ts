@@ -87,6 +87,36 @@ export async function raiseRequiredApprovals(
   return tx.request.update({ where: { id: request.id }, data: { requiredApprovals: required } });
 }
 
+/**
+ * Whoever can make accounts or promote them must not be able to conjure a second Lead for a
+ * request already waiting: the account must be older than the request, and its role and standing
+ * must not have changed since (every such change writes a `user.updated` event).
+ */
+async function assertLeadBeforeRequest(tx: Db, userId: string, request: Request): Promise<void> {
+  const [user, changes] = await Promise.all([
+    tx.user.findUniqueOrThrow({ where: { id: userId }, select: { createdAt: true } }),
+    tx.event.count({
+      where: {
+        subject: `user:${userId}`,
+        kind: "user.updated",
+        createdAt: { gte: request.createdAt },
+      },
+    }),
+  ]);
+  if (user.createdAt >= request.createdAt) {
+    throw new AppError(
+      "LEAD_ACCOUNT_TOO_NEW",
+      `request ${request.id} was made before this account existed; under the two-person rule only Leads whose accounts are older than the request may approve it`,
+    );
+  }
+  if (changes > 0) {
+    throw new AppError(
+      "LEAD_ACCOUNT_TOO_NEW",
+      `this account's role or standing changed after request ${request.id} was made; under the two-person rule only accounts that were Leads before the request may approve it`,
+    );
+  }
+}
+
 function personOf(decidedBy: DecidedBy): PersonDecidedBy {
   if (decidedBy.kind === "human" || decidedBy.kind === "token") return decidedBy;
   throw new AppError("NOT_TARGET", "only a Lead approves a request that needs two Leads");
@@ -123,16 +153,7 @@ export async function takeApprovalStep(
     throw new AppError("NOT_TARGET", `request ${request.id} is for two Leads to approve`);
   }
   const person = personOf(decision.decidedBy);
-  const user = await tx.user.findUniqueOrThrow({
-    where: { id: responder.userId },
-    select: { createdAt: true },
-  });
-  if (user.createdAt >= request.createdAt) {
-    throw new AppError(
-      "LEAD_ACCOUNT_TOO_NEW",
-      `request ${request.id} was made before this account existed; only Leads whose accounts are older than a request may approve it under the two-person rule`,
-    );
-  }
+  await assertLeadBeforeRequest(tx, responder.userId, request);
   if (stored.some((approval) => approval.userId === responder.userId)) {
     throw new AppError(
       "SECOND_LEAD_REQUIRED",

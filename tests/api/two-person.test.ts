@@ -187,6 +187,28 @@ describe("the two-person rule", () => {
     expect(rejected.json.status).toBe("rejected");
   });
 
+  it("an account promoted to Lead after the request may not approve it either", async () => {
+    const viewer = await signedInHuman("viewer");
+    const { first, id } = await setUp();
+    const viewerId = await userIdOf(viewer.email);
+    const promoted = await callRoute(userRoute.PATCH, {
+      method: "PATCH",
+      path: `/api/v1/users/${viewerId}`,
+      params: { id: viewerId },
+      body: { role: "lead" },
+      headers: (await lead()).headers,
+    });
+    expect(promoted.status).toBe(200);
+    await api.respond(first.headers, id, approve);
+    const refused = await api.respond(viewer.headers, id, approve);
+    expect(refused.status).toBe(403);
+    expect(refused.json.error).toMatchObject({
+      code: "LEAD_ACCOUNT_TOO_NEW",
+      message: expect.stringMatching(/role or standing changed/),
+    });
+    expect(await approvalCount(id)).toBe(1);
+  });
+
   it("two Leads approving at once: both approvals count, exactly one decision", async () => {
     for (let round = 0; round < 5; round += 1) {
       const { first, second, id } = await setUp();
