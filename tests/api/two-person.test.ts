@@ -320,6 +320,29 @@ describe("the two-person rule", () => {
     ).rejects.toThrow(/requests_required_approvals_range/);
   });
 
+  it("asked again while pending with two approvals required, the pending request needs two from then on", async () => {
+    const agent = await registerAgent();
+    const row = await getDb().agent.findUniqueOrThrow({ where: { name: agent.name } });
+    const ask = (requiredApprovals?: 2) =>
+      inTransaction(getDb(), (tx) =>
+        createRequestInTransaction(tx, {
+          definition: getProtocolType("shutdown"),
+          direction: "agent_to_lead",
+          agentId: row.id,
+          payload: { reason: "my work is done" },
+          senderIncarnation: row.incarnation,
+          requiredApprovals,
+        }),
+      );
+    const first = await ask();
+    expect(first.request.requiredApprovals).toBe(1);
+    const again = await ask(2);
+    expect(again).toMatchObject({ isCreated: false, request: { id: first.request.id } });
+    expect(again.request.requiredApprovals).toBe(2);
+    const once = await ask();
+    expect(once.request.requiredApprovals).toBe(2);
+  });
+
   it("only requests to the Lead can need two approvals", async () => {
     const agent = await registerAgent();
     const row = await getDb().agent.findUniqueOrThrow({ where: { name: agent.name } });
