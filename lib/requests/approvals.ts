@@ -41,18 +41,16 @@ async function listStoredApprovals(db: Db, requestIds: string[]): Promise<Stored
   });
 }
 
-/** The Leads a decision names: both of a two-person approval, else whoever decided alone. */
-function decidingUserIds(decidedBy: unknown): Set<string> {
+/** The two Leads an approval names; null for any other ending (every approval is history then). */
+function approvingUserIds(decidedBy: unknown): Set<string> | null {
   const parsed = decidedBySchema.safeParse(decidedBy);
-  if (!parsed.success) return new Set();
-  const { data } = parsed;
-  if (data.kind === "leads") return new Set(data.approvals.map((person) => person.userId));
-  return new Set(data.kind === "human" || data.kind === "token" ? [data.userId] : []);
+  if (!parsed.success || parsed.data.kind !== "leads") return null;
+  return new Set(parsed.data.approvals.map((person) => person.userId));
 }
 
 /**
  * The approvals of each of `requests` that needs more than one, by request id: while pending, those
- * that count; once decided, those of the Leads the decision names.
+ * that count; once approved, the two that decided; once ended otherwise, every approval it had.
  */
 export async function findApprovals(
   db: Db,
@@ -67,7 +65,7 @@ export async function findApprovals(
     const isShown =
       request?.status === "pending"
         ? isCounted(approval)
-        : decidingUserIds(request?.decidedBy).has(approval.userId);
+        : (approvingUserIds(request?.decidedBy)?.has(approval.userId) ?? true);
     if (!isShown) continue;
     byRequest.set(approval.requestId, [...(byRequest.get(approval.requestId) ?? []), approval]);
   }
@@ -147,7 +145,7 @@ export async function takeApprovalStep(
   const stored = await listStoredApprovals(tx, [request.id]);
   // Refusing is always safe: either Lead ends the request alone, however new the account.
   if (!decision.approve) {
-    return { kind: "decide", decidedBy: decision.decidedBy, approvals: stored.filter(isCounted) };
+    return { kind: "decide", decidedBy: decision.decidedBy, approvals: stored };
   }
   if (responder.kind !== "human") {
     throw new AppError("NOT_TARGET", `request ${request.id} is for two Leads to approve`);

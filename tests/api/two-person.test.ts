@@ -167,6 +167,10 @@ describe("the two-person rule", () => {
         respondedBy: by.email,
         decidedBy: { kind: "human", userId: await userIdOf(by.email) },
       });
+      // The approval before the rejection stays on the record, in the answer and on reading.
+      const approvedBy = [{ email: first.email }];
+      expect(rejected.json.approvals).toMatchObject(approvedBy);
+      expect((await api.getRequest(by.headers, id)).json.approvals).toMatchObject(approvedBy);
     }
   });
 
