@@ -19,6 +19,8 @@ export const errorStatus = {
   PLAN_GATE_BLOCKED: 403,
   PATH_OUTSIDE_WORKSPACE: 403,
   USER_DISABLED: 403,
+  /** Two-person rule: a Lead account created after the request may not approve it. */
+  LEAD_ACCOUNT_TOO_NEW: 403,
   NOT_FOUND: 404,
   ROUTE_NOT_FOUND: 404,
   USER_NOT_FOUND: 404,
@@ -42,6 +44,8 @@ export const errorStatus = {
   REQUEST_EXPIRED: 409,
   AGENT_STOPPING: 409,
   LAST_ACTIVE_LEAD: 409,
+  /** Two-person rule: this Lead (by any session or token) already approved; another must. */
+  SECOND_LEAD_REQUIRED: 409,
   PAYLOAD_TOO_LARGE: 413,
   UNSUPPORTED_MEDIA_TYPE: 415,
   TYPE_MISMATCH: 422,
@@ -51,6 +55,10 @@ export const errorStatus = {
   INVALID_RESPONSE: 422,
   /** A rule whose pattern does not parse, or a field that cannot go with its effect. */
   INVALID_RULE: 422,
+  /** Two-person rule: both Leads approve the request as asked, so neither may edit it. */
+  EDITS_NEED_ONE_LEAD: 422,
+  /** An export asked for a format other than `csv` or `jsonl`. */
+  UNSUPPORTED_EXPORT_FORMAT: 422,
   RATE_LIMITED: 429,
   INTERNAL: 500,
   DATABASE_UNAVAILABLE: 503,

@@ -14,11 +14,13 @@ import { apiFetch, ApiRequestError } from "@/lib/shared/http/api-fetch";
 import type { RequestView } from "@/lib/requests/views";
 import {
   DECIDED_STATUSES,
+  toExportPath,
   toRequestsQuery,
   toSearchParams,
   type HistoryFilters,
 } from "./history-filters";
-import { describeDecider, describeRequestType, OutcomeBadge, RequestSummary } from "./request-text";
+import { describeDecider } from "@/lib/shared/display/decided-by";
+import { describeRequestType, OutcomeBadge, RequestSummary } from "./request-text";
 
 const PAGE_SIZE = 25;
 const TYPING_PAUSE_MS = 400;
@@ -141,6 +143,31 @@ function FilterSelect({
   );
 }
 
+const EXPORT_FORMATS = [
+  { format: "csv", label: "CSV" },
+  { format: "jsonl", label: "JSON Lines" },
+] as const;
+
+/** Downloads of everything the current filters match, not only the pages loaded. */
+function ExportLinks({ filters }: { filters: HistoryFilters }) {
+  return (
+    <nav aria-label="Export history" className="flex items-center gap-2 text-sm">
+      <span className="text-slate-600">Export:</span>
+      {EXPORT_FORMATS.map(({ format, label }) => (
+        <a
+          key={format}
+          href={toExportPath(filters, format)}
+          download
+          aria-label={`Export ${label}`}
+          className="rounded-md bg-white px-3 py-1.5 font-semibold text-slate-900 shadow-sm ring-1 ring-slate-300 ring-inset hover:bg-slate-50 focus-visible:outline-2 focus-visible:outline-offset-2 focus-visible:outline-indigo-600"
+        >
+          {label}
+        </a>
+      ))}
+    </nav>
+  );
+}
+
 export function HistoryView({
   initialFilters,
   requestTypes,
@@ -186,13 +213,16 @@ export function HistoryView({
 
   return (
     <section aria-labelledby="history-heading" className="space-y-5">
-      <div>
-        <h1 id="history-heading" className="text-2xl font-semibold tracking-tight">
-          History
-        </h1>
-        <p className="mt-1 text-sm text-slate-600">
-          Every decided, expired, cancelled and superseded request, newest first.
-        </p>
+      <div className="flex flex-wrap items-end justify-between gap-3">
+        <div>
+          <h1 id="history-heading" className="text-2xl font-semibold tracking-tight">
+            History
+          </h1>
+          <p className="mt-1 text-sm text-slate-600">
+            Every decided, expired, cancelled and superseded request, newest first.
+          </p>
+        </div>
+        <ExportLinks filters={filters} />
       </div>
 
       <form

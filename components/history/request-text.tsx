@@ -77,55 +77,6 @@ export function OutcomeBadge({ status }: { status: string }) {
   );
 }
 
-function describePolicy(policy: string): string {
-  return `policy ${policy.replaceAll("_", " ")}`;
-}
-
-/**
- * Who decided, from `decidedBy`: "ada@example.com (session)", "token 'ci-bot'", "agent alice",
- * "timeout (policy reject)", "rule Bash(npm test*)"; requests decided before it was recorded fall back to `respondedBy`.
- */
-export function describeDecider(request: RequestView): string {
-  const decidedBy = request.decidedBy;
-  switch (decidedBy?.kind) {
-    case "human":
-      return `${request.respondedBy ?? decidedBy.userId} (session)`;
-    case "token":
-      return `token '${decidedBy.tokenName}'`;
-    case "agent":
-      return `agent ${decidedBy.agent}`;
-    case "timeout":
-      return `timeout (${describePolicy(decidedBy.policy)})`;
-    case "rule":
-      return `rule ${decidedBy.pattern}`;
-    case undefined:
-      break;
-    default: {
-      const unreachable: never = decidedBy;
-      return String(unreachable);
-    }
-  }
-  if (request.respondedBy !== "system") return request.respondedBy ?? "—";
-  switch (request.status) {
-    case "expired":
-      return "system (timed out)";
-    case "superseded":
-      return "system (newer request)";
-    case "cancelled":
-      return "system (agent stopped)";
-    default:
-      return "system";
-  }
-}
-
-/** "approved by token 'ci-bot'", "expired: policy reject", "cancelled by system (agent stopped)". */
-export function describeOutcome(request: RequestView): string {
-  if (request.decidedBy?.kind === "timeout") {
-    return `${request.status}: ${describePolicy(request.decidedBy.policy)}`;
-  }
-  return `${request.status} by ${describeDecider(request)}`;
-}
-
 /** Characters of a summary shown before "show all": enough for a command's head and tail. */
 const SUMMARY_CHARACTERS = 160;
 

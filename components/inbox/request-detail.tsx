@@ -8,7 +8,8 @@ import { ToolCallView } from "@/components/tool-calls/tool-call-view";
 import { Markdown } from "@/components/ui/markdown";
 import { TextWarnings, VisibleText } from "@/components/ui/visible-text";
 import { formatAge, formatClock } from "@/components/ui/use-now";
-import { describeOutcome, describeRequestAnswer } from "@/components/history/request-text";
+import { describeRequestAnswer } from "@/components/history/request-text";
+import { describeOutcome } from "@/lib/shared/display/decided-by";
 import { TimelineEntry } from "@/components/timeline/timeline-entry";
 import type { AgentDetail } from "@/lib/agents/views";
 import type { TimelinePage } from "@/lib/agents/timeline";
@@ -17,6 +18,7 @@ import { apiFetch } from "@/lib/shared/http/api-fetch";
 import type { QuestionAnswerInput } from "@/lib/shared/protocol/question";
 import type { RequestView } from "@/lib/requests/views";
 import { AlwaysAllow } from "./always-allow";
+import { ApprovalProgress, OWN_APPROVAL_REASON_ID, useHasOwnApproval } from "./approval-progress";
 import { QuestionAnswerForm, QuestionBody } from "./question-card";
 import { typeLabel } from "./request-list";
 
@@ -137,6 +139,7 @@ export const RequestDetail = forwardRef<HTMLTextAreaElement, Props>(function Req
   const [hint, setHint] = useState<string | null>(null);
   const isPending = request.status === "pending";
   const isQuestion = request.type === "question";
+  const hasApproved = useHasOwnApproval(request);
 
   function answer(input: QuestionAnswerInput) {
     onDecide(true, feedback.trim(), { answer: input });
@@ -184,6 +187,7 @@ export const RequestDetail = forwardRef<HTMLTextAreaElement, Props>(function Req
         <AgentContext name={request.agent} now={now} />
       </header>
       <RequestBody request={request} />
+      <ApprovalProgress request={request} />
       {!isPending && <DecisionBanner request={request} isConflict={isConflict} />}
       {isPending && canAct && (
         <div className="space-y-3 border-t border-slate-200 pt-4">
@@ -224,7 +228,11 @@ export const RequestDetail = forwardRef<HTMLTextAreaElement, Props>(function Req
               </Button>
             ) : (
               <>
-                <Button onClick={() => onDecide(true, feedback.trim())} disabled={isDeciding}>
+                <Button
+                  onClick={() => onDecide(true, feedback.trim())}
+                  disabled={isDeciding || hasApproved}
+                  aria-describedby={hasApproved ? OWN_APPROVAL_REASON_ID : undefined}
+                >
                   Approve
                 </Button>
                 <Button variant="danger" onClick={reject} disabled={isDeciding}>

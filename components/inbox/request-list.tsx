@@ -3,6 +3,7 @@
 import { RequestSummary } from "@/components/history/request-text";
 import { formatAge, formatClock } from "@/components/ui/use-now";
 import type { RequestView } from "@/lib/requests/views";
+import { ApprovalCount } from "./approval-progress";
 
 const TYPE_LABELS: Record<string, string> = {
   plan_approval: "Plan",
@@ -49,6 +50,7 @@ export function RequestList({
                 <span className="rounded bg-slate-100 px-1.5 py-0.5 text-xs text-slate-700">
                   {typeLabel(request.type)}
                 </span>
+                <ApprovalCount request={request} />
                 <span className="ml-auto text-xs text-slate-600">
                   waiting {formatAge(now - Date.parse(request.createdAt))}
                 </span>

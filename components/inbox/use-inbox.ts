@@ -90,7 +90,10 @@ export function useInbox() {
         },
       });
     },
-    onSuccess: (request) => remember(request),
+    onSuccess: (request) => {
+      // A first of two approvals leaves the request pending: the list's refetch shows it.
+      if (request.status !== "pending") remember(request);
+    },
     onError: (error, { id }) => {
       // Someone else decided first: show their decision in place, never an error page.
       if (error instanceof ApiRequestError && error.code === "ALREADY_DECIDED") {

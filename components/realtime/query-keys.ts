@@ -32,6 +32,7 @@ export const STALE_KEYS: Record<EventKind, QueryKeys> = {
   "request.created": REQUEST_KEYS,
   "request.decided": REQUEST_KEYS,
   "request.expired": REQUEST_KEYS,
+  "request.approval_recorded": REQUEST_KEYS,
   "request.superseded": REQUEST_KEYS,
   "request.cancelled": REQUEST_KEYS,
   "agent.registered": AGENT_KEYS,

@@ -1,6 +1,5 @@
 import type { ReactNode } from "react";
 import {
-  describeOutcome,
   describeRequestAnswer,
   describeRequestType,
   RequestSummary,
@@ -8,6 +7,7 @@ import {
 } from "@/components/history/request-text";
 import { describeStatus } from "@/components/team/agent-badges";
 import { TextWarnings, VisibleText } from "@/components/ui/visible-text";
+import { describeOutcome } from "@/lib/shared/display/decided-by";
 import { inspectValue } from "@/lib/shared/display/visible-text";
 import type { TimelineItem } from "@/lib/agents/timeline";
 

@@ -4,6 +4,7 @@ import type { Prisma } from "../generated/prisma/client";
 import { decodeCursor, encodeCursor } from "../http/cursor";
 import { queryInteger } from "../http/query";
 import { toMessageView, type MessageView } from "../messages/views";
+import { findApprovals } from "../requests/approvals";
 import { toRequestView, type RequestView } from "../requests/views";
 import { findAgentByName } from "./data";
 import {
@@ -201,13 +202,14 @@ export async function listAgentTimeline(
     }),
   ]);
 
+  const approvals = await findApprovals(db, [...created, ...decided]);
   const entries: Entry[] = [
     ...created.map((request) =>
       entry("request_created", request.createdAt, request.id, {
         key: `request:${request.id}:created`,
         kind: "request",
         action: "created",
-        request: toRequestView(request),
+        request: toRequestView(request, approvals.get(request.id)),
       }),
     ),
     ...decided.flatMap((request) =>
@@ -217,7 +219,7 @@ export async function listAgentTimeline(
               key: `request:${request.id}:decided`,
               kind: "request",
               action: "decided",
-              request: toRequestView(request),
+              request: toRequestView(request, approvals.get(request.id)),
             }),
           ]
         : [],

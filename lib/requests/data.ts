@@ -8,6 +8,7 @@ import type { Prisma, Request } from "../generated/prisma/client";
 import type { EventHub } from "../realtime/event-hub";
 import type { RequestStatus } from "../shared/requests/schema";
 import type { GetRequestQuery, ListRequestsQuery } from "./schema";
+import { findApprovals } from "./approvals";
 import { toRequestView, type RequestView } from "./views";
 
 export type RequestPage = { items: RequestView[]; nextCursor: string | null };
@@ -122,8 +123,9 @@ export async function listRequests(db: Db, query: RequestFilters): Promise<Reque
     .sort(order === "newest" ? compareNewestFirst : compareOldestFirst);
   const page = rows.slice(0, query.limit);
   const last = page.at(-1);
+  const approvals = await findApprovals(db, page);
   return {
-    items: page.map(toRequestView),
+    items: page.map((row) => toRequestView(row, approvals.get(row.id))),
     nextCursor: rows.length > query.limit && last ? encodeRequestCursor(order, last) : null,
   };
 }
@@ -135,7 +137,7 @@ export async function getRequestForActor(db: Db, actor: Actor, id: string): Prom
   if (actor.kind === "agent" && request.agentId !== actor.agentId) {
     throw new AppError("FORBIDDEN", "agents can read only their own requests");
   }
-  return toRequestView(request);
+  return toRequestView(request, (await findApprovals(db, [request])).get(request.id));
 }
 
 /** Events that end a pending request; each carries its `requestId`. */
@@ -200,5 +202,6 @@ export async function listPendingRequestsOfAgent(db: Db, agentId: string): Promi
     where: { agentId, status: "pending" },
     orderBy: { createdAt: "asc" },
   });
-  return rows.map(toRequestView);
+  const approvals = await findApprovals(db, rows);
+  return rows.map((row) => toRequestView(row, approvals.get(row.id)));
 }

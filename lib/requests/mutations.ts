@@ -21,6 +21,7 @@ import type { DecidedBy } from "../shared/api/request";
 import type { CreateRequestInput, RespondInput } from "./schema";
 import { directionOf, toRequestView, type RequestView } from "./views";
 import { inTransaction } from "../transaction";
+import { raiseRequiredApprovals, takeApprovalStep, type RequiredApprovals } from "./approvals";
 
 /** Request ids are unguessable: knowing one is never a credential, but guessing one is hopeless. */
 export function newRequestId(): string {
@@ -115,6 +116,8 @@ export type NewRequest = {
   timeoutSeconds?: number | undefined;
   /** For agent senders: the incarnation their token belongs to. */
   senderIncarnation?: number;
+  /** 2: two different Leads must approve (the two-person rule); requests to the Lead only. */
+  requiredApprovals?: RequiredApprovals | undefined;
 };
 
 export async function createRequestInTransaction(
@@ -122,6 +125,9 @@ export async function createRequestInTransaction(
   input: NewRequest,
 ): Promise<CreatedRequest> {
   const { definition, direction } = input;
+  if ((input.requiredApprovals ?? 1) > 1 && direction !== "agent_to_lead") {
+    throw new AppError("INVALID_INPUT", "only requests to the Lead can need two Leads' approval");
+  }
   const agent = await lockActingAgent(tx, input.agentId, input.senderIncarnation);
   // An agent that agreed to stop asks for no new work; saying it is done is all that is left.
   if (
@@ -167,7 +173,8 @@ export async function createRequestInTransaction(
     },
   });
   if (pending && definition.onDuplicatePending === "return_existing") {
-    return { request: toRequestView(pending), isCreated: false };
+    const existing = await raiseRequiredApprovals(tx, pending, input.requiredApprovals);
+    return { request: toRequestView(existing), isCreated: false };
   }
   if (pending) {
     await compareAndSetStatus(tx, pending.id, {
@@ -208,6 +215,7 @@ export async function createRequestInTransaction(
       workVersion: definition.isFencedToWork ? agent.workVersion : null,
       taskId: definition.isFencedToWork ? agent.taskId : null,
       idempotencyKey: input.idempotencyKey ?? null,
+      requiredApprovals: input.requiredApprovals ?? 1,
       expiresAt: new Date(Date.now() + timeoutSeconds * 1000),
     },
   });
@@ -421,7 +429,7 @@ function parseResponse(
   request: Request,
   input: RespondInput,
   feedback: string | null,
-): Prisma.InputJsonObject | null {
+): { response: Prisma.InputJsonObject | null; fields: Record<string, unknown> } {
   const { type: _type, approve, feedback: _feedback, ...fields } = input;
   const parsed = definition.responseSchema.safeParse(fields);
   if (!parsed.success) {
@@ -437,7 +445,7 @@ function parseResponse(
     feedback,
     fields: parsed.data,
   });
-  return (prepared ?? null) as Prisma.InputJsonObject | null;
+  return { response: (prepared ?? null) as Prisma.InputJsonObject | null, fields: parsed.data };
 }
 
 async function decideInTransaction(
@@ -458,7 +466,7 @@ async function decideInTransaction(
     }
     assertResponderIsTarget(found, responder);
     const feedback = input.feedback?.trim() || null;
-    const response = parseResponse(definition, found, input, feedback);
+    const { response, fields } = parseResponse(definition, found, input, feedback);
     if (!input.approve && !feedback) {
       throw new AppError(
         "FEEDBACK_REQUIRED",
@@ -470,16 +478,21 @@ async function decideInTransaction(
     // A request's fence (incarnation, work version, task) never changes and the compare-and-set
     // re-checks its status, so the row read before the lock is enough to go ahead. A refusal
     // re-reads it under the lock, to report the request as it is now.
-    const decided =
-      findRefusal(found, agent, responder, definition) === null
-        ? await compareAndSetStatus(tx, found.id, {
-            status: definition.decisionOutcome(input.approve),
-            feedback,
-            respondedBy: responderLabel(responder),
-            decidedBy: decidedByOf(responder),
-            response,
-          })
-        : null;
+    const isAllowed = findRefusal(found, agent, responder, definition) === null;
+    const decidedBy = decidedByOf(responder);
+    const step = isAllowed
+      ? await takeApprovalStep(tx, found, responder, { approve: input.approve, fields, decidedBy })
+      : null;
+    if (step?.kind === "recorded") return step.request;
+    const decided = isAllowed
+      ? await compareAndSetStatus(tx, found.id, {
+          status: definition.decisionOutcome(input.approve),
+          feedback,
+          respondedBy: responderLabel(responder),
+          decidedBy: step?.decidedBy ?? decidedBy,
+          response,
+        })
+      : null;
     if (!decided) {
       const current = await tx.request.findUniqueOrThrow({ where: { id: requestId } });
       throw findRefusal(current, agent, responder, definition) ?? alreadyDecided(current);
@@ -512,7 +525,7 @@ async function decideInTransaction(
         },
       },
     );
-    return toRequestView(decided);
+    return toRequestView(decided, step?.approvals);
   });
 }
 

@@ -65,3 +65,9 @@ export const listRequestsQuerySchema = z.strictObject({
   limit: queryInteger({ min: 1, max: 200 }).default(50),
 });
 export type ListRequestsQuery = z.infer<typeof listRequestsQuerySchema>;
+
+/** The history's filters, and the file format; an unknown format is refused by the export (422). */
+export const exportRequestsQuerySchema = listRequestsQuerySchema
+  .omit({ order: true, cursor: true, limit: true })
+  .extend({ format: z.string().min(1).max(40) });
+export type ExportRequestsQuery = z.infer<typeof exportRequestsQuerySchema>;

@@ -1,7 +1,7 @@
-import type { Request } from "../generated/prisma/client";
+import type { Request, RequestApproval, User } from "../generated/prisma/client";
 import { describeTimeoutPolicy, type Direction } from "../protocol/definition";
 import { findProtocolType } from "../protocol/registry";
-import { decidedBySchema, type DecidedBy } from "../shared/api/request";
+import { decidedBySchema, type DecidedBy, type RequestApprovalView } from "../shared/api/request";
 
 export type RequestView = {
   id: string;
@@ -28,13 +28,31 @@ export type RequestView = {
   timeoutPolicy: string | null;
   /** The `type` a response to this request must carry. */
   responseType: string | null;
+  /** How many different Leads must approve (the two-person rule). */
+  requiredApprovals: number;
+  /** Approvals recorded so far, oldest first (lib/requests/approvals.ts); empty unless two are required. */
+  approvals: RequestApprovalView[];
 };
+
+export type ApprovalRow = RequestApproval & { user: Pick<User, "name" | "email"> };
+
+export function toRequestApprovalView(row: ApprovalRow): RequestApprovalView {
+  return {
+    userId: row.userId,
+    name: row.user.name,
+    email: row.user.email,
+    at: row.createdAt.toISOString(),
+  };
+}
 
 export function directionOf(request: Pick<Request, "target">): Direction {
   return request.target === "lead" ? "agent_to_lead" : "lead_to_agent";
 }
 
-export function toRequestView(request: Request): RequestView {
+export function toRequestView(
+  request: Request,
+  approvals: readonly ApprovalRow[] = [],
+): RequestView {
   const direction = directionOf(request);
   const definition = findProtocolType(request.type);
   return {
@@ -61,5 +79,7 @@ export function toRequestView(request: Request): RequestView {
         )
       : null,
     responseType: definition?.responseType ?? null,
+    requiredApprovals: request.requiredApprovals,
+    approvals: approvals.map(toRequestApprovalView),
   };
 }

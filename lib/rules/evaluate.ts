@@ -2,6 +2,7 @@ import type { Db } from "../db";
 import { appendEvent } from "../events/mutations";
 import type { Agent, Prisma } from "../generated/prisma/client";
 import { hashToolCall } from "../protocol/tool-approval";
+import type { RequiredApprovals } from "../requests/approvals";
 import { newRequestId } from "../requests/mutations";
 import { connectorSchema } from "../shared/agents/schema";
 import type { DecidedBy } from "../shared/api/request";
@@ -74,7 +75,7 @@ type GateVerdictLike =
     };
 
 /** How many Leads a card raised because of a rule needs (the two-person rule counts them). */
-export type RuleApprovals = { requiredApprovals: number };
+export type RuleApprovals = { requiredApprovals: RequiredApprovals };
 
 export type RiskyCallDecider = (reason: string, approvals: RuleApprovals) => Promise<ToolVerdict>;
 
@@ -201,7 +202,9 @@ export async function decideWithRules(
       const reason = gate.allowed
         ? `${describeRule(rule)} asks the Lead`
         : `${gate.reason}; ${describeRule(rule)} asks the Lead`;
-      const verdict = await decideRisky(reason, { requiredApprovals: rule.requiredApprovals });
+      const verdict = await decideRisky(reason, {
+        requiredApprovals: rule.requiredApprovals === 2 ? 2 : 1,
+      });
       return { verdict: { ...verdict, ruleId: rule.id }, trace };
     }
     default: {

@@ -84,12 +84,10 @@ async function decideRiskyCall(
       callHash,
       risk: risk as unknown as Prisma.InputJsonObject,
       ...(input.cwd ? { cwd: input.cwd } : {}),
-      // A two-Lead ask rule matched: the card says so, and the two-person rule counts the Leads.
-      ...(approvals.requiredApprovals > 1
-        ? { requiredApprovals: approvals.requiredApprovals }
-        : {}),
     },
     timeoutSeconds: input.timeoutSeconds,
+    // A two-Lead ask rule matched: the request counts the Leads (lib/requests/approvals.ts).
+    requiredApprovals: approvals.requiredApprovals,
   });
   return {
     allowed: false,

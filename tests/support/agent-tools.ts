@@ -33,6 +33,8 @@ export function makeRequestView(overrides: Partial<RequestView> = {}): RequestVi
     respondedBy: null,
     decidedBy: null,
     response: null,
+    requiredApprovals: 1,
+    approvals: [],
     respondedAt: null,
     createdAt: "2025-01-01T00:00:00.000Z",
     expiresAt: "2025-01-01T00:15:00.000Z",

@@ -1,3 +1,4 @@
+import { z } from "zod";
 import { pageSchema } from "../../shared/api/page";
 import { requestViewSchema } from "../../shared/api/request";
 import { getDb } from "../../db";
@@ -6,8 +7,10 @@ import { definePath } from "../../http/router";
 import { listRequests, waitForRequest } from "../../requests/data";
 import { getEventHub } from "../../realtime/event-hub";
 import { decideRequest, submitRequest } from "../../requests/mutations";
+import { exportHeaders, parseExportFormat, streamRequestsExport } from "../../requests/export";
 import {
   createRequestSchema,
+  exportRequestsQuerySchema,
   getRequestQuerySchema,
   listRequestsQuerySchema,
   requestParamsSchema,
@@ -35,6 +38,30 @@ export const requests = definePath("/api/v1/requests", {
     async ({ actor, body }) => {
       const { request, isCreated } = await submitRequest(getDb(), actor, body);
       return jsonResponse(request, { status: isCreated ? 201 : 200 });
+    },
+  ),
+});
+
+/** Listed before `/requests/{id}` in the route table, so `export` is never taken for an id. */
+export const requestsExport = definePath("/api/v1/requests/export", {
+  GET: defineRoute(
+    {
+      access: "human",
+      scopes: ["admin", "decide", "read"],
+      query: exportRequestsQuerySchema,
+      errors: ["UNSUPPORTED_EXPORT_FORMAT"],
+      responses: {
+        200: z.string().meta({
+          description:
+            "A file download: CSV (text/csv, one header row) or JSON Lines (application/jsonl, one request view per line)",
+        }),
+      },
+    },
+    async ({ query: { format, ...filters } }) => {
+      const parsed = parseExportFormat(format);
+      return new Response(streamRequestsExport(getDb(), filters, parsed), {
+        headers: exportHeaders(parsed, new Date()),
+      });
     },
   ),
 });

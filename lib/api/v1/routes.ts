@@ -25,7 +25,7 @@ import { connectSessions } from "./connect";
 import { events } from "./events";
 import { health } from "./health";
 import { inbox, inboxAck, messages } from "./messages";
-import { request, requestResponses, requests } from "./requests";
+import { request, requestResponses, requests, requestsExport } from "./requests";
 import { rule, rulePreview, rules, ruleSuggestion } from "./rules";
 import { taskClaim, taskComplete, taskRelease, tasks } from "./tasks";
 import { token, tokens } from "./tokens";
@@ -68,6 +68,7 @@ export const API_PATHS: readonly ApiPath[] = [
   messages,
   openApi,
   requests,
+  requestsExport,
   request,
   requestResponses,
   rules,

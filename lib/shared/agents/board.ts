@@ -395,6 +395,7 @@ export function applyBoardEvent(members: BoardMember[], event: ConsoleEvent): Bo
         ...member,
         blockedToolCalls: member.blockedToolCalls + 1,
       }));
+    case "request.approval_recorded":
     case "tool.allowed":
     case "message.sent":
     case "task.created":

@@ -59,6 +59,15 @@ export const EVENT_PAYLOAD_SCHEMAS = {
     policy: z.string(),
     decidedBy: z.unknown(),
   }),
+  /** The first of two Leads approved; the request stays pending (the two-person rule). */
+  "request.approval_recorded": z.object({
+    requestId,
+    type: z.string(),
+    agent: agentName,
+    approvedBy: z.string(),
+    approvals: z.number().int(),
+    requiredApprovals: z.number().int(),
+  }),
   "request.superseded": z.object({ requestId, agent: agentName, type: z.string() }),
   "request.cancelled": z.object({ requestId, type: z.string(), reason: z.string() }),
   "agent.registered": z.object({ agent: agentName, incarnation, role: z.string() }),

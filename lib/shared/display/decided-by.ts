@@ -1,0 +1,89 @@
+import type { DecidedBy, PersonDecidedBy } from "../api/request";
+
+/** What a provenance line reads from a request: the fields every request view carries. */
+export type DecidedRequest = {
+  status: string;
+  respondedBy: string | null;
+  decidedBy: DecidedBy | null;
+  /** The two-person rule's approvals, which name the Leads that `decidedBy` knows by id. */
+  approvals?: readonly { userId: string; email: string }[];
+};
+
+function describePolicy(policy: string): string {
+  return `policy ${policy.replaceAll("_", " ")}`;
+}
+
+function describePerson(
+  person: PersonDecidedBy,
+  email: string | undefined,
+  respondedBy: string | null,
+): string {
+  switch (person.kind) {
+    case "human":
+      return `${email ?? respondedBy ?? person.userId} (session)`;
+    case "token":
+      return email ? `token '${person.tokenName}' of ${email}` : `token '${person.tokenName}'`;
+    default: {
+      const unreachable: never = person;
+      return String(unreachable);
+    }
+  }
+}
+
+/**
+ * Who decided, in one line, for every kind of provenance: "ada@example.com (session)",
+ * "token 'ci-bot'", "agent alice", "timeout (policy reject)", "rule bash(rm *)", "two Leads:
+ * ada@example.com (session) and token 'ci-bot' of bob@example.com". History, the timeline, the
+ * inbox and the export all say it this way. Requests decided before provenance was recorded fall
+ * back to `respondedBy`.
+ */
+export function describeDecider(request: DecidedRequest): string {
+  const { decidedBy } = request;
+  switch (decidedBy?.kind) {
+    case "human":
+    case "token":
+      return describePerson(decidedBy, undefined, request.respondedBy);
+    case "agent":
+      return `agent ${decidedBy.agent}`;
+    case "timeout":
+      return `timeout (${describePolicy(decidedBy.policy)})`;
+    case "rule":
+      return `rule ${decidedBy.pattern}`;
+    case "leads": {
+      const emailOf = (userId: string) =>
+        request.approvals?.find((approval) => approval.userId === userId)?.email;
+      const [first, second] = decidedBy.approvals.map((person) =>
+        describePerson(person, emailOf(person.userId), null),
+      );
+      return `two Leads: ${first} and ${second}`;
+    }
+    case undefined:
+      break;
+    default: {
+      const unreachable: never = decidedBy;
+      return String(unreachable);
+    }
+  }
+  if (request.respondedBy !== "system") return request.respondedBy ?? "—";
+  switch (request.status) {
+    case "expired":
+      return "system (timed out)";
+    case "superseded":
+      return "system (newer request)";
+    case "cancelled":
+      return "system (agent stopped)";
+    default:
+      return "system";
+  }
+}
+
+/**
+ * "approved by token 'ci-bot'", "approved by rule bash(git status*)", "expired: policy reject",
+ * "cancelled by system (agent stopped)".
+ */
+export function describeOutcome(request: DecidedRequest): string {
+  if (request.decidedBy?.kind === "timeout") {
+    return `${request.status}: ${describePolicy(request.decidedBy.policy)}`;
+  }
+  return `${request.status} by ${describeDecider(request)}`;
+}
