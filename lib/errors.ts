@@ -48,6 +48,10 @@ export const errorStatus = {
   FEEDBACK_REQUIRED: 422,
   /** A decision with a field its type does not take, or an answer the request cannot have. */
   INVALID_RESPONSE: 422,
+  /** A bulk decision whose ids are none, more than 100, or repeated. */
+  INVALID_BATCH: 422,
+  /** A request a bulk decision cannot take (a question needs its own answer). */
+  NOT_BULK_DECIDABLE: 422,
   RATE_LIMITED: 429,
   INTERNAL: 500,
   DATABASE_UNAVAILABLE: 503,

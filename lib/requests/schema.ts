@@ -65,3 +65,19 @@ export const listRequestsQuerySchema = z.strictObject({
   limit: queryInteger({ min: 1, max: 200 }).default(50),
 });
 export type ListRequestsQuery = z.infer<typeof listRequestsQuerySchema>;
+
+const bulkDecisionFields = {
+  approve: z.boolean(),
+  feedback: z.string().trim().max(10_000).optional(),
+};
+
+/**
+ * One approve-or-reject for several requests: named by id, or every pending one an agent has for
+ * the Lead. The ids' count and uniqueness are the domain's to judge (422 INVALID_BATCH), so the
+ * caller learns which rule it broke; the body's size cap bounds the array before that.
+ */
+export const bulkRespondSchema = z.union([
+  z.strictObject({ ids: z.array(z.string().min(1).max(100)), ...bulkDecisionFields }),
+  z.strictObject({ agent: agentNameSchema, ...bulkDecisionFields }),
+]);
+export type BulkRespondInput = z.infer<typeof bulkRespondSchema>;

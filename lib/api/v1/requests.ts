@@ -1,12 +1,15 @@
+import { bulkDecisionSchema } from "../../shared/api/bulk-decision";
 import { pageSchema } from "../../shared/api/page";
 import { requestViewSchema } from "../../shared/api/request";
 import { getDb } from "../../db";
 import { defineRoute, jsonResponse } from "../../http/route";
 import { definePath } from "../../http/router";
+import { decideRequestsInBulk } from "../../requests/bulk";
 import { listRequests, waitForRequest } from "../../requests/data";
 import { getEventHub } from "../../realtime/event-hub";
 import { decideRequest, submitRequest } from "../../requests/mutations";
 import {
+  bulkRespondSchema,
   createRequestSchema,
   getRequestQuerySchema,
   listRequestsQuerySchema,
@@ -64,5 +67,22 @@ export const requestResponses = definePath("/api/v1/requests/{id}/responses", {
       responses: { 200: requestViewSchema },
     },
     ({ actor, params, body }) => decideRequest(getDb(), actor, params.id, body),
+  ),
+});
+
+/**
+ * One decision for several requests (by id, or an agent's pending ones); each is decided on its
+ * own, and the answer lists each one's outcome. Not under `/requests/`, where a fixed segment
+ * would shadow `/requests/{id}` for every other method.
+ */
+export const bulkResponses = definePath("/api/v1/responses", {
+  POST: defineRoute(
+    {
+      access: "lead",
+      scopes: ["admin", "decide"],
+      body: bulkRespondSchema,
+      responses: { 200: bulkDecisionSchema },
+    },
+    ({ actor, body }) => decideRequestsInBulk(getDb(), actor, body),
   ),
 });

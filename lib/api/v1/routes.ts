@@ -25,7 +25,7 @@ import { connectSessions } from "./connect";
 import { events } from "./events";
 import { health } from "./health";
 import { inbox, inboxAck, messages } from "./messages";
-import { request, requestResponses, requests } from "./requests";
+import { bulkResponses, request, requestResponses, requests } from "./requests";
 import { taskClaim, taskComplete, taskRelease, tasks } from "./tasks";
 import { token, tokens } from "./tokens";
 import { toolCalls } from "./tool-calls";
@@ -66,6 +66,7 @@ export const API_PATHS: readonly ApiPath[] = [
   me,
   messages,
   openApi,
+  bulkResponses,
   requests,
   request,
   requestResponses,
