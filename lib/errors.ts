@@ -52,6 +52,8 @@ export const errorStatus = {
   INVALID_BATCH: 422,
   /** A request a bulk decision cannot take (a question needs its own answer). */
   NOT_BULK_DECIDABLE: 422,
+  /** An extension that would keep a request open longer than MAX_REQUEST_LIFETIME_SECONDS. */
+  DEADLINE_TOO_FAR: 422,
   RATE_LIMITED: 429,
   INTERNAL: 500,
   DATABASE_UNAVAILABLE: 503,

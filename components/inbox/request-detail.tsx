@@ -16,6 +16,7 @@ import { inspectText } from "@/lib/shared/display/visible-text";
 import { apiFetch } from "@/lib/shared/http/api-fetch";
 import type { QuestionAnswerInput } from "@/lib/shared/protocol/question";
 import type { RequestView } from "@/lib/requests/views";
+import { ExtendDeadline } from "./extend-deadline";
 import { QuestionAnswerForm, QuestionBody } from "./question-card";
 import { typeLabel } from "./request-list";
 
@@ -180,6 +181,7 @@ export const RequestDetail = forwardRef<HTMLTextAreaElement, Props>(function Req
           {isPending &&
             ` · ${request.timeoutPolicy ?? "expires"} in ${formatClock(Date.parse(request.expiresAt) - now)}`}
         </p>
+        {isPending && canAct && <ExtendDeadline key={request.expiresAt} request={request} />}
         <AgentContext name={request.agent} now={now} />
       </header>
       <RequestBody request={request} />

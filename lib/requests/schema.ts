@@ -81,3 +81,9 @@ export const bulkRespondSchema = z.union([
   z.strictObject({ agent: agentNameSchema, ...bulkDecisionFields }),
 ]);
 export type BulkRespondInput = z.infer<typeof bulkRespondSchema>;
+
+/** Seconds added to a pending request's deadline, a minute to a day at a time. */
+export const extendDeadlineSchema = z.strictObject({
+  extendSeconds: z.number().int().min(60).max(86_400),
+});
+export type ExtendDeadlineInput = z.infer<typeof extendDeadlineSchema>;

@@ -5,12 +5,14 @@ import { getDb } from "../../db";
 import { defineRoute, jsonResponse } from "../../http/route";
 import { definePath } from "../../http/router";
 import { decideRequestsInBulk } from "../../requests/bulk";
+import { extendRequestDeadline } from "../../requests/deadline";
 import { listRequests, waitForRequest } from "../../requests/data";
 import { getEventHub } from "../../realtime/event-hub";
 import { decideRequest, submitRequest } from "../../requests/mutations";
 import {
   bulkRespondSchema,
   createRequestSchema,
+  extendDeadlineSchema,
   getRequestQuerySchema,
   listRequestsQuerySchema,
   requestParamsSchema,
@@ -84,5 +86,19 @@ export const bulkResponses = definePath("/api/v1/responses", {
       responses: { 200: bulkDecisionSchema },
     },
     ({ actor, body }) => decideRequestsInBulk(getDb(), actor, body),
+  ),
+});
+
+/** More time for a pending request waiting on the Lead, within its day-long lifetime. */
+export const requestDeadline = definePath("/api/v1/requests/{id}/deadline", {
+  POST: defineRoute(
+    {
+      access: "lead",
+      scopes: ["admin", "decide"],
+      params: requestParamsSchema,
+      body: extendDeadlineSchema,
+      responses: { 200: requestViewSchema },
+    },
+    ({ actor, params, body }) => extendRequestDeadline(getDb(), actor, params.id, body),
   ),
 });

@@ -25,7 +25,7 @@ import { connectSessions } from "./connect";
 import { events } from "./events";
 import { health } from "./health";
 import { inbox, inboxAck, messages } from "./messages";
-import { bulkResponses, request, requestResponses, requests } from "./requests";
+import { bulkResponses, request, requestDeadline, requestResponses, requests } from "./requests";
 import { taskClaim, taskComplete, taskRelease, tasks } from "./tasks";
 import { token, tokens } from "./tokens";
 import { toolCalls } from "./tool-calls";
@@ -70,6 +70,7 @@ export const API_PATHS: readonly ApiPath[] = [
   requests,
   request,
   requestResponses,
+  requestDeadline,
   tasks,
   taskClaim,
   taskComplete,
