@@ -16,6 +16,7 @@ import { inspectText } from "@/lib/shared/display/visible-text";
 import { apiFetch } from "@/lib/shared/http/api-fetch";
 import type { QuestionAnswerInput } from "@/lib/shared/protocol/question";
 import type { RequestView } from "@/lib/requests/views";
+import { AskedAgain } from "./asked-again";
 import { ExtendDeadline } from "./extend-deadline";
 import { QuestionAnswerForm, QuestionBody } from "./question-card";
 import { typeLabel } from "./request-list";
@@ -184,6 +185,7 @@ export const RequestDetail = forwardRef<HTMLTextAreaElement, Props>(function Req
         {isPending && canAct && <ExtendDeadline key={request.expiresAt} request={request} />}
         <AgentContext name={request.agent} now={now} />
       </header>
+      <AskedAgain request={request} />
       <RequestBody request={request} />
       {!isPending && <DecisionBanner request={request} isConflict={isConflict} />}
       {isPending && canAct && (

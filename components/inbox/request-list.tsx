@@ -3,6 +3,7 @@
 import { RequestSummary } from "@/components/history/request-text";
 import { formatAge, formatClock } from "@/components/ui/use-now";
 import type { RequestView } from "@/lib/requests/views";
+import { AskedAgain } from "./asked-again";
 import { isBulkDecidable } from "./use-bulk-selection";
 
 const TYPE_LABELS: Record<string, string> = {
@@ -88,6 +89,7 @@ export function RequestList({
                   waiting {formatAge(now - Date.parse(request.createdAt))}
                 </span>
               </span>
+              <AskedAgain request={request} isCompact />
               <RequestSummary
                 request={request}
                 isInsideControl

@@ -1,7 +1,12 @@
 import type { Request } from "../generated/prisma/client";
 import { describeTimeoutPolicy, type Direction } from "../protocol/definition";
 import { findProtocolType } from "../protocol/registry";
-import { decidedBySchema, type DecidedBy } from "../shared/api/request";
+import {
+  askedAgainAfterSchema,
+  decidedBySchema,
+  type AskedAgainAfter,
+  type DecidedBy,
+} from "../shared/api/request";
 
 export type RequestView = {
   id: string;
@@ -28,6 +33,8 @@ export type RequestView = {
   timeoutPolicy: string | null;
   /** The `type` a response to this request must carry. */
   responseType: string | null;
+  /** The earlier request of the same agent the Lead rejected that this one repeats. */
+  askedAgainAfter: AskedAgainAfter | null;
 };
 
 export function directionOf(request: Pick<Request, "target">): Direction {
@@ -61,5 +68,9 @@ export function toRequestView(request: Request): RequestView {
         )
       : null,
     responseType: definition?.responseType ?? null,
+    askedAgainAfter:
+      request.askedAgainAfter === null
+        ? null
+        : askedAgainAfterSchema.parse(request.askedAgainAfter),
   };
 }

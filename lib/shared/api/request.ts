@@ -23,6 +23,13 @@ export const decidedBySchema = z.discriminatedUnion("kind", [
 ]);
 export type DecidedBy = z.infer<typeof decidedBySchema>;
 
+/** The earlier rejected request a new one repeats, and what the Lead said then. */
+export const askedAgainAfterSchema = z.strictObject({
+  requestId: z.string(),
+  feedback: z.string().nullable(),
+});
+export type AskedAgainAfter = z.infer<typeof askedAgainAfterSchema>;
+
 /** A request between an agent and the Lead, as every client sees it. */
 export const requestViewSchema = z.object({
   id: z.string(),
@@ -45,5 +52,7 @@ export const requestViewSchema = z.object({
   taskId: z.string().nullable(),
   timeoutPolicy: z.string().nullable(),
   responseType: z.string().nullable(),
+  /** Set when this request repeats one the Lead rejected from the same agent. */
+  askedAgainAfter: askedAgainAfterSchema.nullable(),
 });
 export type RequestViewWire = z.infer<typeof requestViewSchema>;
