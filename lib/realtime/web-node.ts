@@ -71,13 +71,14 @@ export async function startWebNodeServices(
 
 /** Presence shared with the other nodes through NOTIFY; every change goes to this node's consoles. */
 export async function startPresence(io: ConsoleServer, databaseUrl: string): Promise<Presence> {
-  let presence: Presence | undefined;
+  // The transport delivers to presence, which publishes through the transport: late-bound.
+  const delivery: { presence?: Presence } = {};
   const transport = await startPresenceTransport(databaseUrl, (payload) =>
-    presence?.receive(payload),
+    delivery.presence?.receive(payload),
   );
-  presence = createPresence({
+  delivery.presence = createPresence({
     transport,
     onChange: (payload) => io.of(CONSOLE_NAMESPACE).emit("presence", payload),
   });
-  return presence;
+  return delivery.presence;
 }
