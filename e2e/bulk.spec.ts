@@ -1,6 +1,12 @@
 import { expect, test, type APIRequestContext } from "@playwright/test";
 import { E2E_LEAD } from "./support/accounts";
-import { humanApi, uniqueAgentName } from "./support/api";
+import {
+  createHuman,
+  humanApi,
+  registerApiAgent,
+  submitPlan,
+  uniqueAgentName,
+} from "./support/api";
 import { closeSignedInPages, signedInPage } from "./support/sign-in";
 
 test.afterEach(closeSignedInPages);
@@ -88,5 +94,32 @@ test("bulk-approve three risky calls from one worker: each decided on its own, t
     .poll(() => allowedCommands(lead, name), { timeout: 30_000 })
     .toEqual(["rm -rf out-1", "rm -rf out-2", "rm -rf out-3"]);
   await page.screenshot({ path: "test-results/screenshots/bulk.png" });
+  await lead.dispose();
+});
+
+test("the Lead extends a card's countdown, and two Leads see each other on the same card", async ({
+  browser,
+}) => {
+  const lead = await humanApi();
+  const second = await createHuman(lead, "lead");
+  const agent = await registerApiAgent(lead);
+  await submitPlan(agent.api, "plan that needs a longer look");
+
+  const first = await signedInPage(browser);
+  await first.inbox.select(agent.name);
+  await expect(first.inbox.detail()).toContainText(/auto-rejects in 1[45]:\d\d/);
+  await first.inbox.detail().getByLabel("More time").selectOption({ label: "1 hour" });
+  await first.inbox.detail().getByRole("button", { name: "Extend deadline" }).click();
+  await expect(first.inbox.detail()).toContainText(/auto-rejects in 1:1[45]:\d\d/);
+  await expect(
+    first.inbox.requestItem(agent.name).getByText(/auto-rejects in 1:1[45]:\d\d/),
+  ).toBeVisible();
+
+  const other = await signedInPage(browser, second);
+  await other.inbox.select(agent.name);
+  await expect(first.inbox.detail()).toContainText(`Also open by ${second.email}`);
+  await expect(other.inbox.detail()).toContainText(`Also open by ${E2E_LEAD.email}`);
+  await other.page.close();
+  await expect(first.inbox.detail().getByText("Also open by")).toHaveCount(0);
   await lead.dispose();
 });

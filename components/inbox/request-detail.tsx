@@ -17,6 +17,7 @@ import { apiFetch } from "@/lib/shared/http/api-fetch";
 import type { QuestionAnswerInput } from "@/lib/shared/protocol/question";
 import type { RequestView } from "@/lib/requests/views";
 import { AskedAgain } from "./asked-again";
+import { CardViewers } from "./card-viewers";
 import { ExtendDeadline } from "./extend-deadline";
 import { QuestionAnswerForm, QuestionBody } from "./question-card";
 import { typeLabel } from "./request-list";
@@ -183,6 +184,7 @@ export const RequestDetail = forwardRef<HTMLTextAreaElement, Props>(function Req
             ` · ${request.timeoutPolicy ?? "expires"} in ${formatClock(Date.parse(request.expiresAt) - now)}`}
         </p>
         {isPending && canAct && <ExtendDeadline key={request.expiresAt} request={request} />}
+        <CardViewers requestId={request.id} />
         <AgentContext name={request.agent} now={now} />
       </header>
       <AskedAgain request={request} />
