@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { getDb } from "../../lib/db";
 import { normalizePlan } from "../../lib/requests/asked-again";
-import { api, lead, registerAgent, submitPlan, type TestAgent } from "./fixtures";
+import { api, createTask, lead, registerAgent, submitPlan, type TestAgent } from "./fixtures";
 
 afterAll(() => getDb().$disconnect());
 
@@ -70,6 +70,21 @@ describe("asked again after rejection", () => {
       approve: true,
     });
     expect((await askTool(other, "rm -rf out")).askedAgainAfter).toBeNull();
+  });
+
+  it("the gate's own card for a call the Lead refused before a task switch is flagged", async () => {
+    const agent = await registerAgent();
+    const call = { tool: "bash", args: { command: "git push --force origin main" } };
+    const first = await api.toolCall(agent.headers, call);
+    const firstId = String(first.json.requestId);
+    await reject(firstId, "not on main");
+    const { headers } = await lead();
+    // A task switch voids the old decision, so the gate asks the Lead again.
+    expect((await api.claimTask(agent.headers, await createTask())).status).toBe(200);
+    const again = await api.toolCall(agent.headers, call);
+    expect(again.json).toMatchObject({ allowed: false, code: "TOOL_APPROVAL_REQUIRED" });
+    const card = await api.getRequest(headers, String(again.json.requestId));
+    expect(card.json.askedAgainAfter).toEqual({ requestId: firstId, feedback: "not on main" });
   });
 
   it("an agent cannot claim or hide the flag itself", async () => {
