@@ -115,6 +115,23 @@ describe("bulk decisions: POST /responses", () => {
     expect((await api.getAgent(headers, planner.name)).json.gate).toBe("rejected");
   });
 
+  it("a request past its deadline in the batch expires with its policy; the rest are decided", async () => {
+    const { headers } = await lead();
+    const agent = await registerAgent();
+    const late = await riskyCall(agent, "git push late");
+    const onTime = await riskyCall(agent, "git push on-time");
+    await getDb().request.update({
+      where: { id: late },
+      data: { expiresAt: new Date(Date.now() - 1_000) },
+    });
+    const { json } = await bulk(headers, { ids: [late, onTime], approve: true });
+    expect(json.results).toMatchObject([
+      { id: late, ok: false, error: { code: "REQUEST_EXPIRED" } },
+      { id: onTime, ok: true, request: { status: "approved" } },
+    ]);
+    expect(await statusOf(late)).toBe("expired");
+  });
+
   it("all pending from one agent: only that agent's, only the Lead's to decide", async () => {
     const { headers } = await lead();
     const agent = await registerAgent();
