@@ -59,6 +59,12 @@ export const errorStatus = {
   EDITS_NEED_ONE_LEAD: 422,
   /** An export asked for a format other than `csv` or `jsonl`. */
   UNSUPPORTED_EXPORT_FORMAT: 422,
+  /** A bulk decision whose ids are none, more than 100, or repeated. */
+  INVALID_BATCH: 422,
+  /** A request a bulk decision cannot take (a question needs its own answer). */
+  NOT_BULK_DECIDABLE: 422,
+  /** An extension that would keep a request open longer than MAX_REQUEST_LIFETIME_SECONDS. */
+  DEADLINE_TOO_FAR: 422,
   RATE_LIMITED: 429,
   INTERNAL: 500,
   DATABASE_UNAVAILABLE: 503,

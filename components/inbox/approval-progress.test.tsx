@@ -28,6 +28,7 @@ function request(overrides: Partial<RequestView> = {}): RequestView {
     timeoutPolicy: "auto-denies",
     responseType: "tool_approval_response",
     requiredApprovals: 2,
+    askedAgainAfter: null,
     approvals: [],
     ...overrides,
   };

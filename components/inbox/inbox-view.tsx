@@ -3,11 +3,13 @@
 import { useEffect, useMemo, useRef, useState } from "react";
 import { useCanAct } from "@/components/session/session-context";
 import { useNow } from "@/components/ui/use-now";
+import { BulkBar } from "./bulk-bar";
 import { NotificationsToggle } from "./notifications-toggle";
 import { RequestDetail } from "./request-detail";
 import { RequestList } from "./request-list";
 import { ShortcutsDialog } from "./shortcuts-dialog";
 import { readQuestion } from "./question-card";
+import { useBulkSelection } from "./use-bulk-selection";
 import { useInbox } from "./use-inbox";
 
 export function isTypingTarget(target: EventTarget | null): boolean {
@@ -38,6 +40,7 @@ export function InboxView() {
     );
   }, [inbox.items, filter]);
   const selected = visible.find((request) => request.id === selectedId) ?? visible[0] ?? null;
+  const bulk = useBulkSelection(visible);
 
   useEffect(() => {
     document.title =
@@ -83,6 +86,7 @@ export function InboxView() {
         k: () => move(-1),
         "/": () => filterRef.current?.focus(),
         "?": () => setIsHelpOpen(true),
+        x: () => canAct && selected && bulk.toggle(selected.id),
         // A question is answered with an option or a text, never a bare approval.
         a: () =>
           canAct &&
@@ -169,11 +173,24 @@ export function InboxView() {
       ) : (
         <div className="grid gap-4 lg:grid-cols-[minmax(0,1fr)_minmax(0,2fr)]">
           <div className="min-w-0 space-y-2">
+            {canAct && (
+              <BulkBar
+                items={inbox.items}
+                decidableCount={bulk.decidable.length}
+                checkedIds={bulk.checkedIds}
+                focusedAgent={selected?.agent ?? null}
+                onSelectAgent={bulk.selectAgent}
+                onDecided={bulk.clear}
+                remember={inbox.remember}
+              />
+            )}
             <RequestList
               items={visible}
               selectedId={selected?.id ?? null}
               now={now}
               onSelect={(id) => setSelectedId(id)}
+              checkedIds={bulk.checkedSet}
+              onCheck={canAct ? bulk.toggle : undefined}
             />
             {inbox.items.some((request) => request.status !== "pending") && (
               <button

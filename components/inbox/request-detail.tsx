@@ -19,6 +19,9 @@ import type { QuestionAnswerInput } from "@/lib/shared/protocol/question";
 import type { RequestView } from "@/lib/requests/views";
 import { AlwaysAllow } from "./always-allow";
 import { ApprovalProgress, OWN_APPROVAL_REASON_ID, useHasOwnApproval } from "./approval-progress";
+import { AskedAgain } from "./asked-again";
+import { CardViewers } from "./card-viewers";
+import { ExtendDeadline } from "./extend-deadline";
 import { QuestionAnswerForm, QuestionBody } from "./question-card";
 import { typeLabel } from "./request-list";
 
@@ -184,8 +187,11 @@ export const RequestDetail = forwardRef<HTMLTextAreaElement, Props>(function Req
           {isPending &&
             ` · ${request.timeoutPolicy ?? "expires"} in ${formatClock(Date.parse(request.expiresAt) - now)}`}
         </p>
+        {isPending && canAct && <ExtendDeadline key={request.expiresAt} request={request} />}
+        <CardViewers requestId={request.id} />
         <AgentContext name={request.agent} now={now} />
       </header>
+      <AskedAgain request={request} />
       <RequestBody request={request} />
       <ApprovalProgress request={request} />
       {!isPending && <DecisionBanner request={request} isConflict={isConflict} />}

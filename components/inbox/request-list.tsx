@@ -4,6 +4,8 @@ import { RequestSummary } from "@/components/history/request-text";
 import { formatAge, formatClock } from "@/components/ui/use-now";
 import type { RequestView } from "@/lib/requests/views";
 import { ApprovalCount } from "./approval-progress";
+import { AskedAgain } from "./asked-again";
+import { isBulkDecidable } from "./use-bulk-selection";
 
 const TYPE_LABELS: Record<string, string> = {
   plan_approval: "Plan",
@@ -16,16 +18,29 @@ export function typeLabel(type: string): string {
   return TYPE_LABELS[type] ?? type;
 }
 
+/** The gate's judgement stored with a tool approval (`payload.risk.class`), for the list's badge. */
+function riskOf(request: RequestView): string | null {
+  const risk = request.payload.risk;
+  if (typeof risk !== "object" || risk === null || !("class" in risk)) return null;
+  return typeof risk.class === "string" ? risk.class.replaceAll("_", " ") : null;
+}
+
 export function RequestList({
   items,
   selectedId,
   now,
   onSelect,
+  checkedIds,
+  onCheck,
 }: {
   items: RequestView[];
   selectedId: string | null;
   now: number;
   onSelect: (id: string) => void;
+  /** Ticked for a bulk decision; items without a box (questions, decided ones) are never in it. */
+  checkedIds?: ReadonlySet<string>;
+  /** `isRange`: shift-click, ticking everything since the last box touched. */
+  onCheck?: ((id: string, isRange: boolean) => void) | undefined;
 }) {
   return (
     <ul
@@ -36,8 +51,24 @@ export function RequestList({
         const isSelected = request.id === selectedId;
         const isPending = request.status === "pending";
         const remaining = Date.parse(request.expiresAt) - now;
+        const risk = riskOf(request);
+        const canCheck = onCheck !== undefined && isBulkDecidable(request);
         return (
-          <li key={request.id}>
+          <li key={request.id} className="flex items-start">
+            {canCheck && (
+              <input
+                type="checkbox"
+                checked={checkedIds?.has(request.id) ?? false}
+                onChange={(event) =>
+                  onCheck(
+                    request.id,
+                    "shiftKey" in event.nativeEvent && event.nativeEvent.shiftKey === true,
+                  )
+                }
+                aria-label={`Select ${typeLabel(request.type).toLowerCase()} from ${request.agent}`}
+                className="mt-3.5 ml-3 h-4 w-4 shrink-0 rounded border-slate-300 text-indigo-600 focus-visible:outline-2 focus-visible:outline-offset-2 focus-visible:outline-indigo-600"
+              />
+            )}
             <button
               type="button"
               onClick={() => onSelect(request.id)}
@@ -51,10 +82,16 @@ export function RequestList({
                   {typeLabel(request.type)}
                 </span>
                 <ApprovalCount request={request} />
+                {risk && (
+                  <span className="rounded bg-amber-100 px-1.5 py-0.5 text-xs text-amber-900">
+                    risk: {risk}
+                  </span>
+                )}
                 <span className="ml-auto text-xs text-slate-600">
                   waiting {formatAge(now - Date.parse(request.createdAt))}
                 </span>
               </span>
+              <AskedAgain request={request} isCompact />
               <RequestSummary
                 request={request}
                 isInsideControl

@@ -9,6 +9,8 @@ const SHORTCUTS = [
   ["a", "approve the selected request"],
   ["r", "reject (or decline a question): focuses feedback, Enter sends"],
   ["1–9", "answer the selected question with that option"],
+  ["x", "tick or untick the selected request for a bulk decision"],
+  ["Shift-click", "tick every request between the last ticked and this one"],
   ["/", "filter requests"],
   ["?", "show or hide this list"],
   ["Esc", "close / leave a field"],

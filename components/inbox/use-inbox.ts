@@ -122,5 +122,7 @@ export function useInbox() {
     decide,
     conflicts,
     dismissResolved,
+    /** Keeps a request decided here (a bulk decision's) on screen with its decision. */
+    remember,
   };
 }

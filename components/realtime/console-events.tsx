@@ -8,6 +8,7 @@ import {
   CONSOLE_PROTOCOL_VERSION,
   type ClientToServerEvents,
   type ConsoleEvent,
+  type PresencePayload,
   type ServerToClientEvents,
 } from "@/lib/shared/realtime/contract";
 import { staleKeysFor } from "./query-keys";
@@ -15,9 +16,14 @@ import { staleKeysFor } from "./query-keys";
 export type ConnectionState = "connecting" | "live" | "offline";
 type Listener = (event: ConsoleEvent) => void;
 
+type PresenceListener = (payload: PresencePayload) => void;
+
 type ConsoleEvents = {
   state: ConnectionState;
   subscribe: (listener: Listener) => () => void;
+  /** Tells the server which card this tab shows (null: none); said again on every reconnect. */
+  setViewing: (requestId: string | null) => void;
+  subscribePresence: (listener: PresenceListener) => () => void;
 };
 
 const ConsoleEventsContext = createContext<ConsoleEvents | null>(null);
@@ -38,11 +44,22 @@ export function ConsoleEventsProvider({
   const [state, setState] = useState<ConnectionState>("connecting");
   const lastId = useRef(initialEventId);
   const listeners = useRef(new Set<Listener>());
+  const presenceListeners = useRef(new Set<PresenceListener>());
+  const viewing = useRef<string | null>(null);
+  const socketRef = useRef<Socket<ServerToClientEvents, ClientToServerEvents> | null>(null);
   const [events] = useState<ConsoleEvents>(() => ({
     state: "connecting",
     subscribe: (listener) => {
       listeners.current.add(listener);
       return () => listeners.current.delete(listener);
+    },
+    setViewing: (requestId) => {
+      viewing.current = requestId;
+      socketRef.current?.emit("viewing", { requestId });
+    },
+    subscribePresence: (listener) => {
+      presenceListeners.current.add(listener);
+      return () => presenceListeners.current.delete(listener);
     },
   }));
 
@@ -51,9 +68,14 @@ export function ConsoleEventsProvider({
       transports: ["websocket"],
       withCredentials: true,
     });
+    socketRef.current = socket;
     socket.on("connect", () => {
       setState("live");
       socket.emit("resume", { after: lastId.current });
+      if (viewing.current) socket.emit("viewing", { requestId: viewing.current });
+    });
+    socket.on("presence", (payload) => {
+      for (const listener of presenceListeners.current) listener(payload);
     });
     socket.on("disconnect", () => setState("offline"));
     socket.on("connect_error", () => setState("offline"));
@@ -84,6 +106,7 @@ export function ConsoleEventsProvider({
       for (const listener of listeners.current) listener(event);
     });
     return () => {
+      socketRef.current = null;
       socket.disconnect();
     };
   }, [queryClient]);
@@ -113,4 +136,23 @@ export function useConsoleEvent(listener: Listener): void {
     latest.current = listener;
   });
   useEffect(() => subscribe((event) => latest.current(event)), [subscribe]);
+}
+
+/** Who else has `requestId` open, as the server last said; this tab shows it while mounted. */
+export function useCardViewers(requestId: string): string[] {
+  const { setViewing, subscribePresence } = useConsoleEvents();
+  const [viewers, setViewers] = useState<string[]>([]);
+  useEffect(() => {
+    const unsubscribe = subscribePresence((payload) => {
+      if (payload.requestId === requestId) {
+        setViewers(payload.viewers.map((viewer) => viewer.email));
+      }
+    });
+    setViewing(requestId);
+    return () => {
+      unsubscribe();
+      setViewing(null);
+    };
+  }, [requestId, setViewing, subscribePresence]);
+  return viewers;
 }

@@ -34,6 +34,7 @@ export const STALE_KEYS: Record<EventKind, QueryKeys> = {
   "request.expired": REQUEST_KEYS,
   "request.approval_recorded": REQUEST_KEYS,
   "request.superseded": REQUEST_KEYS,
+  "request.deadline_extended": REQUEST_KEYS,
   "request.cancelled": REQUEST_KEYS,
   "agent.registered": AGENT_KEYS,
   "agent.respawned": AGENT_KEYS,

@@ -68,6 +68,11 @@ export type ProtocolTypeDefinition = {
     payload: Record<string, unknown>,
     draft: ResponseDraft,
   ) => Record<string, unknown> | null;
+  /**
+   * Why one approve-or-reject for many requests (a bulk decision) cannot decide this type, when it
+   * cannot: a decision that needs fields of its own (a question's answer) is made on its card.
+   */
+  bulkRefusal?: string;
   /** The text an inbox shows for the request. */
   summarize: (payload: Record<string, unknown>) => string;
   directions: readonly Direction[];

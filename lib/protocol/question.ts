@@ -66,6 +66,7 @@ export const question: ProtocolTypeDefinition = {
     if (!input) throw invalidAnswer("answer the question: `answer: {option?, text?}`");
     return { answer: resolveAnswer(payload as QuestionPayload, input) };
   },
+  bulkRefusal: "a question needs its own answer: answer it on its card",
   summarize: (payload) => String(payload.question ?? "").slice(0, 200),
   directions: ["agent_to_lead"],
   outcomes: ["answered", "unanswered"],

@@ -7,11 +7,13 @@ import {
   CONSOLE_NAMESPACE,
   CONSOLE_PROTOCOL_VERSION,
   resumeSchema,
+  viewingSchema,
   type ClientToServerEvents,
   type ConsoleEvent,
   type ServerToClientEvents,
 } from "../shared/realtime/contract";
 import type { EventHub } from "./event-hub";
+import { MAX_VIEWING_CHANGES_PER_10S, type Presence } from "./presence";
 
 type SocketData = { actor: HumanActor; sessionId: string; feed: ConsoleFeed };
 export type ConsoleServer = Server<
@@ -169,7 +171,7 @@ function createFeed(db: Db, socket: ConsoleSocket, maxReplayEvents: number): Con
 export function attachConsoleNamespace(
   io: ConsoleServer,
   db: Db,
-  options: { maxReplayEvents?: number } = {},
+  options: { maxReplayEvents?: number; presence?: Presence } = {},
 ): void {
   const maxReplayEvents = options.maxReplayEvents ?? MAX_REPLAY_EVENTS;
   const namespace = io.of(CONSOLE_NAMESPACE);
@@ -199,7 +201,43 @@ export function attachConsoleNamespace(
       }
       socket.data.feed.resume(parsed.data.after);
     });
+    const { presence } = options;
+    if (presence) trackViewing(socket, presence);
   });
+}
+
+/**
+ * The card a socket shows, as its person (from the session, never the message). Bounded: one card
+ * per socket, and a burst of changes past MAX_VIEWING_CHANGES_PER_10S is refused, so a client
+ * cannot turn the shared channel into a flood.
+ */
+function trackViewing(socket: ConsoleSocket, presence: Presence): void {
+  const viewer = { userId: socket.data.actor.userId, email: socket.data.actor.email };
+  let windowStart = Date.now();
+  let changes = 0;
+  socket.on("viewing", (payload: unknown) => {
+    const parsed = viewingSchema.safeParse(payload);
+    if (!parsed.success) {
+      socket.emit("error", {
+        code: "INVALID_INPUT",
+        message: "viewing expects {requestId: <request id> | null}",
+      });
+      return;
+    }
+    if (Date.now() - windowStart > 10_000) {
+      windowStart = Date.now();
+      changes = 0;
+    }
+    changes += 1;
+    if (changes > MAX_VIEWING_CHANGES_PER_10S) {
+      socket.emit("error", { code: "RATE_LIMITED", message: "too many card changes; slow down" });
+      return;
+    }
+    const { requestId } = parsed.data;
+    presence.setViewing(socket.id, viewer, requestId);
+    if (requestId) socket.emit("presence", presence.viewersOf(requestId));
+  });
+  socket.on("disconnect", () => presence.forget(socket.id));
 }
 
 function endedBecause(

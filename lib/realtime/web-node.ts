@@ -1,6 +1,7 @@
 import type { IncomingMessage, Server as HttpServer } from "node:http";
 import { Server } from "socket.io";
 import { CLIENT_IP_HEADER } from "../auth/sign-in-limit";
+import { CONSOLE_NAMESPACE } from "../shared/realtime/contract";
 import type { PrismaClient } from "../generated/prisma/client";
 import { startSweeper } from "../requests/sweeper";
 import {
@@ -11,6 +12,7 @@ import {
 } from "./console-namespace";
 import { startEventBridge } from "./event-bridge";
 import { getEventHub } from "./event-hub";
+import { createPresence, startPresenceTransport, type Presence } from "./presence";
 
 /**
  * The client's address for sign-in rate limiting comes from the socket, never from the client. The
@@ -41,7 +43,8 @@ export async function startWebNodeServices(
   const sweeper = startSweeper(db);
   // Next installs its own upgrade listener (dev HMR); socket.io must leave other upgrades alone.
   const io: ConsoleServer = new Server(httpServer, { destroyUpgrade: false, serveClient: false });
-  attachConsoleNamespace(io, db);
+  const presence = await startPresence(io, databaseUrl);
+  attachConsoleNamespace(io, db, { presence });
   broadcastHubEvents(io, hub);
   const stopWatchingSessions = watchConsoleSessions(io, db, hub);
 
@@ -52,6 +55,7 @@ export async function startWebNodeServices(
     console.log(`${signal}: stopping`);
     sweeper.stop();
     stopWatchingSessions();
+    void presence.stop();
     void io.close();
     // A bare close() waits for keep-alive sockets forever; end them so the process can exit.
     httpServer.closeAllConnections();
@@ -63,4 +67,18 @@ export async function startWebNodeServices(
     });
   };
   return { stop };
+}
+
+/** Presence shared with the other nodes through NOTIFY; every change goes to this node's consoles. */
+export async function startPresence(io: ConsoleServer, databaseUrl: string): Promise<Presence> {
+  // The transport delivers to presence, which publishes through the transport: late-bound.
+  const delivery: { presence?: Presence } = {};
+  const transport = await startPresenceTransport(databaseUrl, (payload) =>
+    delivery.presence?.receive(payload),
+  );
+  delivery.presence = createPresence({
+    transport,
+    onChange: (payload) => io.of(CONSOLE_NAMESPACE).emit("presence", payload),
+  });
+  return delivery.presence;
 }

@@ -19,6 +19,7 @@ import { getProtocolType } from "../protocol/registry";
 import { canonicalJson } from "../protocol/canonical-json";
 import type { DecidedBy } from "../shared/api/request";
 import type { CreateRequestInput, RespondInput } from "./schema";
+import { findEarlierRejection } from "./asked-again";
 import { directionOf, toRequestView, type RequestView } from "./views";
 import { inTransaction } from "../transaction";
 import { raiseRequiredApprovals, takeApprovalStep, type RequiredApprovals } from "./approvals";
@@ -203,6 +204,9 @@ export async function createRequestInTransaction(
   }
   const isToLead = direction === "agent_to_lead";
   const timeoutSeconds = input.timeoutSeconds ?? definition.defaultTimeoutSeconds(direction);
+  const askedAgainAfter = isToLead
+    ? await findEarlierRejection(tx, agent.id, definition.type, input.payload)
+    : null;
   const request = await tx.request.create({
     data: {
       id: newRequestId(),
@@ -217,6 +221,7 @@ export async function createRequestInTransaction(
       idempotencyKey: input.idempotencyKey ?? null,
       requiredApprovals: input.requiredApprovals ?? 1,
       expiresAt: new Date(Date.now() + timeoutSeconds * 1000),
+      ...(askedAgainAfter ? { askedAgainAfter } : {}),
     },
   });
   await applyCreatedEffects(tx, definition, request, agent);

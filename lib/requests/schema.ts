@@ -71,3 +71,24 @@ export const exportRequestsQuerySchema = listRequestsQuerySchema
   .omit({ order: true, cursor: true, limit: true })
   .extend({ format: z.string().min(1).max(40) });
 export type ExportRequestsQuery = z.infer<typeof exportRequestsQuerySchema>;
+const bulkDecisionFields = {
+  approve: z.boolean(),
+  feedback: z.string().trim().max(10_000).optional(),
+};
+
+/**
+ * One approve-or-reject for several requests: named by id, or every pending one an agent has for
+ * the Lead. The ids' count and uniqueness are the domain's to judge (422 INVALID_BATCH), so the
+ * caller learns which rule it broke; the body's size cap bounds the array before that.
+ */
+export const bulkRespondSchema = z.union([
+  z.strictObject({ ids: z.array(z.string().min(1).max(100)), ...bulkDecisionFields }),
+  z.strictObject({ agent: agentNameSchema, ...bulkDecisionFields }),
+]);
+export type BulkRespondInput = z.infer<typeof bulkRespondSchema>;
+
+/** Seconds added to a pending request's deadline, a minute to a day at a time. */
+export const extendDeadlineSchema = z.strictObject({
+  extendSeconds: z.number().int().min(60).max(86_400),
+});
+export type ExtendDeadlineInput = z.infer<typeof extendDeadlineSchema>;

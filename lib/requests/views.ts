@@ -1,7 +1,13 @@
 import type { Request, RequestApproval, User } from "../generated/prisma/client";
 import { describeTimeoutPolicy, type Direction } from "../protocol/definition";
 import { findProtocolType } from "../protocol/registry";
-import { decidedBySchema, type DecidedBy, type RequestApprovalView } from "../shared/api/request";
+import {
+  askedAgainAfterSchema,
+  decidedBySchema,
+  type AskedAgainAfter,
+  type DecidedBy,
+  type RequestApprovalView,
+} from "../shared/api/request";
 
 export type RequestView = {
   id: string;
@@ -32,6 +38,8 @@ export type RequestView = {
   requiredApprovals: number;
   /** Approvals recorded so far, oldest first (lib/requests/approvals.ts); empty unless two are required. */
   approvals: RequestApprovalView[];
+  /** The earlier request of the same agent the Lead rejected that this one repeats. */
+  askedAgainAfter: AskedAgainAfter | null;
 };
 
 export type ApprovalRow = RequestApproval & { user: Pick<User, "name" | "email"> };
@@ -81,5 +89,9 @@ export function toRequestView(
     responseType: definition?.responseType ?? null,
     requiredApprovals: request.requiredApprovals,
     approvals: approvals.map(toRequestApprovalView),
+    askedAgainAfter:
+      request.askedAgainAfter === null
+        ? null
+        : askedAgainAfterSchema.parse(request.askedAgainAfter),
   };
 }

@@ -126,7 +126,9 @@ describe("the scope × route table", () => {
     );
     expect(withScope("read").every((route) => route.startsWith("GET "))).toBe(true);
     expect(withScope("decide").filter((route) => !route.startsWith("GET "))).toEqual([
+      "POST /api/v1/requests/{id}/deadline",
       "POST /api/v1/requests/{id}/responses",
+      "POST /api/v1/responses",
     ]);
   });
 });

@@ -55,10 +55,10 @@ async function statementsOf(work: () => Promise<unknown>): Promise<string[]> {
 const plan = (text: string) => ({ type: "plan_approval", payload: { plan: text } });
 
 describe("statements per mutation", () => {
-  it("a plan that supersedes the pending one: lock, find, supersede, insert, update, message, events", async () => {
+  it("a plan that supersedes the pending one: lock, find, supersede, find a rejected twin, insert, update, message, events", async () => {
     await submitRequest(db, agent, plan("first"));
     const sent = await statementsOf(() => submitRequest(db, agent, plan("second")));
-    expect(sent).toHaveLength(7);
+    expect(sent).toHaveLength(8);
     expect(sent.filter((query) => query.includes('INSERT INTO "public"."events"'))).toHaveLength(1);
   });
 

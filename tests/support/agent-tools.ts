@@ -43,6 +43,7 @@ export function makeRequestView(overrides: Partial<RequestView> = {}): RequestVi
     taskId: null,
     timeoutPolicy: "auto-rejects",
     responseType: "plan_approval_response",
+    askedAgainAfter: null,
     ...overrides,
   };
 }

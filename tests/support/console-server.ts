@@ -10,11 +10,14 @@ import {
 } from "../../lib/realtime/console-namespace";
 import { startEventBridge } from "../../lib/realtime/event-bridge";
 import { EventHub } from "../../lib/realtime/event-hub";
+import { startPresence } from "../../lib/realtime/web-node";
 
 export type ConsoleServerOptions = {
   maxReplayEvents?: number;
   /** Re-check sessions as a web node does: on events from a LISTEN bridge, and every intervalMs. */
   watchSessions?: { intervalMs: number };
+  /** Presence as a web node runs it: shared with other nodes through NOTIFY. */
+  withPresence?: boolean;
 };
 
 /** A socket.io server with the production /console namespace, on a free loopback port. */
@@ -26,7 +29,8 @@ export async function startConsoleServer(options: ConsoleServerOptions = {}): Pr
   const httpServer = createServer();
   const io: ConsoleServer = new Server(httpServer);
   const db = getDb();
-  attachConsoleNamespace(io, db, { maxReplayEvents: options.maxReplayEvents });
+  const presence = options.withPresence ? await startPresence(io, requireDatabaseUrl()) : undefined;
+  attachConsoleNamespace(io, db, { maxReplayEvents: options.maxReplayEvents, presence });
   let stopServices = async () => undefined as void;
   if (options.watchSessions) {
     const hub = new EventHub();
@@ -43,6 +47,7 @@ export async function startConsoleServer(options: ConsoleServerOptions = {}): Pr
     baseUrl: `http://127.0.0.1:${(httpServer.address() as AddressInfo).port}`,
     stop: async () => {
       await stopServices();
+      await presence?.stop();
       await io.close();
     },
   };

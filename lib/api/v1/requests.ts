@@ -1,16 +1,21 @@
 import { z } from "zod";
+import { bulkDecisionSchema } from "../../shared/api/bulk-decision";
 import { pageSchema } from "../../shared/api/page";
 import { requestViewSchema } from "../../shared/api/request";
 import { getDb } from "../../db";
 import { defineRoute, jsonResponse } from "../../http/route";
 import { definePath } from "../../http/router";
+import { decideRequestsInBulk } from "../../requests/bulk";
+import { extendRequestDeadline } from "../../requests/deadline";
 import { listRequests, waitForRequest } from "../../requests/data";
 import { getEventHub } from "../../realtime/event-hub";
 import { decideRequest, submitRequest } from "../../requests/mutations";
 import { exportHeaders, parseExportFormat, streamRequestsExport } from "../../requests/export";
 import {
+  bulkRespondSchema,
   createRequestSchema,
   exportRequestsQuerySchema,
+  extendDeadlineSchema,
   getRequestQuerySchema,
   listRequestsQuerySchema,
   requestParamsSchema,
@@ -91,5 +96,36 @@ export const requestResponses = definePath("/api/v1/requests/{id}/responses", {
       responses: { 200: requestViewSchema },
     },
     ({ actor, params, body }) => decideRequest(getDb(), actor, params.id, body),
+  ),
+});
+
+/**
+ * One decision for several requests (by id, or an agent's pending ones); each is decided on its
+ * own, and the answer lists each one's outcome. Not under `/requests/`, where a fixed segment
+ * would shadow `/requests/{id}` for every other method.
+ */
+export const bulkResponses = definePath("/api/v1/responses", {
+  POST: defineRoute(
+    {
+      access: "lead",
+      scopes: ["admin", "decide"],
+      body: bulkRespondSchema,
+      responses: { 200: bulkDecisionSchema },
+    },
+    ({ actor, body }) => decideRequestsInBulk(getDb(), actor, body),
+  ),
+});
+
+/** More time for a pending request waiting on the Lead, within its day-long lifetime. */
+export const requestDeadline = definePath("/api/v1/requests/{id}/deadline", {
+  POST: defineRoute(
+    {
+      access: "lead",
+      scopes: ["admin", "decide"],
+      params: requestParamsSchema,
+      body: extendDeadlineSchema,
+      responses: { 200: requestViewSchema },
+    },
+    ({ actor, params, body }) => extendRequestDeadline(getDb(), actor, params.id, body),
   ),
 });

@@ -25,7 +25,14 @@ import { connectSessions } from "./connect";
 import { events } from "./events";
 import { health } from "./health";
 import { inbox, inboxAck, messages } from "./messages";
-import { request, requestResponses, requests, requestsExport } from "./requests";
+import {
+  bulkResponses,
+  request,
+  requestDeadline,
+  requestResponses,
+  requests,
+  requestsExport,
+} from "./requests";
 import { rule, rulePreview, rules, ruleSuggestion } from "./rules";
 import { taskClaim, taskComplete, taskRelease, tasks } from "./tasks";
 import { token, tokens } from "./tokens";
@@ -67,6 +74,7 @@ export const API_PATHS: readonly ApiPath[] = [
   me,
   messages,
   openApi,
+  bulkResponses,
   requests,
   requestsExport,
   request,
@@ -76,6 +84,7 @@ export const API_PATHS: readonly ApiPath[] = [
   rulePreview,
   rule,
   ruleSuggestion,
+  requestDeadline,
   tasks,
   taskClaim,
   taskComplete,

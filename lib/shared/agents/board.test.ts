@@ -199,6 +199,23 @@ describe("live patches", () => {
     expect(cancelled[1]?.pendingRequests).toEqual([]);
   });
 
+  it("moves a request's countdown when a Lead extends its deadline", () => {
+    const waiting = [
+      member("s1", { pendingRequests: [request("r1", "2026-11-30T11:00:00.000Z")] }),
+    ];
+    const extended = applyBoardEvent(
+      waiting,
+      event("request.deadline_extended", {
+        requestId: "r1",
+        type: "plan_approval",
+        agent: "s1",
+        expiresAt: "2026-11-30T13:00:00.000Z",
+        extendedBy: "lead@example.com",
+      }),
+    ).members;
+    expect(extended[0]?.pendingRequests[0]?.expiresAt).toBe("2026-11-30T13:00:00.000Z");
+  });
+
   it("asks for the row when the event cannot patch it, and changes nothing for unrelated events", () => {
     expect(
       applyBoardEvent(team, event("agent.registered", { agent: "s3", incarnation: 1, role: "x" }))

@@ -375,6 +375,15 @@ export function applyBoardEvent(members: BoardMember[], event: ConsoleEvent): Bo
             },
       );
     }
+    case "request.deadline_extended": {
+      const { agent, requestId, expiresAt } = event.data;
+      return replaceMember(members, agent, (member) => ({
+        ...member,
+        pendingRequests: member.pendingRequests.map((request) =>
+          request.id === requestId ? { ...request, expiresAt } : request,
+        ),
+      }));
+    }
     case "request.decided":
     case "request.expired":
     case "request.superseded": {

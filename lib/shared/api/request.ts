@@ -50,6 +50,13 @@ export const requestApprovalSchema = z.object({
 });
 export type RequestApprovalView = z.infer<typeof requestApprovalSchema>;
 
+/** The earlier rejected request a new one repeats, and what the Lead said then. */
+export const askedAgainAfterSchema = z.strictObject({
+  requestId: z.string(),
+  feedback: z.string().nullable(),
+});
+export type AskedAgainAfter = z.infer<typeof askedAgainAfterSchema>;
+
 /** A request between an agent and the Lead, as every client sees it. */
 export const requestViewSchema = z.object({
   id: z.string(),
@@ -76,5 +83,7 @@ export const requestViewSchema = z.object({
   requiredApprovals: z.number().int(),
   /** The approvals recorded so far, oldest first; empty unless two are required. */
   approvals: z.array(requestApprovalSchema),
+  /** Set when this request repeats one the Lead rejected from the same agent. */
+  askedAgainAfter: askedAgainAfterSchema.nullable(),
 });
 export type RequestViewWire = z.infer<typeof requestViewSchema>;

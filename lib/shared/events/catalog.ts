@@ -69,6 +69,14 @@ export const EVENT_PAYLOAD_SCHEMAS = {
     requiredApprovals: z.number().int(),
   }),
   "request.superseded": z.object({ requestId, agent: agentName, type: z.string() }),
+  /** A Lead gave a pending request more time; `expiresAt` is its new deadline. */
+  "request.deadline_extended": z.object({
+    requestId,
+    type: z.string(),
+    agent: agentName,
+    expiresAt: z.string(),
+    extendedBy: z.string(),
+  }),
   "request.cancelled": z.object({ requestId, type: z.string(), reason: z.string() }),
   "agent.registered": z.object({ agent: agentName, incarnation, role: z.string() }),
   "agent.respawned": z.object({

@@ -15,6 +15,21 @@ export const resumeSchema = z.strictObject({
 });
 export type ResumePayload = z.infer<typeof resumeSchema>;
 
+/**
+ * The card this console shows now (`null`: none). The server knows who the socket is; a client
+ * names only a request, never a person.
+ */
+export const viewingSchema = z.strictObject({
+  requestId: z
+    .string()
+    .regex(/^req_[0-9a-f]{32}$/, "a request id")
+    .nullable(),
+});
+export type ViewingPayload = z.infer<typeof viewingSchema>;
+
+/** Who has a card open now, across every web node: each person once. */
+export type PresencePayload = { requestId: string; viewers: { email: string }[] };
+
 /** `SESSION_ENDED` comes right before the server disconnects the socket: reload to sign in again. */
 export type ConsoleErrorPayload = { code: string; message: string };
 
@@ -26,8 +41,11 @@ export type ServerToClientEvents = {
    */
   resumed: (payload: { lastId: number; version: number; isTruncated: boolean }) => void;
   error: (payload: ConsoleErrorPayload) => void;
+  /** Sent to every console when a card's viewers change, and to one that opens the card. */
+  presence: (payload: PresencePayload) => void;
 };
 
 export type ClientToServerEvents = {
   resume: (payload: ResumePayload) => void;
+  viewing: (payload: ViewingPayload) => void;
 };

@@ -1,0 +1,196 @@
+import { randomUUID } from "node:crypto";
+import pg from "pg";
+import { z } from "zod";
+import type { PresencePayload } from "../shared/realtime/contract";
+
+/**
+ * Who has which card open: ephemeral, never an `events` row. Each node knows its own sockets and
+ * tells the others through NOTIFY on its own channel (not the events channel, which means "read
+ * the log"); a node re-announces what it holds every REANNOUNCE_MS, and forgets another node's
+ * viewers it has not heard of for STALE_AFTER_MS, so a node that died takes its viewers with it.
+ */
+export const PRESENCE_CHANNEL = "handshake_presence";
+export const REANNOUNCE_MS = 10_000;
+export const STALE_AFTER_MS = 30_000;
+/** A console changes cards a few times a second at most (j/k); past this, changes are dropped. */
+export const MAX_VIEWING_CHANGES_PER_10S = 50;
+
+export type Viewer = { userId: string; email: string };
+
+const announcementSchema = z.strictObject({
+  node: z.string(),
+  requestId: z.string(),
+  viewers: z.array(z.strictObject({ userId: z.string(), email: z.string() })).max(1_000),
+});
+type Announcement = z.infer<typeof announcementSchema>;
+
+/** How announcements leave and reach a node: NOTIFY/LISTEN in production, a loop in unit use. */
+export type PresenceTransport = {
+  publish(payload: string): Promise<void>;
+  stop(): Promise<void>;
+};
+
+function uniqueByUser(viewers: Iterable<Viewer>): Viewer[] {
+  const byUser = new Map<string, Viewer>();
+  for (const viewer of viewers) byUser.set(viewer.userId, viewer);
+  return [...byUser.values()].sort((a, b) => a.email.localeCompare(b.email));
+}
+
+export type Presence = {
+  /** A socket of this node shows `requestId` now (null: no card); replaces what it showed. */
+  setViewing(socketId: string, viewer: Viewer, requestId: string | null): void;
+  /** The socket is gone. */
+  forget(socketId: string): void;
+  viewersOf(requestId: string): PresencePayload;
+  /** An announcement from the channel (this node's own included, which it ignores). */
+  receive(payload: string): void;
+  stop(): Promise<void>;
+};
+
+/**
+ * One node's presence. `onChange` runs with a card's merged viewers whenever they change, for the
+ * node to send to its consoles.
+ */
+export function createPresence(options: {
+  transport: PresenceTransport;
+  onChange: (payload: PresencePayload) => void;
+  now?: () => number;
+}): Presence {
+  const node = randomUUID();
+  const now = options.now ?? Date.now;
+  const local = new Map<string, { requestId: string; viewer: Viewer }>();
+  const remote = new Map<string, { heardAt: number; requests: Map<string, Viewer[]> }>();
+
+  function viewersOf(requestId: string): PresencePayload {
+    const here = [...local.values()].filter((entry) => entry.requestId === requestId);
+    const there = [...remote.values()]
+      .filter((entry) => now() - entry.heardAt < STALE_AFTER_MS)
+      .flatMap((entry) => entry.requests.get(requestId) ?? []);
+    const viewers = uniqueByUser([...here.map((entry) => entry.viewer), ...there]);
+    return { requestId, viewers: viewers.map(({ email }) => ({ email })) };
+  }
+
+  function announce(requestId: string): void {
+    const viewers = uniqueByUser(
+      [...local.values()]
+        .filter((entry) => entry.requestId === requestId)
+        .map((entry) => entry.viewer),
+    );
+    const announcement: Announcement = { node, requestId, viewers };
+    options.transport.publish(JSON.stringify(announcement)).catch((error: unknown) => {
+      // The next re-announcement repairs what this one would have said.
+      console.warn("[presence] could not announce", (error as Error).message);
+    });
+  }
+
+  function changed(requestId: string): void {
+    options.onChange(viewersOf(requestId));
+    announce(requestId);
+  }
+
+  function forgetStaleNodes(): void {
+    for (const [other, entry] of remote) {
+      if (now() - entry.heardAt < STALE_AFTER_MS) continue;
+      remote.delete(other);
+      for (const requestId of entry.requests.keys()) options.onChange(viewersOf(requestId));
+    }
+  }
+
+  const timer = setInterval(() => {
+    forgetStaleNodes();
+    for (const requestId of new Set([...local.values()].map((entry) => entry.requestId))) {
+      announce(requestId);
+    }
+  }, REANNOUNCE_MS);
+  timer.unref();
+
+  return {
+    setViewing(socketId, viewer, requestId) {
+      const before = local.get(socketId)?.requestId ?? null;
+      if (before === requestId) return;
+      if (requestId === null) local.delete(socketId);
+      else local.set(socketId, { requestId, viewer });
+      if (before !== null) changed(before);
+      if (requestId !== null) changed(requestId);
+    },
+    forget(socketId) {
+      const before = local.get(socketId);
+      if (!before) return;
+      local.delete(socketId);
+      changed(before.requestId);
+    },
+    viewersOf,
+    receive(payload) {
+      let parsed: Announcement;
+      try {
+        parsed = announcementSchema.parse(JSON.parse(payload));
+      } catch {
+        return;
+      }
+      if (parsed.node === node) return;
+      const entry = remote.get(parsed.node) ?? { heardAt: now(), requests: new Map() };
+      entry.heardAt = now();
+      if (parsed.viewers.length === 0) entry.requests.delete(parsed.requestId);
+      else entry.requests.set(parsed.requestId, parsed.viewers);
+      remote.set(parsed.node, entry);
+      options.onChange(viewersOf(parsed.requestId));
+    },
+    async stop() {
+      clearInterval(timer);
+      await options.transport.stop();
+    },
+  };
+}
+
+/**
+ * NOTIFY through the pool, LISTEN on a connection of its own that reconnects after a loss (what
+ * was said meanwhile comes back with the next re-announcement).
+ */
+export async function startPresenceTransport(
+  databaseUrl: string,
+  onMessage: (payload: string) => void,
+): Promise<PresenceTransport> {
+  let listener: pg.Client | null = null;
+  let isStopped = false;
+  const publisher = new pg.Pool({ connectionString: databaseUrl, max: 1 });
+  publisher.on("error", () => undefined);
+
+  async function connect(): Promise<void> {
+    const client = new pg.Client({
+      connectionString: databaseUrl,
+      application_name: "handshake-presence",
+      keepAlive: true,
+    });
+    const reconnect = () => {
+      if (listener !== client || isStopped) return;
+      listener = null;
+      setTimeout(() => void connect().catch(() => undefined), 1_000).unref();
+    };
+    client.on("error", reconnect);
+    client.on("end", reconnect);
+    client.on("notification", (message) => {
+      if (message.channel === PRESENCE_CHANNEL && message.payload) onMessage(message.payload);
+    });
+    await client.connect();
+    await client.query(`LISTEN ${PRESENCE_CHANNEL}`);
+    if (isStopped) {
+      await client.end();
+      return;
+    }
+    listener = client;
+  }
+  await connect();
+
+  return {
+    async publish(payload) {
+      await publisher.query("SELECT pg_notify($1, $2)", [PRESENCE_CHANNEL, payload]);
+    },
+    async stop() {
+      isStopped = true;
+      const client = listener;
+      listener = null;
+      await client?.end().catch(() => undefined);
+      await publisher.end();
+    },
+  };
+}

@@ -1,0 +1,171 @@
+import { randomBytes } from "node:crypto";
+import { io as connect, type Socket } from "socket.io-client";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { getDb } from "../../lib/db";
+import { createPresence, STALE_AFTER_MS } from "../../lib/realtime/presence";
+import type {
+  ClientToServerEvents,
+  PresencePayload,
+  ServerToClientEvents,
+} from "../../lib/shared/realtime/contract";
+import { startConsoleServer } from "../support/console-server";
+import { signedInHuman } from "../route-client";
+
+type ConsoleClient = Socket<ServerToClientEvents, ClientToServerEvents>;
+
+const servers: { baseUrl: string; stop: () => Promise<void> }[] = [];
+const sockets: ConsoleClient[] = [];
+
+beforeAll(async () => {
+  servers.push(await startConsoleServer({ withPresence: true }));
+  servers.push(await startConsoleServer({ withPresence: true }));
+});
+
+afterAll(async () => {
+  for (const socket of sockets) socket.disconnect();
+  for (const server of servers) await server.stop();
+  await getDb().$disconnect();
+});
+
+function newRequestId(): string {
+  return `req_${randomBytes(16).toString("hex")}`;
+}
+
+async function openConsole(
+  headers: Record<string, string>,
+  url = servers[0]!.baseUrl,
+): Promise<ConsoleClient> {
+  const socket: ConsoleClient = connect(`${url}/console`, {
+    transports: ["websocket"],
+    extraHeaders: { origin: url, ...headers },
+    reconnection: false,
+  });
+  sockets.push(socket);
+  await new Promise<void>((resolve, reject) => {
+    socket.on("connect", resolve);
+    socket.on("connect_error", reject);
+  });
+  return socket;
+}
+
+/** Resolves with the first presence of `requestId` whose viewers are exactly `emails`. */
+function presenceOf(
+  socket: ConsoleClient,
+  requestId: string,
+  emails: string[],
+): Promise<PresencePayload> {
+  const expected = [...emails].sort();
+  return new Promise((resolve) => {
+    const onPresence = (payload: PresencePayload) => {
+      if (payload.requestId !== requestId) return;
+      const seen = payload.viewers.map((viewer) => viewer.email).sort();
+      if (JSON.stringify(seen) !== JSON.stringify(expected)) return;
+      socket.off("presence", onPresence);
+      resolve(payload);
+    };
+    socket.on("presence", onPresence);
+  });
+}
+
+describe("presence: who else has a card open", () => {
+  it("two Leads on one node see each other; closing or disconnecting clears", async () => {
+    const [alice, bob] = [await signedInHuman("lead"), await signedInHuman("lead")];
+    const card = newRequestId();
+    const aliceSocket = await openConsole(alice.headers);
+    const bobSocket = await openConsole(bob.headers);
+
+    const aliceAlone = presenceOf(aliceSocket, card, [alice.email]);
+    aliceSocket.emit("viewing", { requestId: card });
+    await aliceAlone;
+
+    const bothForAlice = presenceOf(aliceSocket, card, [alice.email, bob.email]);
+    const bothForBob = presenceOf(bobSocket, card, [alice.email, bob.email]);
+    bobSocket.emit("viewing", { requestId: card });
+    await Promise.all([bothForAlice, bothForBob]);
+
+    // Bob moves to another card: he leaves this one.
+    const bobLeft = presenceOf(aliceSocket, card, [alice.email]);
+    bobSocket.emit("viewing", { requestId: newRequestId() });
+    await bobLeft;
+
+    const bobBack = presenceOf(bobSocket, card, [alice.email, bob.email]);
+    bobSocket.emit("viewing", { requestId: card });
+    await bobBack;
+    const aliceGone = presenceOf(bobSocket, card, [bob.email]);
+    aliceSocket.disconnect();
+    await aliceGone;
+  });
+
+  it("a client names only a card, never a person, and bad messages are refused", async () => {
+    const carol = await signedInHuman("lead");
+    const socket = await openConsole(carol.headers);
+    const card = newRequestId();
+    for (const payload of [
+      { requestId: card, email: "someone-else@example.com" },
+      { requestId: "'; DROP TABLE requests; --" },
+      { requestId: "x".repeat(100_000) },
+      {},
+      null,
+    ]) {
+      const error = new Promise<{ code: string }>((resolve) => socket.once("error", resolve));
+      socket.emit("viewing", payload as never);
+      expect(await error).toMatchObject({ code: "INVALID_INPUT" });
+    }
+    const asCarol = presenceOf(socket, card, [carol.email]);
+    socket.emit("viewing", { requestId: card });
+    await asCarol;
+    expect(socket.connected).toBe(true);
+  });
+
+  it("reaches a Lead on another web node through NOTIFY, and clears there on disconnect", async () => {
+    const [dana, erin] = [await signedInHuman("lead"), await signedInHuman("viewer")];
+    const card = newRequestId();
+    const onFirst = await openConsole(dana.headers, servers[0]!.baseUrl);
+    const onSecond = await openConsole(erin.headers, servers[1]!.baseUrl);
+
+    const seenAcrossNodes = presenceOf(onSecond, card, [dana.email, erin.email]);
+    onFirst.emit("viewing", { requestId: card });
+    await presenceOf(onFirst, card, [dana.email]);
+    onSecond.emit("viewing", { requestId: card });
+    await seenAcrossNodes;
+    await presenceOf(onFirst, card, [dana.email, erin.email]);
+
+    const cleared = presenceOf(onSecond, card, [erin.email]);
+    onFirst.disconnect();
+    await cleared;
+  });
+});
+
+describe("presence state of one node", () => {
+  it("forgets another node's viewers once it stops announcing them", async () => {
+    let clock = 0;
+    const changes: PresencePayload[] = [];
+    const presence = createPresence({
+      transport: { publish: async () => undefined, stop: async () => undefined },
+      onChange: (payload) => changes.push(payload),
+      now: () => clock,
+    });
+    const card = newRequestId();
+    presence.receive(
+      JSON.stringify({
+        node: "other",
+        requestId: card,
+        viewers: [{ userId: "u1", email: "far@example.com" }],
+      }),
+    );
+    expect(presence.viewersOf(card).viewers).toEqual([{ email: "far@example.com" }]);
+    presence.receive("not json");
+    presence.receive(JSON.stringify({ node: "other", requestId: card, viewers: "everyone" }));
+    expect(presence.viewersOf(card).viewers).toHaveLength(1);
+    presence.setViewing("s1", { userId: "u2", email: "near@example.com" }, card);
+    expect(presence.viewersOf(card).viewers.map((viewer) => viewer.email)).toEqual([
+      "far@example.com",
+      "near@example.com",
+    ]);
+    clock = STALE_AFTER_MS + 1;
+    expect(presence.viewersOf(card).viewers).toEqual([{ email: "near@example.com" }]);
+    presence.forget("s1");
+    expect(changes.at(-1)).toEqual({ requestId: card, viewers: [] });
+    await presence.stop();
+  });
+});
