@@ -67,7 +67,7 @@ export type ProtocolTypeDefinition = {
   prepareResponse?: (
     payload: Record<string, unknown>,
     draft: ResponseDraft,
-  ) => Record<string, unknown> | null;
+  ) => Record<string, unknown> | null | Promise<Record<string, unknown> | null>;
   /** The text an inbox shows for the request. */
   summarize: (payload: Record<string, unknown>) => string;
   directions: readonly Direction[];

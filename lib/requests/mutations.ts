@@ -416,12 +416,12 @@ async function refuseLateDecision(db: PrismaClient, requestId: string): Promise<
  * The fields a decision adds for its type, checked by the type's own schema (unknown fields are
  * refused) and then against the request; what the type stores as the request's `response`.
  */
-function parseResponse(
+async function parseResponse(
   definition: ProtocolTypeDefinition,
   request: Request,
   input: RespondInput,
   feedback: string | null,
-): Prisma.InputJsonObject | null {
+): Promise<Prisma.InputJsonObject | null> {
   const { type: _type, approve, feedback: _feedback, ...fields } = input;
   const parsed = definition.responseSchema.safeParse(fields);
   if (!parsed.success) {
@@ -432,7 +432,7 @@ function parseResponse(
       { details },
     );
   }
-  const prepared = definition.prepareResponse?.(request.payload as Record<string, unknown>, {
+  const prepared = await definition.prepareResponse?.(request.payload as Record<string, unknown>, {
     approve,
     feedback,
     fields: parsed.data,
@@ -458,7 +458,7 @@ async function decideInTransaction(
     }
     assertResponderIsTarget(found, responder);
     const feedback = input.feedback?.trim() || null;
-    const response = parseResponse(definition, found, input, feedback);
+    const response = await parseResponse(definition, found, input, feedback);
     if (!input.approve && !feedback) {
       throw new AppError(
         "FEEDBACK_REQUIRED",

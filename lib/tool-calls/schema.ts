@@ -22,4 +22,6 @@ export type ToolVerdict = {
     | "TOOL_APPROVAL_DENIED";
   reason?: string;
   requestId?: string;
+  /** The Lead's edited arguments, which the caller runs instead of its own. */
+  args?: Record<string, unknown>;
 };
