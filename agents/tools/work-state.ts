@@ -1,6 +1,5 @@
 import { z } from "zod";
-
-import { batchSchema, MAX_BATCH_SIZE } from "../../lib/shared/protocol/tool-args";
+import { type batchSchema, MAX_BATCH_SIZE } from "../../lib/shared/protocol/tool-args";
 
 export type BatchPosition = z.infer<typeof batchSchema>;
 

@@ -16,6 +16,7 @@ import { inspectText } from "@/lib/shared/display/visible-text";
 import { apiFetch } from "@/lib/shared/http/api-fetch";
 import type { QuestionAnswerInput } from "@/lib/shared/protocol/question";
 import type { RequestView } from "@/lib/requests/views";
+import { ApprovedEdits, EditCall } from "./edit-call";
 import { QuestionAnswerForm, QuestionBody } from "./question-card";
 import { typeLabel } from "./request-list";
 
@@ -183,6 +184,7 @@ export const RequestDetail = forwardRef<HTMLTextAreaElement, Props>(function Req
         <AgentContext name={request.agent} now={now} />
       </header>
       <RequestBody request={request} />
+      <ApprovedEdits request={request} />
       {!isPending && <DecisionBanner request={request} isConflict={isConflict} />}
       {isPending && canAct && (
         <div className="space-y-3 border-t border-slate-200 pt-4">
@@ -229,6 +231,11 @@ export const RequestDetail = forwardRef<HTMLTextAreaElement, Props>(function Req
                 <Button variant="danger" onClick={reject} disabled={isDeciding}>
                   Reject
                 </Button>
+                <EditCall
+                  request={request}
+                  isDeciding={isDeciding}
+                  onApproveEdited={(fields) => onDecide(true, feedback.trim(), fields)}
+                />
               </>
             )}
           </div>
