@@ -33,14 +33,18 @@ test.beforeAll(async () => {
     apiKey: E2E_MODEL_STUB.apiKey,
     port: E2E_MODEL_STUB.port,
     respond: (request) => {
+      const lastTurn = JSON.stringify(request.body.messages.at(-1));
+      const attempt = turnsOf(agentName).length;
+      const retry = () =>
+        replyWithToolUse("bash", { command: ASKED }, { id: `toolu_clean_${attempt}` });
+      // The decision may arrive in the same user turn as the blocked call's result.
+      if (lastTurn.includes("was approved")) return retry();
       if (isReportingToolResults(request)) {
-        const last = toolResultsOf(request).at(-1)?.text ?? "";
         return replyWithText(
-          last.includes("TOOL_APPROVAL_REQUIRED") ? "Waiting for the Lead." : "Done.",
+          lastTurn.includes("TOOL_APPROVAL_REQUIRED") ? "Waiting for the Lead." : "Done.",
         );
       }
-      const attempt = turnsOf(agentName).length;
-      return replyWithToolUse("bash", { command: ASKED }, { id: `toolu_clean_${attempt}` });
+      return retry();
     },
   });
 });
