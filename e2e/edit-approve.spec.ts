@@ -188,6 +188,8 @@ test("other tools are edited as JSON, with a clear error for JSON that is not va
   await detail.getByRole("button", { name: "Approve edited" }).click();
   await inbox.expectDecided(/approved by lead@e2e\.test/);
 
-  const retry = await (await session.post("/api/v1/tool-calls", { data: call })).json();
+  const retry = await (
+    await session.post("/api/v1/tool-calls", { data: { ...call, canRunEdits: true } })
+  ).json();
   expect(retry).toEqual({ allowed: true, requestId: asked.requestId, args: edited });
 });

@@ -114,7 +114,7 @@ async function checkGate(
   let remote: ToolVerdict;
   try {
     local = await localVerdict(name, args, context);
-    remote = await context.client.checkToolCall(name, args);
+    remote = await context.client.checkToolCall(name, args, { canRunEdits: true });
   } catch (error) {
     return {
       allowed: false,

@@ -75,6 +75,8 @@ export async function approveToolCall(
     client.checkToolCall(call.tool, call.args, {
       ...(call.cwd ? { cwd: call.cwd } : {}),
       timeoutSeconds: secondsUntil(deadline),
+      // The hook returns a verdict's edited arguments to Claude Code as `updatedInput`.
+      canRunEdits: true,
     });
   const verdict = await ask();
   if (verdict.allowed) return allowed(verdict);

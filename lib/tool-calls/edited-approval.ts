@@ -12,13 +12,23 @@ export async function isApprovalUsed(tx: Db, requestId: string): Promise<boolean
   return (await tx.toolCall.findFirst({ where: { requestId, isAllowed: true } })) !== null;
 }
 
-/** The verdict an unused approval gives: with the Lead's edits, the arguments to run instead. */
-export function approvedVerdict(request: Pick<Request, "id" | "response">): ToolVerdict {
+/**
+ * The verdict an unused approval gives the call it was asked for: with the Lead's edits, the
+ * arguments to run instead. A caller that cannot run them is refused, and the approval stays
+ * usable by a call with exactly the edited arguments.
+ */
+export function approvedVerdict(
+  request: Pick<Request, "id" | "response">,
+  canRunEdits: boolean,
+): ToolVerdict {
   const edits = toolEditsOf(request.response);
+  if (!edits) return { allowed: true, requestId: request.id };
+  if (canRunEdits) return { allowed: true, requestId: request.id, args: edits.editedArgs };
   return {
-    allowed: true,
+    allowed: false,
+    code: "TOOL_APPROVAL_DENIED",
+    reason: `the Lead approved an edited version of this call, not this one; call again with exactly these arguments: ${JSON.stringify(edits.editedArgs)}`,
     requestId: request.id,
-    ...(edits ? { args: edits.editedArgs } : {}),
   };
 }
 

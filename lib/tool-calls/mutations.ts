@@ -48,7 +48,7 @@ async function decideRiskyCall(
   });
   for (const request of earlier) {
     if (request.status === "approved" && !(await isApprovalUsed(tx, request.id))) {
-      return approvedVerdict(request);
+      return approvedVerdict(request, input.canRunEdits === true);
     }
   }
   const edited = await findEditedApprovalFor(tx, agent, callHash);

@@ -6,7 +6,9 @@ import { api, createToken, lead, registerAgent, submitPlan, type TestAgent } fro
 
 afterAll(() => getDb().$disconnect());
 
-const ORIGINAL = { tool: "bash", args: { command: "rm -rf build", timeoutSeconds: 30 } };
+const ASKED = { tool: "bash", args: { command: "rm -rf build", timeoutSeconds: 30 } };
+/** A retry of the asked-for call by a caller that runs the Lead's edits (our worker, the CLI). */
+const ORIGINAL = { ...ASKED, canRunEdits: true };
 const EDITED_ARGS = { command: "rm -rf build/cache", timeoutSeconds: 30 };
 
 /** A risky call raised to the Lead; returns its request id. */
@@ -27,12 +29,12 @@ async function approveWith(requestId: string, fields: Record<string, unknown>) {
 describe("a tool approval with the Lead's edits", () => {
   it("stores the edits and their hash in the response; the payload keeps the original", async () => {
     const agent = await registerAgent();
-    const requestId = await raise(agent, ORIGINAL);
+    const requestId = await raise(agent, ASKED);
     const decided = await approveWith(requestId, { editedArgs: { command: EDITED_ARGS.command } });
     expect(decided.status).toBe(200);
     expect(decided.json).toMatchObject({
       status: "approved",
-      payload: { tool: "bash", args: ORIGINAL.args },
+      payload: { tool: "bash", args: ASKED.args },
       // The tool's own defaults are filled in: the edited call is the one the worker will send.
       response: {
         editedArgs: EDITED_ARGS,
@@ -49,7 +51,7 @@ describe("a tool approval with the Lead's edits", () => {
 
   it("the original call's retry is told to run the edits, once, and the record shows what ran", async () => {
     const agent = await registerAgent();
-    const requestId = await raise(agent, ORIGINAL);
+    const requestId = await raise(agent, ASKED);
     await approveWith(requestId, { editedArgs: EDITED_ARGS });
 
     const retry = await api.toolCall(agent.headers, ORIGINAL);
@@ -68,9 +70,28 @@ describe("a tool approval with the Lead's edits", () => {
     expect(edited.json.requestId).not.toBe(requestId);
   });
 
+  it("a caller that does not say it runs edits is refused on the original, and the approval stays for the edited call", async () => {
+    const agent = await registerAgent();
+    const requestId = await raise(agent, ASKED);
+    await approveWith(requestId, { editedArgs: EDITED_ARGS });
+    for (const stale of [ASKED, { ...ASKED, canRunEdits: false }]) {
+      const refused = await api.toolCall(agent.headers, stale);
+      expect(refused.json).toMatchObject({
+        allowed: false,
+        code: "TOOL_APPROVAL_DENIED",
+        requestId,
+      });
+      expect(refused.json.reason).toContain(JSON.stringify(EDITED_ARGS));
+    }
+    expect((await api.toolCall(agent.headers, { tool: "bash", args: EDITED_ARGS })).json).toEqual({
+      allowed: true,
+      requestId,
+    });
+  });
+
   it("a call with exactly the edited arguments uses the approval, once, and voids the original's retry", async () => {
     const agent = await registerAgent();
-    const requestId = await raise(agent, ORIGINAL);
+    const requestId = await raise(agent, ASKED);
     await approveWith(requestId, { editedArgs: EDITED_ARGS });
 
     const edited = await api.toolCall(agent.headers, { tool: "bash", args: EDITED_ARGS });
@@ -84,7 +105,7 @@ describe("a tool approval with the Lead's edits", () => {
 
   it("any other arguments get their own card", async () => {
     const agent = await registerAgent();
-    const requestId = await raise(agent, ORIGINAL);
+    const requestId = await raise(agent, ASKED);
     await approveWith(requestId, { editedArgs: EDITED_ARGS });
     for (const args of [
       { command: "rm -rf build/cache ", timeoutSeconds: 30 },
@@ -108,7 +129,7 @@ describe("a tool approval with the Lead's edits", () => {
 
   it("the edited arguments cannot be run by another tool", async () => {
     const agent = await registerAgent();
-    const requestId = await raise(agent, ORIGINAL);
+    const requestId = await raise(agent, ASKED);
     await approveWith(requestId, { editedArgs: EDITED_ARGS });
     // The tool is part of what the hash binds: another tool's call never uses this approval.
     const other = await api.toolCall(agent.headers, { tool: "edit_file", args: EDITED_ARGS });
@@ -122,7 +143,7 @@ describe("a tool approval with the Lead's edits", () => {
 
   it("refuses edits that are not arguments of the same tool, with a rejection, or unknown fields (422)", async () => {
     const agent = await registerAgent();
-    const requestId = await raise(agent, ORIGINAL);
+    const requestId = await raise(agent, ASKED);
     const { headers } = await lead();
     const refusals: [Record<string, unknown>, RegExp][] = [
       [
@@ -151,7 +172,7 @@ describe("a tool approval with the Lead's edits", () => {
 
   it("an approval of another incarnation's call is not usable by the new one, edits included", async () => {
     const first = await registerAgent();
-    const requestId = await raise(first, ORIGINAL);
+    const requestId = await raise(first, ASKED);
     await approveWith(requestId, { editedArgs: EDITED_ARGS });
     const { headers } = await lead();
     await api.forceStop(headers, first.name);
@@ -168,7 +189,7 @@ describe("a tool approval with the Lead's edits", () => {
 
   it("edits that change nothing are a plain approval", async () => {
     const agent = await registerAgent();
-    const requestId = await raise(agent, ORIGINAL);
+    const requestId = await raise(agent, ASKED);
     const decided = await approveWith(requestId, { editedArgs: { command: "rm -rf build" } });
     expect(decided.json).toMatchObject({ status: "approved", response: null });
     expect((await api.toolCall(agent.headers, ORIGINAL)).json).toEqual({
@@ -197,7 +218,7 @@ describe("a tool approval with the Lead's edits", () => {
     });
     const elsewhere = await api.toolCall(agent.headers, { ...call, args: editedArgs, cwd: "/tmp" });
     expect(elsewhere.json.requestId).not.toBe(requestId);
-    expect((await api.toolCall(agent.headers, call)).json).toEqual({
+    expect((await api.toolCall(agent.headers, { ...call, canRunEdits: true })).json).toEqual({
       allowed: true,
       requestId,
       args: editedArgs,
