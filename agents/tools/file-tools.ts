@@ -102,7 +102,9 @@ export const listFilesTool = defineTool({
   name: "list_files",
   description: `List one directory of your workspace (not recursive); directories end in "/".`,
   argsSchema: z.strictObject({
-    path: toolPathSchema.optional().describe("directory relative to the workspace; default: the root"),
+    path: toolPathSchema
+      .optional()
+      .describe("directory relative to the workspace; default: the root"),
   }),
   run: async (args, context) => {
     const requested = args.path ?? ".";
