@@ -69,14 +69,18 @@ export async function approveToolCall(
   client: HandshakeClient,
   call: { tool: string; args: Record<string, unknown>; cwd?: string },
   deadline: number,
+  /**
+   * Whether the caller runs the Lead's edited arguments (the hook, through `updatedInput`). A
+   * caller that cannot is refused an edited approval rather than told to run its own call.
+   */
+  { canRunEdits }: { canRunEdits: boolean },
 ): Promise<Outcome> {
   const started = Date.now();
   const ask = () =>
     client.checkToolCall(call.tool, call.args, {
       ...(call.cwd ? { cwd: call.cwd } : {}),
       timeoutSeconds: secondsUntil(deadline),
-      // The hook returns a verdict's edited arguments to Claude Code as `updatedInput`.
-      canRunEdits: true,
+      canRunEdits,
     });
   const verdict = await ask();
   if (verdict.allowed) return allowed(verdict);

@@ -121,6 +121,8 @@ async function decidePreToolUse(
         client,
         { tool: input.tool_name ?? "", args: input.tool_input ?? {}, cwd: input.cwd },
         deadline,
+        // Claude Code runs the Lead's edited arguments when they come back as `updatedInput`.
+        { canRunEdits: true },
       ),
     REQUEST_TIMEOUT_MS,
   );
