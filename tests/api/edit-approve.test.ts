@@ -2,7 +2,15 @@ import { randomUUID } from "node:crypto";
 import { afterAll, describe, expect, it } from "vitest";
 import { getDb } from "../../lib/db";
 import { hashToolCall } from "../../lib/protocol/tool-approval";
-import { api, createToken, lead, registerAgent, submitPlan, type TestAgent } from "./fixtures";
+import {
+  api,
+  createTask,
+  createToken,
+  lead,
+  registerAgent,
+  submitPlan,
+  type TestAgent,
+} from "./fixtures";
 
 afterAll(() => getDb().$disconnect());
 
@@ -103,6 +111,21 @@ describe("a tool approval with the Lead's edits", () => {
     expect(original.json.requestId).not.toBe(requestId);
   });
 
+  it("racing the original's retry against the edited call: exactly one runs", async () => {
+    const agent = await registerAgent();
+    const requestId = await raise(agent, ASKED);
+    await approveWith(requestId, { editedArgs: EDITED_ARGS });
+    const verdicts = await Promise.all([
+      api.toolCall(agent.headers, ORIGINAL),
+      api.toolCall(agent.headers, { tool: "bash", args: EDITED_ARGS }),
+      api.toolCall(agent.headers, ORIGINAL),
+      api.toolCall(agent.headers, { tool: "bash", args: EDITED_ARGS }),
+    ]);
+    const used = verdicts.filter((verdict) => verdict.json.requestId === requestId);
+    expect(used.map((verdict) => verdict.json.allowed)).toEqual([true]);
+    expect(await getDb().toolCall.count({ where: { requestId, isAllowed: true } })).toBe(1);
+  });
+
   it("any other arguments get their own card", async () => {
     const agent = await registerAgent();
     const requestId = await raise(agent, ASKED);
@@ -185,6 +208,18 @@ describe("a tool approval with the Lead's edits", () => {
       expect(verdict.json.requestId).not.toBe(requestId);
     }
     expect((await api.toolCall(first.headers, ORIGINAL)).status).toBe(401);
+  });
+
+  it("a task switch voids the edited approval too", async () => {
+    const agent = await registerAgent();
+    const requestId = await raise(agent, ASKED);
+    await approveWith(requestId, { editedArgs: EDITED_ARGS });
+    expect((await api.claimTask(agent.headers, await createTask())).status).toBe(200);
+    for (const call of [ORIGINAL, { tool: "bash", args: EDITED_ARGS }]) {
+      const verdict = await api.toolCall(agent.headers, call);
+      expect(verdict.json).toMatchObject({ allowed: false, code: "TOOL_APPROVAL_REQUIRED" });
+      expect(verdict.json.requestId).not.toBe(requestId);
+    }
   });
 
   it("edits that change nothing are a plain approval", async () => {
