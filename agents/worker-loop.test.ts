@@ -151,3 +151,88 @@ describe("ask_lead", () => {
     expect(heartbeats).toContain("waiting_answer");
   });
 });
+
+describe("the Lead's edits", () => {
+  it("tells the model what was approved: the edited call, the edited plan", async () => {
+    const message = (id: number, type: string, requestId: string) => ({
+      id,
+      from: "lead",
+      to: "alice",
+      type,
+      content: "",
+      metadata: { requestId, approve: true, status: "approved" },
+      incarnation: 1,
+      cancelledAt: null,
+      createdAt: new Date(0).toISOString(),
+    });
+    const inboxes: Inbox[] = [
+      {
+        messages: [
+          message(1, "tool_approval_response", "req_tool"),
+          message(2, "plan_approval_response", "req_plan"),
+        ],
+        cursor: 2,
+      },
+    ];
+    const responses: Record<string, Record<string, unknown>> = {
+      req_tool: {
+        editedArgs: { command: "rm -rf build/cache", timeoutSeconds: 30 },
+        approvedCallHash: "ab12",
+      },
+      req_plan: { editedPlan: "1. keep build/\n2. clear the cache only" },
+    };
+    const client = {
+      me: async () => ({
+        name: "alice",
+        role: "builder",
+        incarnation: 1,
+        gate: "approved",
+        prompt: null,
+        requirePlan: false,
+      }),
+      heartbeat: async () => ({}),
+      ack: async () => ({ ackedUpTo: 2 }),
+      getRequest: async (id: string) => ({
+        id,
+        type: id === "req_tool" ? "tool_approval" : "plan_approval",
+        status: "approved",
+        incarnation: 1,
+        feedback: null,
+        decidedBy: { kind: "human", userId: "u", sessionId: "s" },
+        response: responses[id],
+      }),
+      readInbox: async () => {
+        const next = inboxes.shift();
+        if (!next) throw new ApiError(401, "UNAUTHENTICATED", "ended", {});
+        return next;
+      },
+    } as unknown as HandshakeClient;
+    const inputs: string[] = [];
+    const model: Model = {
+      next: async ({ transcript }) => {
+        const last = transcript.at(-1);
+        inputs.push(last?.role === "user" ? last.content : "");
+        return { toolCalls: [] };
+      },
+    };
+    const workspace = await mkdtemp(path.join(tmpdir(), "handshake-worker-loop-"));
+    try {
+      await new Worker({
+        client,
+        model,
+        workspace,
+        heartbeatMs: 60_000,
+        sandbox: Promise.resolve({ status: "no_sandbox", reason: "not needed here" }),
+      }).run();
+    } finally {
+      await rm(workspace, { recursive: true, force: true });
+    }
+    const notices = inputs.join("\n");
+    expect(notices).toContain(
+      "Your risky tool call (req_tool) was approved with the Lead's edits: the command rm -rf build/cache.",
+    );
+    expect(notices).toContain(
+      "The Lead edited your plan before approving it. Follow the approved plan, not your own:\n1. keep build/\n2. clear the cache only",
+    );
+  });
+});

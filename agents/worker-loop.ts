@@ -1,6 +1,7 @@
 import { writeFile } from "node:fs/promises";
 import type { MessageView } from "../lib/messages/views";
 import { describeAnswer, questionResponseSchema } from "../lib/shared/protocol/question";
+import { editedPlanOf, toolEditsOf } from "../lib/shared/protocol/edits";
 import type { RequestView } from "../lib/requests/views";
 import type { HandshakeClient } from "../lib/sdk/agent-client";
 import { ApiError } from "../lib/sdk/errors";
@@ -248,22 +249,27 @@ export class Worker {
       case "plan_approval_response": {
         if (request.status === "pending") return null;
         this.gate = (await this.options.client.me()).gate;
+        const editedPlan = request.status === "approved" ? editedPlanOf(request.response) : null;
         return {
           kind: "plan_decided",
           requestId,
           isApproved: request.status === "approved",
           feedback: request.feedback,
+          ...(editedPlan === null ? {} : { editedPlan }),
         };
       }
-      case "tool_approval_response":
+      case "tool_approval_response": {
         if (request.status === "pending") return null;
         this.isAwaitingToolApproval = false;
+        const edits = request.status === "approved" ? toolEditsOf(request.response) : null;
         return {
           kind: "tool_approval_decided",
           requestId,
           isApproved: request.status === "approved",
           feedback: request.feedback,
+          ...(edits ? { editedArgs: edits.editedArgs } : {}),
         };
+      }
       case "question_response":
         return this.readAnswer(request);
       case "shutdown_response": {
@@ -351,6 +357,20 @@ function describeQuestionOutcome(
   return `The Lead declined to answer ${question}${notice.feedback ? `: ${notice.feedback}` : ""}.`;
 }
 
+function describeToolDecision(
+  notice: Extract<ProtocolNotice, { kind: "tool_approval_decided" }>,
+): string {
+  const feedback = notice.feedback ? ` Feedback: ${notice.feedback}` : "";
+  if (!notice.isApproved)
+    return `Your risky tool call (${notice.requestId}) was denied.${feedback}`;
+  if (!notice.editedArgs)
+    return `Your risky tool call (${notice.requestId}) was approved: run it again, exactly as before.${feedback}`;
+  const command = notice.editedArgs.command;
+  const approved =
+    typeof command === "string" ? `the command ${command}` : JSON.stringify(notice.editedArgs);
+  return `Your risky tool call (${notice.requestId}) was approved with the Lead's edits: ${approved}. Run it again as before (or with the edited arguments); the edited version is what runs.${feedback}`;
+}
+
 function describeInbox(plain: MessageView[], notices: ProtocolNotice[]): string {
   const lines: string[] = [];
   for (const notice of notices) {
@@ -359,14 +379,16 @@ function describeInbox(plain: MessageView[], notices: ProtocolNotice[]): string 
         lines.push(
           `Your plan ${notice.requestId} was ${notice.isApproved ? "approved" : "rejected"}.${notice.feedback ? ` Feedback: ${notice.feedback}` : ""}${notice.isApproved ? "" : " Revise it and submit a new plan."}`,
         );
+        if (notice.editedPlan !== undefined)
+          lines.push(
+            `The Lead edited your plan before approving it. Follow the approved plan, not your own:\n${notice.editedPlan}`,
+          );
         break;
       case "plan_required":
         lines.push(`The Lead requires a plan before you change anything: ${notice.reason}`);
         break;
       case "tool_approval_decided":
-        lines.push(
-          `Your risky tool call (${notice.requestId}) was ${notice.isApproved ? "approved: run it again, exactly as before" : "denied"}.${notice.feedback ? ` Feedback: ${notice.feedback}` : ""}`,
-        );
+        lines.push(describeToolDecision(notice));
         break;
       case "question_answered":
         lines.push(describeQuestionOutcome(notice));

@@ -27,13 +27,22 @@ export type TranscriptEntry =
 
 /** Protocol outcomes the worker has verified with the server, in structured form. */
 export type ProtocolNotice =
-  | { kind: "plan_decided"; requestId: string; isApproved: boolean; feedback: string | null }
+  | {
+      kind: "plan_decided";
+      requestId: string;
+      isApproved: boolean;
+      feedback: string | null;
+      /** The Lead approved this text in place of the agent's plan. */
+      editedPlan?: string;
+    }
   | { kind: "plan_required"; reason: string }
   | {
       kind: "tool_approval_decided";
       requestId: string;
       isApproved: boolean;
       feedback: string | null;
+      /** The Lead approved the call with these arguments instead; the retry runs them. */
+      editedArgs?: Record<string, unknown>;
     }
   | { kind: "shutdown_decided"; requestId: string; isApproved: boolean; feedback: string | null }
   | {

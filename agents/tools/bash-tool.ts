@@ -1,4 +1,4 @@
-import { z } from "zod";
+import { bashArgsSchema, MAX_COMMAND_LENGTH } from "../../lib/shared/protocol/tool-args";
 import {
   INSTALL_HINT,
   MAX_STREAM_BYTES,
@@ -10,8 +10,7 @@ import {
 } from "./sandbox";
 import { defineTool, ToolError } from "./tool-definition";
 
-export const MAX_COMMAND_LENGTH = 10_000;
-export { MAX_STREAM_BYTES };
+export { MAX_COMMAND_LENGTH, MAX_STREAM_BYTES };
 
 const MIB = 1024 * 1024;
 
@@ -39,10 +38,7 @@ export const bashTool = defineTool({
     "also HOME) read-write, the system read-only, a private /tmp, no network and no credentials; " +
     "CPU, memory, processes and file sizes are limited. Every process it starts is killed when " +
     "the command ends.",
-  argsSchema: z.strictObject({
-    command: z.string().min(1).max(MAX_COMMAND_LENGTH),
-    timeoutSeconds: z.number().int().min(1).max(120).default(30),
-  }),
+  argsSchema: bashArgsSchema,
   // Checked before the gate: with no sandbox there is nothing to approve, and bash never runs
   // unconfined.
   refuse: (context) =>

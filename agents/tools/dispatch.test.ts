@@ -2,7 +2,7 @@ import { access, readFile } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ApiError } from "../../lib/sdk/errors";
-import { GATE_UNAVAILABLE, TOOL_SPECS, TOOLS } from "./dispatch";
+import { EDIT_UNUSABLE, GATE_UNAVAILABLE, TOOL_SPECS, TOOLS } from "./dispatch";
 import { createHarness, type Harness } from "../../tests/support/agent-tools";
 
 let harness: Harness;
@@ -187,6 +187,62 @@ describe("dispatchToolCall", () => {
       harness.client.verdict = { allowed: true, requestId: "req-7" };
       expect((await harness.call("bash", { command })).isError).toBe(false);
       expect(await isPresent(path.join(harness.workspace, "ran"))).toBe(true);
+    });
+  });
+
+  describe("the Lead's edited call", () => {
+    it("runs the edited arguments the server names with the approval, and says so", async () => {
+      harness.client.verdict = {
+        allowed: true,
+        requestId: "req-9",
+        args: { command: "echo edited > out.txt" },
+      };
+      const result = await harness.call("bash", { command: "echo original > out.txt" });
+      expect(result.isError, result.content).toBe(false);
+      expect(result.content).toContain("The Lead edited this call");
+      expect(result.content).toContain("the command: echo edited > out.txt");
+      expect(await readFile(path.join(harness.workspace, "out.txt"), "utf8")).toBe("edited\n");
+    });
+
+    it("re-validates the edits with the tool's own schema", async () => {
+      harness.client.verdict = { allowed: true, requestId: "req-9", args: { path: "x.txt" } };
+      const result = await harness.call("bash", { command: "touch ran" });
+      expect(result).toMatchObject({ isError: true, code: EDIT_UNUSABLE });
+      expect(await isPresent(path.join(harness.workspace, "ran"))).toBe(false);
+      expect(await isPresent(path.join(harness.workspace, "x.txt"))).toBe(false);
+    });
+
+    it("judges the edits by the local gate too", async () => {
+      harness.client.verdict = {
+        allowed: true,
+        requestId: "req-9",
+        args: { command: "touch ran; cat /etc/hostname" },
+      };
+      const result = await harness.call("bash", { command: "rm -rf build" });
+      expect(result).toMatchObject({ isError: true, code: "PATH_OUTSIDE_WORKSPACE" });
+      expect(await isPresent(path.join(harness.workspace, "ran"))).toBe(false);
+    });
+
+    it("refuses edits that come without the approval they belong to", async () => {
+      harness.client.verdict = { allowed: true, args: { command: "touch ran" } };
+      const result = await harness.call("bash", { command: "touch other" });
+      expect(result).toMatchObject({ isError: true, code: EDIT_UNUSABLE });
+      expect(await isPresent(path.join(harness.workspace, "ran"))).toBe(false);
+      expect(await isPresent(path.join(harness.workspace, "other"))).toBe(false);
+    });
+
+    it("writes the edited content for write_file", async () => {
+      harness.client.verdict = {
+        allowed: true,
+        requestId: "req-9",
+        args: { path: "notes.txt", content: "the Lead's text" },
+      };
+      const result = await harness.call("write_file", { path: "notes.txt", content: "mine" });
+      expect(result.isError, result.content).toBe(false);
+      expect(result.content).toContain('"content":"the Lead\'s text"');
+      expect(await readFile(path.join(harness.workspace, "notes.txt"), "utf8")).toBe(
+        "the Lead's text",
+      );
     });
   });
 

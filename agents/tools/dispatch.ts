@@ -43,7 +43,59 @@ function describeVerdict(verdict: { code?: string; reason?: string; requestId?: 
   return `blocked (${code}): ${verdict.reason ?? "no reason given"}${request}`;
 }
 
-type GateOutcome = { allowed: true } | { allowed: false; code?: string; content: string };
+/** Code for edited arguments from the server that this worker cannot run as they are. */
+export const EDIT_UNUSABLE = "EDIT_UNUSABLE";
+
+type GateOutcome =
+  | { allowed: true; editedArgs?: Record<string, unknown> }
+  | { allowed: false; code?: string; content: string };
+
+async function localVerdict(
+  name: string,
+  args: Record<string, unknown>,
+  context: ToolContext,
+): Promise<GateVerdict | StopVerdict> {
+  return (
+    refuseWhileStopping(context.isStopping(), name) ??
+    decideGate(context.getGate(), name, await classifyToolCall(name, args))
+  );
+}
+
+/**
+ * The Lead approved an edited version of the call: the edits must still be arguments this tool
+ * takes and must pass the local gate like any call (only the approval itself may be missing,
+ * since the server named it). Otherwise nothing runs.
+ */
+async function checkEditedArgs(
+  tool: ToolDefinition,
+  name: string,
+  edited: Record<string, unknown>,
+  context: ToolContext,
+): Promise<GateOutcome> {
+  const parsed = tool.argsSchema.safeParse(edited);
+  if (!parsed.success) {
+    return {
+      allowed: false,
+      code: EDIT_UNUSABLE,
+      content: `blocked (${EDIT_UNUSABLE}): the Lead's edited arguments are not valid for ${name}: ${describeIssues(parsed.error)}; nothing was run`,
+    };
+  }
+  const editedArgs = parsed.data as Record<string, unknown>;
+  let local: GateVerdict | StopVerdict;
+  try {
+    local = await localVerdict(name, editedArgs, context);
+  } catch (error) {
+    return {
+      allowed: false,
+      code: GATE_UNAVAILABLE,
+      content: `blocked: the Lead's edited call could not be checked (${describeError(error)}); nothing was run`,
+    };
+  }
+  if (!local.allowed && !("needsApproval" in local)) {
+    return { allowed: false, code: local.code, content: describeVerdict(local) };
+  }
+  return { allowed: true, editedArgs };
+}
 
 /**
  * The gate: the local verdict (plan gate and risk class, from the same lib/shared/protocol code the
@@ -53,6 +105,7 @@ type GateOutcome = { allowed: true } | { allowed: false; code?: string; content:
  * names the approval it uses. Anything short of an explicit yes from the server blocks.
  */
 async function checkGate(
+  tool: ToolDefinition,
   name: string,
   args: Record<string, unknown>,
   context: ToolContext,
@@ -60,10 +113,8 @@ async function checkGate(
   let local: GateVerdict | StopVerdict;
   let remote: ToolVerdict;
   try {
-    local =
-      refuseWhileStopping(context.isStopping(), name) ??
-      decideGate(context.getGate(), name, await classifyToolCall(name, args));
-    remote = await context.client.checkToolCall(name, args);
+    local = await localVerdict(name, args, context);
+    remote = await context.client.checkToolCall(name, args, { canRunEdits: true });
   } catch (error) {
     return {
       allowed: false,
@@ -81,7 +132,27 @@ async function checkGate(
     const reason = `${local.reason} (the server allowed it without naming the Lead's approval)`;
     return { allowed: false, code: local.code, content: describeVerdict({ ...local, reason }) };
   }
+  if (remote.args !== undefined) {
+    if (!remote.requestId) {
+      const reason = "the server sent edited arguments without naming the Lead's approval";
+      return {
+        allowed: false,
+        code: EDIT_UNUSABLE,
+        content: describeVerdict({ code: EDIT_UNUSABLE, reason }),
+      };
+    }
+    return checkEditedArgs(tool, name, remote.args, context);
+  }
   return { allowed: true };
+}
+
+/** The model must know what ran: it asked for one thing and the Lead approved another. */
+function describeEdit(name: string, editedArgs: Record<string, unknown>): string {
+  const what =
+    name === "bash" && typeof editedArgs.command === "string"
+      ? `the command: ${editedArgs.command}`
+      : `these arguments: ${JSON.stringify(editedArgs)}`;
+  return `The Lead edited this call before approving it, so it ran with ${what} (not what you asked for).`;
 }
 
 /** Runs one tool call behind the gate. Never throws: every failure is an error result. */
@@ -106,15 +177,16 @@ export async function dispatchToolCall(call: ToolCall, context: ToolContext): Pr
   const refusal = tool.refuse?.(context);
   if (refusal) return fail(refusal.message, refusal.code);
 
-  const gate = await checkGate(call.name, args, context);
+  const gate = await checkGate(tool, call.name, args, context);
   if (!gate.allowed) return fail(gate.content, gate.code);
+  const note = gate.editedArgs ? `${describeEdit(call.name, gate.editedArgs)}\n` : "";
 
   try {
-    const content = await tool.run(args, context);
-    return { toolCallId: call.id, name: call.name, content, isError: false };
+    const content = await tool.run(gate.editedArgs ?? args, context);
+    return { toolCallId: call.id, name: call.name, content: `${note}${content}`, isError: false };
   } catch (error) {
     return error instanceof ToolError
-      ? fail(error.message, error.code)
-      : fail(describeError(error));
+      ? fail(`${note}${error.message}`, error.code)
+      : fail(`${note}${describeError(error)}`);
   }
 }

@@ -3,15 +3,18 @@ import { lchown, mkdir, readdir, type FileHandle } from "node:fs/promises";
 import path from "node:path";
 import { z } from "zod";
 import { defineTool, type ToolContext } from "./tool-definition";
-import { batchSchema } from "./work-state";
+import {
+  editFileArgsSchema,
+  MAX_WRITE_BYTES,
+  toolPathSchema,
+  writeFileArgsSchema,
+} from "../../lib/shared/protocol/tool-args";
 import { openInWorkspace, resolveWorkspacePath } from "./workspace-path";
 
-export const MAX_WRITE_BYTES = 1024 * 1024;
+export { MAX_WRITE_BYTES };
 // A read lands in the model's context; past this it costs more than it can help.
 export const MAX_READ_BYTES = 256 * 1024;
 export const MAX_LIST_ENTRIES = 500;
-
-const pathSchema = z.string().min(1).max(4_096);
 
 /** Node's fs messages name absolute host paths; the model only knows its workspace-relative one. */
 function explainFsError(error: unknown, requested: string): Error {
@@ -85,7 +88,7 @@ async function replaceContent(handle: FileHandle, requested: string, content: st
 export const readFileTool = defineTool({
   name: "read_file",
   description: `Read a UTF-8 text file in your workspace (first ${MAX_READ_BYTES / 1024} KiB).`,
-  argsSchema: z.strictObject({ path: pathSchema.describe("path relative to the workspace") }),
+  argsSchema: z.strictObject({ path: toolPathSchema.describe("path relative to the workspace") }),
   run: async (args, context) => {
     const { head, size } = await withOpened(context, args.path, constants.O_RDONLY, (handle) =>
       readHead(handle, args.path, MAX_READ_BYTES),
@@ -99,7 +102,9 @@ export const listFilesTool = defineTool({
   name: "list_files",
   description: `List one directory of your workspace (not recursive); directories end in "/".`,
   argsSchema: z.strictObject({
-    path: pathSchema.optional().describe("directory relative to the workspace; default: the root"),
+    path: toolPathSchema
+      .optional()
+      .describe("directory relative to the workspace; default: the root"),
   }),
   run: async (args, context) => {
     const requested = args.path ?? ".";
@@ -127,16 +132,7 @@ export const writeFileTool = defineTool({
   description:
     "Create or overwrite a file in your workspace, creating parent directories. When several " +
     "files must change together, give each the same batch id with its index and the total.",
-  argsSchema: z.strictObject({
-    path: pathSchema.describe("path relative to the workspace"),
-    content: z
-      .string()
-      .max(MAX_WRITE_BYTES)
-      .refine((content) => Buffer.byteLength(content, "utf8") <= MAX_WRITE_BYTES, {
-        message: "content is larger than 1 MB",
-      }),
-    batch: batchSchema.optional(),
-  }),
+  argsSchema: writeFileArgsSchema,
   run: async (args, context) => {
     // Before touching the disk, so a contradictory batch leaves neither file nor record behind.
     if (args.batch) context.state.assertBatchFits(args.batch);
@@ -179,11 +175,7 @@ export const editFileTool = defineTool({
   description:
     "Replace one exact piece of text in a file of your workspace. oldText must occur exactly " +
     "once; include surrounding lines to make it unique.",
-  argsSchema: z.strictObject({
-    path: pathSchema.describe("path relative to the workspace"),
-    oldText: z.string().min(1).max(MAX_WRITE_BYTES),
-    newText: z.string().max(MAX_WRITE_BYTES),
-  }),
+  argsSchema: editFileArgsSchema,
   run: async (args, context) => {
     await withOpened(context, args.path, constants.O_RDWR, async (handle) => {
       if (!(await handle.stat()).isFile()) throw new Error(`${args.path} is not a regular file`);

@@ -1,13 +1,6 @@
 import { z } from "zod";
+import { type batchSchema, MAX_BATCH_SIZE } from "../../lib/shared/protocol/tool-args";
 
-export const MAX_BATCH_SIZE = 100;
-
-/** One file of a multi-file write: file `index` of `total` in the batch named `id`. */
-export const batchSchema = z.strictObject({
-  id: z.string().min(1).max(100).describe("names the batch; the same id on every file of it"),
-  index: z.number().int().min(1).max(MAX_BATCH_SIZE).describe("this file's position, from 1"),
-  total: z.number().int().min(1).max(MAX_BATCH_SIZE).describe("how many files the batch has"),
-});
 export type BatchPosition = z.infer<typeof batchSchema>;
 
 const persistedSchema = z.strictObject({

@@ -1,8 +1,14 @@
 import type { HandshakeClient } from "../../lib/sdk/agent-client";
 import type { RequestViewWire } from "../../lib/shared/api/request";
+import type { ToolVerdictWire } from "../../lib/shared/api/tool-call";
+import { editedPlanOf } from "../../lib/shared/protocol/edits";
 
 export type Outcome =
-  | { kind: "allowed" }
+  /**
+   * `updatedInput`: the Lead edited the call, which runs with these arguments instead;
+   * `editedPlan`: the Lead approved this text in place of the plan.
+   */
+  | { kind: "allowed"; updatedInput?: Record<string, unknown>; editedPlan?: string }
   | { kind: "rejected"; reason: string; feedback: string | null }
   | { kind: "timed_out"; reason: string };
 
@@ -50,6 +56,10 @@ function outcomeOf(request: RequestViewWire, what: string): Outcome | null {
   }
 }
 
+function allowed(verdict: ToolVerdictWire): Outcome {
+  return verdict.args ? { kind: "allowed", updatedInput: verdict.args } : { kind: "allowed" };
+}
+
 /**
  * A tool call through the server's gate: allowed at once, or raised to the Lead as a card the gate
  * creates itself; then waited on until decided or the deadline, then asked again, which consumes
@@ -59,15 +69,21 @@ export async function approveToolCall(
   client: HandshakeClient,
   call: { tool: string; args: Record<string, unknown>; cwd?: string },
   deadline: number,
+  /**
+   * Whether the caller runs the Lead's edited arguments (the hook, through `updatedInput`). A
+   * caller that cannot is refused an edited approval rather than told to run its own call.
+   */
+  { canRunEdits }: { canRunEdits: boolean },
 ): Promise<Outcome> {
   const started = Date.now();
   const ask = () =>
     client.checkToolCall(call.tool, call.args, {
       ...(call.cwd ? { cwd: call.cwd } : {}),
       timeoutSeconds: secondsUntil(deadline),
+      canRunEdits,
     });
   const verdict = await ask();
-  if (verdict.allowed) return { kind: "allowed" };
+  if (verdict.allowed) return allowed(verdict);
   const isWaiting =
     verdict.code === "TOOL_APPROVAL_REQUIRED" || verdict.code === "TOOL_APPROVAL_PENDING";
   if (!isWaiting || !verdict.requestId) {
@@ -81,8 +97,9 @@ export async function approveToolCall(
   if (request.status === "pending") return timedOut(deadline, started);
   const decided = outcomeOf(request, "call");
   if (decided) return decided;
+  // The retry is what learns the Lead's edits: the verdict names the arguments to run instead.
   const again = await ask();
-  if (again.allowed) return { kind: "allowed" };
+  if (again.allowed) return allowed(again);
   return {
     kind: "rejected",
     reason: `Handshake refused this call after its approval (${again.code ?? "REFUSED"}): ${again.reason ?? "no reason given"}`,
@@ -104,5 +121,8 @@ export async function approvePlan(
   });
   const decided = await client.waitForDecision(request.id, deadline);
   if (decided.status === "pending") return timedOut(deadline, started);
-  return outcomeOf(decided, "plan") ?? { kind: "allowed" };
+  const refused = outcomeOf(decided, "plan");
+  if (refused) return refused;
+  const editedPlan = editedPlanOf(decided.response);
+  return editedPlan === null ? { kind: "allowed" } : { kind: "allowed", editedPlan };
 }

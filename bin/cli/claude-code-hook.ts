@@ -29,13 +29,19 @@ const STATUS_TIMEOUT_MS = 3_000;
 const NOT_INSTALLED =
   "Handshake is not set up on this machine: run `handshake claude-code install --url URL --token TOKEN`";
 
-function preToolUse(decision: "allow" | "deny", reason: string): HookResult {
+function preToolUse(
+  decision: "allow" | "deny",
+  reason: string,
+  updatedInput?: Record<string, unknown>,
+): HookResult {
   return {
     stdout: JSON.stringify({
       hookSpecificOutput: {
         hookEventName: "PreToolUse",
         permissionDecision: decision,
         permissionDecisionReason: reason,
+        // Claude Code runs the tool with this input in place of the model's.
+        ...(updatedInput ? { updatedInput } : {}),
       },
     }),
     exitCode: 0,
@@ -115,12 +121,15 @@ async function decidePreToolUse(
         client,
         { tool: input.tool_name ?? "", args: input.tool_input ?? {}, cwd: input.cwd },
         deadline,
+        // Claude Code runs the Lead's edited arguments when they come back as `updatedInput`.
+        { canRunEdits: true },
       ),
     REQUEST_TIMEOUT_MS,
   );
-  return outcome.kind === "allowed"
-    ? preToolUse("allow", "Handshake allowed this call")
-    : preToolUse("deny", outcome.reason);
+  if (outcome.kind !== "allowed") return preToolUse("deny", outcome.reason);
+  return outcome.updatedInput
+    ? preToolUse("allow", "the Lead edited this call before approving it", outcome.updatedInput)
+    : preToolUse("allow", "Handshake allowed this call");
 }
 
 async function decidePlan(
@@ -141,7 +150,11 @@ async function decidePlan(
   );
   // Claude Code ignores a bare allow here: the input must come back with it.
   return outcome.kind === "allowed"
-    ? permissionRequest({ behavior: "allow", updatedInput: toolInput })
+    ? permissionRequest({
+        behavior: "allow",
+        updatedInput:
+          outcome.editedPlan === undefined ? toolInput : { ...toolInput, plan: outcome.editedPlan },
+      })
     : permissionRequest({ behavior: "deny", message: outcome.reason });
 }
 

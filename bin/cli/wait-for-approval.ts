@@ -76,7 +76,13 @@ export async function actAs<T>(
 function resultOf(outcome: Outcome): WaitResult {
   switch (outcome.kind) {
     case "allowed":
-      return { exitCode: EXIT.approved, message: "approved" };
+      return {
+        exitCode: EXIT.approved,
+        message:
+          outcome.editedPlan === undefined
+            ? "approved"
+            : `approved with the Lead's edits; follow this plan:\n${outcome.editedPlan}`,
+      };
     case "rejected":
       return { exitCode: EXIT.rejected, message: outcome.reason };
     case "timed_out":
@@ -96,7 +102,14 @@ export async function waitForApproval(options: WaitOptions): Promise<WaitResult>
     const outcome = await actAs(options, (client) =>
       plan !== null
         ? approvePlan(client, plan, deadline)
-        : approveToolCall(client, { tool: options.tool ?? "", args, cwd: process.cwd() }, deadline),
+        : // The script runs its own command on exit 0: an approval the Lead edited must not
+          // come back as one, so it is refused with the edited arguments in the message.
+          approveToolCall(
+            client,
+            { tool: options.tool ?? "", args, cwd: process.cwd() },
+            deadline,
+            { canRunEdits: false },
+          ),
     );
     return resultOf(outcome);
   } catch (error) {

@@ -3,6 +3,7 @@
 import { useInfiniteQuery, useQuery } from "@tanstack/react-query";
 import Link from "next/link";
 import { useEffect, useState } from "react";
+import { EditedSummary } from "@/components/inbox/edit-call";
 import { queryKeys } from "@/components/realtime/query-keys";
 import { fetchTeam } from "@/components/team/use-team";
 import { Button } from "@/components/ui/button";
@@ -95,6 +96,7 @@ function HistoryTable({ items }: { items: RequestView[] }) {
                   )}
                 </div>
                 <RequestSummary request={request} className="mt-0.5 text-xs text-slate-600" />
+                <EditedSummary request={request} />
               </td>
               <td className="px-4 py-3">
                 <OutcomeBadge status={request.status} />

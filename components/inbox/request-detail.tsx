@@ -22,6 +22,7 @@ import { ApprovalProgress, OWN_APPROVAL_REASON_ID, useHasOwnApproval } from "./a
 import { AskedAgain } from "./asked-again";
 import { CardViewers } from "./card-viewers";
 import { ExtendDeadline } from "./extend-deadline";
+import { ApprovedEdits, EditCall } from "./edit-call";
 import { QuestionAnswerForm, QuestionBody } from "./question-card";
 import { typeLabel } from "./request-list";
 
@@ -194,6 +195,7 @@ export const RequestDetail = forwardRef<HTMLTextAreaElement, Props>(function Req
       <AskedAgain request={request} />
       <RequestBody request={request} />
       <ApprovalProgress request={request} />
+      <ApprovedEdits request={request} />
       {!isPending && <DecisionBanner request={request} isConflict={isConflict} />}
       {isPending && canAct && (
         <div className="space-y-3 border-t border-slate-200 pt-4">
@@ -244,6 +246,14 @@ export const RequestDetail = forwardRef<HTMLTextAreaElement, Props>(function Req
                 <Button variant="danger" onClick={reject} disabled={isDeciding}>
                   Reject
                 </Button>
+                {/* Two Leads approve the request as asked (EDITS_NEED_ONE_LEAD). */}
+                {request.requiredApprovals < 2 && (
+                  <EditCall
+                    request={request}
+                    isDeciding={isDeciding}
+                    onApproveEdited={(fields) => onDecide(true, feedback.trim(), fields)}
+                  />
+                )}
               </>
             )}
           </div>

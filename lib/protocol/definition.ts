@@ -67,7 +67,7 @@ export type ProtocolTypeDefinition = {
   prepareResponse?: (
     payload: Record<string, unknown>,
     draft: ResponseDraft,
-  ) => Record<string, unknown> | null;
+  ) => Record<string, unknown> | null | Promise<Record<string, unknown> | null>;
   /**
    * Why one approve-or-reject for many requests (a bulk decision) cannot decide this type, when it
    * cannot: a decision that needs fields of its own (a question's answer) is made on its card.

@@ -5,6 +5,7 @@ import {
   type EffectContext,
   type ProtocolTypeDefinition,
 } from "./definition";
+import { planApprovalResponseSchema, preparePlanApprovalResponse } from "./approval-edits";
 
 const planPayloadSchema = z.strictObject({
   plan: z.string().trim().min(1, "a plan cannot be empty").max(50_000),
@@ -25,7 +26,8 @@ export const planApproval: ProtocolTypeDefinition = {
   responseType: "plan_approval_response",
   label: "plan",
   payloadSchema: planPayloadSchema,
-  responseSchema: z.strictObject({}),
+  responseSchema: planApprovalResponseSchema,
+  prepareResponse: preparePlanApprovalResponse,
   summarize: (payload) => String(payload.summary ?? payload.plan ?? "").slice(0, 200),
   directions: ["agent_to_lead"],
   outcomes: APPROVAL_OUTCOMES,

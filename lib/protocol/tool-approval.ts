@@ -9,6 +9,8 @@ import {
   type ProtocolTypeDefinition,
 } from "./definition";
 import { classifyToolCall } from "../shared/protocol/tool-risk";
+import { editedArgsSchema } from "../shared/protocol/edits";
+import { prepareToolApprovalResponse } from "./approval-edits";
 
 /**
  * Our workers' tools (`bash`, `write_file`) and Claude Code's as it names them (`Bash`,
@@ -57,7 +59,8 @@ export const toolApproval: ProtocolTypeDefinition = {
   responseType: "tool_approval_response",
   label: "tool call",
   payloadSchema: toolPayloadSchema,
-  responseSchema: z.strictObject({}),
+  responseSchema: z.strictObject({ editedArgs: editedArgsSchema.optional() }),
+  prepareResponse: (payload, draft) => prepareToolApprovalResponse(payload, draft),
   // The server's own classification and parse are stored with the request, whoever raised it, so
   // the card shows what the gate judged, never what the agent claims.
   preparePayload: async (payload) => {

@@ -429,12 +429,12 @@ async function refuseLateDecision(db: PrismaClient, requestId: string): Promise<
  * The fields a decision adds for its type, checked by the type's own schema (unknown fields are
  * refused) and then against the request; what the type stores as the request's `response`.
  */
-function parseResponse(
+async function parseResponse(
   definition: ProtocolTypeDefinition,
   request: Request,
   input: RespondInput,
   feedback: string | null,
-): { response: Prisma.InputJsonObject | null; fields: Record<string, unknown> } {
+): Promise<{ response: Prisma.InputJsonObject | null; fields: Record<string, unknown> }> {
   const { type: _type, approve, feedback: _feedback, ...fields } = input;
   const parsed = definition.responseSchema.safeParse(fields);
   if (!parsed.success) {
@@ -445,7 +445,7 @@ function parseResponse(
       { details },
     );
   }
-  const prepared = definition.prepareResponse?.(request.payload as Record<string, unknown>, {
+  const prepared = await definition.prepareResponse?.(request.payload as Record<string, unknown>, {
     approve,
     feedback,
     fields: parsed.data,
@@ -471,7 +471,7 @@ async function decideInTransaction(
     }
     assertResponderIsTarget(found, responder);
     const feedback = input.feedback?.trim() || null;
-    const { response, fields } = parseResponse(definition, found, input, feedback);
+    const { response, fields } = await parseResponse(definition, found, input, feedback);
     if (!input.approve && !feedback) {
       throw new AppError(
         "FEEDBACK_REQUIRED",

@@ -182,7 +182,7 @@ export class HandshakeClient {
   checkToolCall(
     tool: string,
     args: Record<string, unknown>,
-    options: { cwd?: string; timeoutSeconds?: number } = {},
+    options: { cwd?: string; timeoutSeconds?: number; canRunEdits?: boolean } = {},
   ): Promise<ToolVerdictWire> {
     return this.transport.call("POST", "/tool-calls", toolVerdictSchema, {
       body: { tool, args, ...options },

@@ -89,10 +89,20 @@ export class LeadClient {
     return this.transport.call("GET", `/requests/${encodeURIComponent(id)}`, requestViewSchema);
   }
 
-  /** The Lead's answer to an agent's request (a `decide` or `admin` token); a question's in `answer`. */
+  /**
+   * The Lead's answer to an agent's request (a `decide` or `admin` token); a question's in
+   * `answer`, an approval's edits in `editedArgs` (a tool call) or `editedPlan`.
+   */
   decide(
     id: string,
-    body: { type: string; approve: boolean; feedback?: string; answer?: QuestionAnswerInput },
+    body: {
+      type: string;
+      approve: boolean;
+      feedback?: string;
+      answer?: QuestionAnswerInput;
+      editedArgs?: Record<string, unknown>;
+      editedPlan?: string;
+    },
   ): Promise<RequestViewWire> {
     return this.transport.call(
       "POST",

@@ -20,6 +20,7 @@ import { connectorSchema } from "../shared/agents/schema";
 import { createRequestInTransaction } from "../requests/mutations";
 import { decideWithRules, type RuleApprovals } from "../rules/evaluate";
 import type { ToolCallInput, ToolVerdict } from "./schema";
+import { approvedVerdict, findEditedApprovalFor, isApprovalUsed } from "./edited-approval";
 import { inTransaction } from "../transaction";
 
 /**
@@ -48,13 +49,12 @@ async function decideRiskyCall(
     orderBy: { createdAt: "desc" },
   });
   for (const request of earlier) {
-    if (request.status === "approved") {
-      const used = await tx.toolCall.findFirst({
-        where: { requestId: request.id, isAllowed: true },
-      });
-      if (!used) return { allowed: true, requestId: request.id };
+    if (request.status === "approved" && !(await isApprovalUsed(tx, request.id))) {
+      return approvedVerdict(request, input.canRunEdits === true);
     }
   }
+  const edited = await findEditedApprovalFor(tx, agent, callHash);
+  if (edited) return { allowed: true, requestId: edited.id };
   const latest = earlier[0];
   if (latest?.status === "pending") {
     return {
@@ -156,7 +156,8 @@ export async function recordToolCall(
         agentId: agent.id,
         incarnation: agent.incarnation,
         tool: input.tool,
-        args: input.args as Prisma.InputJsonObject,
+        // What will run: the Lead's edited arguments when the approval carries them.
+        args: (verdict.args ?? input.args) as Prisma.InputJsonObject,
         gate: agent.gate,
         isAllowed: verdict.allowed,
         code: verdict.code ?? null,

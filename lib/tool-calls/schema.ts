@@ -8,6 +8,12 @@ export const toolCallSchema = z.strictObject({
   cwd: toolCwdSchema.optional(),
   /** How long the Lead has to answer, if the call needs an approval (the hook's own deadline). */
   timeoutSeconds: z.number().int().min(5).max(86_400).optional(),
+  /**
+   * The caller runs a verdict's `args` (the Lead's edits) in place of its own. Without it, an
+   * approval the Lead edited is not handed to a retry of the original: a caller that ignored
+   * `args` would run what the Lead did not approve (docs/decisions/024).
+   */
+  canRunEdits: z.boolean().optional(),
 });
 export type ToolCallInput = z.infer<typeof toolCallSchema>;
 
@@ -25,4 +31,6 @@ export type ToolVerdict = {
   requestId?: string;
   /** The rule that decided (allowed, denied, or asked the Lead); docs/decisions/022. */
   ruleId?: string;
+  /** The Lead's edited arguments, which the caller runs instead of its own. */
+  args?: Record<string, unknown>;
 };

@@ -104,6 +104,28 @@ describe("handshake claude-code hook: PreToolUse", () => {
     expect(decisionOf(run.stdout).permissionDecision).toBe("allow");
   });
 
+  it("returns the Lead's edited call as updatedInput with the allow", async () => {
+    const configDir = await configFor(handshake.url, handshake.connect.token);
+    const input = hookInput("PreToolUse", {
+      tool_name: "Bash",
+      tool_input: { command: "rm -rf dist", description: "clean" },
+    });
+    const running = hook(configDir, input);
+    const request = await pendingRequestOf(input.session_id, "tool_approval");
+    const editedArgs = { command: "rm -rf dist/cache", description: "clean the cache only" };
+    await handshake.lead.decide(request.id, {
+      type: "tool_approval_response",
+      approve: true,
+      editedArgs,
+    });
+    const run = await running;
+    expect(run.code, run.stderr).toBe(0);
+    expect(decisionOf(run.stdout)).toMatchObject({
+      permissionDecision: "allow",
+      updatedInput: editedArgs,
+    });
+  });
+
   it("denies with the Lead's feedback when the Lead rejects", async () => {
     const configDir = await configFor(handshake.url, handshake.connect.token);
     const input = hookInput("PreToolUse", {
@@ -193,6 +215,28 @@ describe("handshake claude-code hook: PermissionRequest on ExitPlanMode", () => 
       hookSpecificOutput: {
         hookEventName: "PermissionRequest",
         decision: { behavior: "allow", updatedInput: input.tool_input },
+      },
+    });
+  });
+
+  it("approves an edited plan by returning it in place of the model's", async () => {
+    const configDir = await configFor(handshake.url, handshake.connect.token);
+    const input = exitPlanMode("1. drop the table");
+    const running = hook(configDir, input);
+    const request = await pendingRequestOf(input.session_id, "plan_approval");
+    await handshake.lead.decide(request.id, {
+      type: "plan_approval_response",
+      approve: true,
+      editedPlan: "1. add a column; keep the table",
+    });
+    const run = await running;
+    expect(JSON.parse(run.stdout)).toEqual({
+      hookSpecificOutput: {
+        hookEventName: "PermissionRequest",
+        decision: {
+          behavior: "allow",
+          updatedInput: { ...input.tool_input, plan: "1. add a column; keep the table" },
+        },
       },
     });
   });

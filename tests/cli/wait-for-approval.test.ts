@@ -58,6 +58,37 @@ describe("handshake wait-for-approval", () => {
     expect(run.code, run.stderr).toBe(0);
   });
 
+  it("exits 1 when the Lead approves an edited call: the script would run its own, so it is told what was approved", async () => {
+    const running = waitFor(["--tool", "Bash", "--args", '{"command":"rm -rf dist"}']);
+    const id = await pendingOf(agentName, "tool_approval");
+    await handshake.lead.decide(id, {
+      type: "tool_approval_response",
+      approve: true,
+      editedArgs: { command: "rm -rf dist/cache" },
+    });
+    const run = await running;
+    expect(run.code, run.stderr).toBe(1);
+    expect(run.stdout).toContain("TOOL_APPROVAL_DENIED");
+    expect(run.stdout).toContain('{"command":"rm -rf dist/cache"}');
+  });
+
+  it("prints the Lead's edited plan with the approval", async () => {
+    const plan = path.join(await mkdtemp(path.join(tmpdir(), "plan-")), "plan.md");
+    await writeFile(plan, "1. migrate\n2. deploy");
+    const connect = new LeadClient(handshake.url, handshake.connect.token);
+    const session = await connect.connectSession({ sessionId: randomUUID(), cwd: tmpdir() });
+    const running = waitFor(["--plan", plan], { HANDSHAKE_AGENT_TOKEN: session.token });
+    const id = await pendingOf(session.agent.name, "plan_approval");
+    await handshake.lead.decide(id, {
+      type: "plan_approval_response",
+      approve: true,
+      editedPlan: "1. migrate\n2. deploy on Monday",
+    });
+    const run = await running;
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toContain("follow this plan:\n1. migrate\n2. deploy on Monday");
+  });
+
   it("exits 1 with the feedback printed when the Lead rejects the plan", async () => {
     const plan = path.join(await mkdtemp(path.join(tmpdir(), "plan-")), "plan.md");
     await writeFile(plan, "1. migrate\n2. deploy");

@@ -1,6 +1,6 @@
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdir, mkdtemp } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -27,6 +27,9 @@ import {
 // install` run in its project. The model asks for one Bash call that writes a file.
 const API_KEY = "sk-ant-stub-key";
 const WRITTEN_FILE = "made-by-claude.txt";
+/** The prompt under which the model asks for a command the Lead edits before approving. */
+const EDIT_PROMPT = "Write the original marker.";
+const EDITED_FILE = "out.txt";
 
 let handshake: Handshake;
 let stub: AnthropicStub;
@@ -41,6 +44,12 @@ beforeAll(async () => {
       // Requests without tools are Claude Code's side requests (titles, summaries).
       if (!request.body.tools?.length) return replyWithText("ok");
       if (isReportingToolResults(request)) return replyWithText("Done.");
+      if (JSON.stringify(request.body.messages[0]).includes(EDIT_PROMPT)) {
+        return replyWithToolUse("Bash", {
+          command: `echo original > ${EDITED_FILE}`,
+          description: "Write the marker",
+        });
+      }
       return replyWithToolUse("Bash", {
         command: `echo hello > ${WRITTEN_FILE}`,
         description: "Write the greeting file",
@@ -74,24 +83,20 @@ async function installedProject(url: string): Promise<Project> {
 
 type ClaudeRun = { code: number | null; output: { permission_denials?: unknown[] } };
 
-function runClaude(project: Project): Promise<ClaudeRun> {
+function runClaude(project: Project, prompt = "Write the greeting file."): Promise<ClaudeRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn(
-      claudeCodeBinary(),
-      ["-p", "Write the greeting file.", "--output-format", "json"],
-      {
-        cwd: project.dir,
-        stdio: ["ignore", "pipe", "pipe"],
-        env: {
-          NODE_ENV: "test",
-          PATH: process.env.PATH ?? "",
-          HOME: project.home,
-          ANTHROPIC_BASE_URL: stub.url,
-          ANTHROPIC_API_KEY: API_KEY,
-          CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
-        },
+    const child = spawn(claudeCodeBinary(), ["-p", prompt, "--output-format", "json"], {
+      cwd: project.dir,
+      stdio: ["ignore", "pipe", "pipe"],
+      env: {
+        NODE_ENV: "test",
+        PATH: process.env.PATH ?? "",
+        HOME: project.home,
+        ANTHROPIC_BASE_URL: stub.url,
+        ANTHROPIC_API_KEY: API_KEY,
+        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
       },
-    );
+    });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
@@ -144,6 +149,24 @@ describe("the real Claude Code CLI behind Handshake", () => {
     const run = await running;
     expect(run.code).toBe(0);
     expect(existsSync(path.join(project.dir, WRITTEN_FILE))).toBe(true);
+    expect(run.output.permission_denials ?? []).toEqual([]);
+  }, 120_000);
+
+  it("runs the Lead's edited command instead of the model's", async () => {
+    const project = await installedProject(handshake.url);
+    const running = runClaude(project, EDIT_PROMPT);
+    const request = await pendingApproval(project);
+    expect(request.payload).toMatchObject({
+      args: { command: `echo original > ${EDITED_FILE}` },
+    });
+    await handshake.lead.decide(request.id, {
+      type: "tool_approval_response",
+      approve: true,
+      editedArgs: { command: `echo edited > ${EDITED_FILE}` },
+    });
+    const run = await running;
+    expect(run.code).toBe(0);
+    expect(await readFile(path.join(project.dir, EDITED_FILE), "utf8")).toBe("edited\n");
     expect(run.output.permission_denials ?? []).toEqual([]);
   }, 120_000);
 

@@ -17,5 +17,10 @@ export const toolVerdictSchema = z.object({
   reason: z.string().optional(),
   requestId: z.string().optional(),
   ruleId: z.string().optional(),
+  /**
+   * The Lead edited the call before approving it: run these arguments instead of the ones sent
+   * (docs/decisions/024). Present only with `allowed: true` and the approval's `requestId`.
+   */
+  args: z.record(z.string(), z.unknown()).optional(),
 });
 export type ToolVerdictWire = z.infer<typeof toolVerdictSchema>;

@@ -1,0 +1,60 @@
+import type { Db } from "../db";
+import type { Agent, Request } from "../generated/prisma/client";
+import { toolEditsOf } from "../shared/protocol/edits";
+import type { ToolVerdict } from "./schema";
+
+// An approval the Lead gave with edits (docs/decisions/024) is usable by the call the agent asked
+// for, which is then told to run the edited arguments, or by a call with exactly the edited
+// arguments (bound by their hash). Either use consumes it: one approval, one run.
+
+/** Whether an approval already let a call through: each is good for one run. */
+export async function isApprovalUsed(tx: Db, requestId: string): Promise<boolean> {
+  return (await tx.toolCall.findFirst({ where: { requestId, isAllowed: true } })) !== null;
+}
+
+/**
+ * The verdict an unused approval gives the call it was asked for: with the Lead's edits, the
+ * arguments to run instead. A caller that cannot run them is refused, and the approval stays
+ * usable by a call with exactly the edited arguments.
+ */
+export function approvedVerdict(
+  request: Pick<Request, "id" | "response">,
+  canRunEdits: boolean,
+): ToolVerdict {
+  const edits = toolEditsOf(request.response);
+  if (!edits) return { allowed: true, requestId: request.id };
+  if (canRunEdits) return { allowed: true, requestId: request.id, args: edits.editedArgs };
+  return {
+    allowed: false,
+    code: "TOOL_APPROVAL_DENIED",
+    reason: `the Lead approved an edited version of this call, not this one; call again with exactly these arguments: ${JSON.stringify(edits.editedArgs)}`,
+    requestId: request.id,
+  };
+}
+
+/**
+ * An unused approval of this incarnation's current work whose edited arguments hash to `callHash`:
+ * the agent (or a session following the Lead's edit) calls with what the Lead approved.
+ */
+export async function findEditedApprovalFor(
+  tx: Db,
+  agent: Pick<Agent, "id" | "incarnation" | "workVersion" | "taskId">,
+  callHash: string,
+): Promise<Request | null> {
+  const approved = await tx.request.findMany({
+    where: {
+      agentId: agent.id,
+      incarnation: agent.incarnation,
+      workVersion: agent.workVersion,
+      taskId: agent.taskId,
+      type: "tool_approval",
+      status: "approved",
+      response: { path: ["approvedCallHash"], equals: callHash },
+    },
+    orderBy: { createdAt: "desc" },
+  });
+  for (const request of approved) {
+    if (!(await isApprovalUsed(tx, request.id))) return request;
+  }
+  return null;
+}
