@@ -4,6 +4,7 @@ import { refuseWhileStopping, type StopVerdict } from "../../lib/shared/protocol
 import { classifyToolCall } from "../../lib/shared/protocol/tool-risk";
 import type { ToolVerdict } from "../../lib/tool-calls/schema";
 import { ApiError } from "../../lib/sdk/errors";
+import type { FileChange } from "../../lib/shared/protocol/file-change";
 import type { ToolCall, ToolResult, ToolSpec } from "../models/model";
 import { bashTool } from "./bash-tool";
 import { FILE_TOOLS } from "./file-tools";
@@ -56,6 +57,7 @@ async function checkGate(
   name: string,
   args: Record<string, unknown>,
   context: ToolContext,
+  file: FileChange | undefined,
 ): Promise<GateOutcome> {
   let local: GateVerdict | StopVerdict;
   let remote: ToolVerdict;
@@ -63,7 +65,7 @@ async function checkGate(
     local =
       refuseWhileStopping(context.isStopping(), name) ??
       decideGate(context.getGate(), name, await classifyToolCall(name, args));
-    remote = await context.client.checkToolCall(name, args);
+    remote = await context.client.checkToolCall(name, args, file ? { file } : {});
   } catch (error) {
     return {
       allowed: false,
@@ -106,11 +108,12 @@ export async function dispatchToolCall(call: ToolCall, context: ToolContext): Pr
   const refusal = tool.refuse?.(context);
   if (refusal) return fail(refusal.message, refusal.code);
 
-  const gate = await checkGate(call.name, args, context);
-  if (!gate.allowed) return fail(gate.content, gate.code);
-
   try {
-    const content = await tool.run(args, context);
+    // Taken before the gate is asked and checked again by the write itself (decision 025).
+    const file = await tool.snapshot?.(args, context);
+    const gate = await checkGate(call.name, args, context, file);
+    if (!gate.allowed) return fail(gate.content, gate.code);
+    const content = await tool.run(args, context, file ? { baseHash: file.baseHash } : undefined);
     return { toolCallId: call.id, name: call.name, content, isError: false };
   } catch (error) {
     return error instanceof ToolError

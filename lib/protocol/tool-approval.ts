@@ -9,6 +9,8 @@ import {
   type ProtocolTypeDefinition,
 } from "./definition";
 import { classifyToolCall } from "../shared/protocol/tool-risk";
+import { fileChangeSchema } from "../shared/protocol/file-change";
+import { findFileChangeProblem } from "../tool-calls/file-guard";
 
 /**
  * Our workers' tools (`bash`, `write_file`) and Claude Code's as it names them (`Bash`,
@@ -24,12 +26,18 @@ export const toolCwdSchema = z
   .max(4_096)
   .regex(/^(\/|[A-Za-z]:[\\/])/, "cwd is an absolute path");
 
-const toolPayloadSchema = z.strictObject({
-  tool: toolNameSchema,
-  args: z.record(z.string(), z.unknown()),
-  reason: z.string().trim().max(2_000).optional(),
-  cwd: toolCwdSchema.optional(),
-});
+const toolPayloadSchema = z
+  .strictObject({
+    tool: toolNameSchema,
+    args: z.record(z.string(), z.unknown()),
+    reason: z.string().trim().max(2_000).optional(),
+    cwd: toolCwdSchema.optional(),
+    file: fileChangeSchema.optional(),
+  })
+  .refine((payload) => findFileChangeProblem(payload) === null, {
+    message: "file is not the diff of this call",
+    path: ["file"],
+  });
 
 /**
  * Binds an approval to one exact call: another tool, any other argument or (for a connected

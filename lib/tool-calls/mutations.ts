@@ -19,6 +19,7 @@ import {
 import { connectorSchema } from "../shared/agents/schema";
 import { createRequestInTransaction } from "../requests/mutations";
 import type { ToolCallInput, ToolVerdict } from "./schema";
+import { isSameBase, refuseChangedFile } from "./file-guard";
 import { inTransaction } from "../transaction";
 
 /**
@@ -47,14 +48,23 @@ async function decideRiskyCall(
   });
   for (const request of earlier) {
     if (request.status === "approved") {
+      // A retry refused for a changed file voids the approval: the next call raises a new card.
       const used = await tx.toolCall.findFirst({
-        where: { requestId: request.id, isAllowed: true },
+        where: { requestId: request.id, OR: [{ isAllowed: true }, { code: "FILE_CHANGED" }] },
       });
-      if (!used) return { allowed: true, requestId: request.id };
+      if (!used) {
+        return (
+          refuseChangedFile(request.payload, input.file, request.id) ?? {
+            allowed: true,
+            requestId: request.id,
+          }
+        );
+      }
     }
   }
   const latest = earlier[0];
-  if (latest?.status === "pending") {
+  // A card whose diff is of another file than the one found now is superseded by a new card.
+  if (latest?.status === "pending" && isSameBase(latest.payload, input.file)) {
     return {
       allowed: false,
       code: "TOOL_APPROVAL_PENDING",
@@ -82,6 +92,7 @@ async function decideRiskyCall(
       callHash,
       risk: risk as unknown as Prisma.InputJsonObject,
       ...(input.cwd ? { cwd: input.cwd } : {}),
+      ...(input.file ? { file: input.file } : {}),
     },
     timeoutSeconds: input.timeoutSeconds,
   });

@@ -11,6 +11,7 @@ export const toolVerdictSchema = z.object({
       "TOOL_APPROVAL_REQUIRED",
       "TOOL_APPROVAL_PENDING",
       "TOOL_APPROVAL_DENIED",
+      "FILE_CHANGED",
     ])
     .optional(),
   reason: z.string().optional(),
