@@ -16,6 +16,7 @@ import { inspectText } from "@/lib/shared/display/visible-text";
 import { apiFetch } from "@/lib/shared/http/api-fetch";
 import type { QuestionAnswerInput } from "@/lib/shared/protocol/question";
 import type { RequestView } from "@/lib/requests/views";
+import { FileDiff } from "./file-diff";
 import { QuestionAnswerForm, QuestionBody } from "./question-card";
 import { typeLabel } from "./request-list";
 
@@ -115,7 +116,13 @@ function RequestBody({ request }: { request: RequestView }) {
       </div>
     );
   }
-  if (request.type === "tool_approval") return <ToolCallView payload={payload} />;
+  if (request.type === "tool_approval")
+    return (
+      <div className="min-w-0 space-y-4">
+        <ToolCallView payload={payload} />
+        <FileDiff payload={payload} />
+      </div>
+    );
   if (request.type === "question") return <QuestionBody request={request} />;
   const reason = String(payload.reason ?? "The agent asks to stop.");
   return (
