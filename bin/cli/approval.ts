@@ -1,5 +1,6 @@
 import type { HandshakeClient } from "../../lib/sdk/agent-client";
 import type { RequestViewWire } from "../../lib/shared/api/request";
+import type { FileChange } from "../../lib/shared/protocol/file-change";
 
 export type Outcome =
   | { kind: "allowed" }
@@ -57,15 +58,24 @@ function outcomeOf(request: RequestViewWire, what: string): Outcome | null {
  */
 export async function approveToolCall(
   client: HandshakeClient,
-  call: { tool: string; args: Record<string, unknown>; cwd?: string },
+  call: {
+    tool: string;
+    args: Record<string, unknown>;
+    cwd?: string;
+    /** The file the call changes, read again at each ask: the retry proves it is unchanged. */
+    readFile?: () => Promise<FileChange | undefined>;
+  },
   deadline: number,
 ): Promise<Outcome> {
   const started = Date.now();
-  const ask = () =>
-    client.checkToolCall(call.tool, call.args, {
+  const ask = async () => {
+    const file = await call.readFile?.();
+    return client.checkToolCall(call.tool, call.args, {
       ...(call.cwd ? { cwd: call.cwd } : {}),
       timeoutSeconds: secondsUntil(deadline),
+      ...(file ? { file } : {}),
     });
+  };
   const verdict = await ask();
   if (verdict.allowed) return { kind: "allowed" };
   const isWaiting =
