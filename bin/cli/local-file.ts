@@ -1,11 +1,7 @@
 import { constants } from "node:fs";
 import { open } from "node:fs/promises";
 import path from "node:path";
-import {
-  isFileChangeTool,
-  targetPathOf,
-  type FileChange,
-} from "../../lib/shared/protocol/file-change";
+import { targetPathOf, type FileChange } from "../../lib/shared/protocol/file-change";
 import {
   readOpenedFile,
   snapshotFileChange,
