@@ -84,6 +84,24 @@ describe("a file-writing call's card carries its diff", () => {
     expect(answer.json.error?.code).toBe("INVALID_INPUT");
   });
 
+  it("takes a diff up to its limit in the body, and refuses a larger body with 413", async () => {
+    const session = await connectedSession();
+    const before = "a".repeat(100 * 1024);
+    const after = "b".repeat(100 * 1024);
+    const fits = await api.toolCall(session, {
+      tool: "Write",
+      args: { file_path: "big.txt", content: after },
+      file: { path: "big.txt", baseHash: sha256(before), before, after },
+    });
+    expect(fits.json).toMatchObject({ code: "TOOL_APPROVAL_REQUIRED" });
+    const tooBig = await api.toolCall(session, {
+      tool: "Write",
+      args: { file_path: "big.txt", content: "c".repeat(200 * 1024) },
+      file: { path: "big.txt", baseHash: "absent", before: "", after: "c".repeat(200 * 1024) },
+    });
+    expect(tooBig.status).toBe(413);
+  });
+
   it("refuses a file with a tool that changes no file", async () => {
     const answer = await api.toolCall(await connectedSession(), {
       tool: "Bash",
