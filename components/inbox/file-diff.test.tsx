@@ -64,6 +64,13 @@ describe("FileDiff", () => {
     });
     expect(large).toContain("The change is too large to show: the two sides are 300000 bytes");
     expect(large).not.toContain("<table");
+    const sly = render({
+      path: "src/app.ts",
+      baseHash: sha256("x"),
+      unshown: { reason: "too_large", detail: "big \u202e gnirts" },
+    });
+    expect(sly).toContain("U+202E");
+    expect(sly).not.toContain("\u202e");
   });
 
   it("warns when a file-writing call came without its file, and is silent for other tools", () => {

@@ -185,7 +185,10 @@ export function FileDiff({ payload }: { payload: Record<string, unknown> }) {
         <ShownDiff file={file} before={file.before} after={file.after} />
       ) : (
         <p className="rounded-md bg-slate-100 px-3 py-2 text-sm text-slate-800">
-          {file.unshown ? describeUnshown(file.unshown) : "The change is not shown."}
+          {/* The detail is the agent's words: shown like any text it wrote. */}
+          <VisibleText
+            text={file.unshown ? describeUnshown(file.unshown) : "The change is not shown."}
+          />
         </p>
       )}
     </section>
