@@ -163,7 +163,9 @@ test.describe("a worker's write_file under an ask rule", () => {
       data: {
         pattern: "write_file(**)",
         effect: "ask",
-        scope: { kind: "agent", agent: agentName },
+        // Everyone, so the rule exists before the worker's first call; removed at the end.
+        scope: { kind: "everyone" },
+        mode: "enforce",
       },
     });
     test.skip(rule.status() === 404, "POST /api/v1/rules is not on this build yet");
