@@ -61,7 +61,8 @@ test("a connected session's Write shows its diff; a file changed after the appro
   const asked = await session.api.post("/api/v1/tool-calls", {
     data: writeCall(cwd, before, after),
   });
-  expect(await asked.json()).toMatchObject({ code: "TOOL_APPROVAL_REQUIRED" });
+  const askedVerdict = (await asked.json()) as { code: string; requestId: string };
+  expect(askedVerdict.code).toBe("TOOL_APPROVAL_REQUIRED");
 
   const { page, inbox } = await signedInPage(browser);
   await inbox.select(session.name, "Risky tool call");
@@ -105,6 +106,14 @@ test("a connected session's Write shows its diff; a file changed after the appro
       .getByRole("region", { name: "Changes to src/app.ts" })
       .locator('[data-diff-line="removed"]'),
   ).toHaveText(/export const limit = 99;/);
+
+  // History keeps the approved diff behind a disclosure.
+  await page.goto("/history");
+  const row = page.locator(`tr[data-request-id="${askedVerdict.requestId}"]`);
+  await row.getByText("Show the diff of").click();
+  await expect(row.locator('[data-diff-line="added"]')).toHaveText(/export const limit = 20;/);
+  const history = await new AxeBuilder({ page }).include("table").withTags(WCAG_21_AA).analyze();
+  expect(history.violations.map((violation) => violation.id)).toEqual([]);
 });
 
 /** The worker's workspace, in the e2e server's data folder (a temporary folder of its own). */

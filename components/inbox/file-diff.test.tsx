@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { renderToStaticMarkup } from "react-dom/server";
 import { describe, expect, it } from "vitest";
-import { FileDiff } from "./file-diff";
+import { FileDiff, FileDiffDisclosure } from "./file-diff";
 
 const sha256 = (text: string) => `sha256:${createHash("sha256").update(text).digest("hex")}`;
 
@@ -76,5 +76,18 @@ describe("FileDiff", () => {
   it("warns when a file-writing call came without its file, and is silent for other tools", () => {
     expect(render(undefined)).toContain("No diff");
     expect(render(undefined, "bash")).toBe("");
+  });
+
+  it("puts the diff behind a disclosure in history, and nothing for a call without a file", () => {
+    const payload = {
+      tool: "write_file",
+      args: { path: "src/app.ts" },
+      file: { path: "src/app.ts", baseHash: sha256(before), before, after },
+    };
+    const html = renderToStaticMarkup(<FileDiffDisclosure payload={payload} />);
+    expect(html).toContain("<details");
+    expect(html).toContain("Show the diff of");
+    expect(html).toContain('data-diff-line="added"');
+    expect(renderToStaticMarkup(<FileDiffDisclosure payload={{ tool: "bash" }} />)).toBe("");
   });
 });

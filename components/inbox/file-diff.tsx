@@ -194,3 +194,19 @@ export function FileDiff({ payload }: { payload: Record<string, unknown> }) {
     </section>
   );
 }
+
+/** The same diff behind a disclosure, for a list of decided requests (history). */
+export function FileDiffDisclosure({ payload }: { payload: Record<string, unknown> }) {
+  const parsed = fileChangeSchema.safeParse(payload.file);
+  if (!parsed.success) return null;
+  return (
+    <details className="mt-1 text-xs">
+      <summary className="cursor-pointer text-indigo-700 hover:underline">
+        Show the diff of <VisibleText text={parsed.data.path} variant="code" />
+      </summary>
+      <div className="mt-2 w-[36rem] max-w-[80vw]">
+        <FileDiff payload={payload} />
+      </div>
+    </details>
+  );
+}
