@@ -4,6 +4,7 @@ import { refuseWhileStopping, type StopVerdict } from "../../lib/shared/protocol
 import { classifyToolCall } from "../../lib/shared/protocol/tool-risk";
 import type { ToolVerdict } from "../../lib/tool-calls/schema";
 import { ApiError } from "../../lib/sdk/errors";
+import type { FileChange } from "../../lib/shared/protocol/file-change";
 import type { ToolCall, ToolResult, ToolSpec } from "../models/model";
 import { bashTool } from "./bash-tool";
 import { FILE_TOOLS } from "./file-tools";
@@ -109,12 +110,16 @@ async function checkGate(
   name: string,
   args: Record<string, unknown>,
   context: ToolContext,
+  file: FileChange | undefined,
 ): Promise<GateOutcome> {
   let local: GateVerdict | StopVerdict;
   let remote: ToolVerdict;
   try {
     local = await localVerdict(name, args, context);
-    remote = await context.client.checkToolCall(name, args, { canRunEdits: true });
+    remote = await context.client.checkToolCall(name, args, {
+      canRunEdits: true,
+      ...(file ? { file } : {}),
+    });
   } catch (error) {
     return {
       allowed: false,
@@ -177,12 +182,20 @@ export async function dispatchToolCall(call: ToolCall, context: ToolContext): Pr
   const refusal = tool.refuse?.(context);
   if (refusal) return fail(refusal.message, refusal.code);
 
-  const gate = await checkGate(tool, call.name, args, context);
-  if (!gate.allowed) return fail(gate.content, gate.code);
-  const note = gate.editedArgs ? `${describeEdit(call.name, gate.editedArgs)}\n` : "";
-
+  let note = "";
   try {
-    const content = await tool.run(gate.editedArgs ?? args, context);
+    // Taken before the gate is asked and checked again by the write itself (decision 025). Edited
+    // arguments keep the guard of the file the Lead was shown, so an edit naming another existing
+    // file is refused (FILE_CHANGED) rather than written unseen.
+    const file = await tool.snapshot?.(args, context);
+    const gate = await checkGate(tool, call.name, args, context, file);
+    if (!gate.allowed) return fail(gate.content, gate.code);
+    note = gate.editedArgs ? `${describeEdit(call.name, gate.editedArgs)}\n` : "";
+    const content = await tool.run(
+      gate.editedArgs ?? args,
+      context,
+      file ? { baseHash: file.baseHash } : undefined,
+    );
     return { toolCallId: call.id, name: call.name, content: `${note}${content}`, isError: false };
   } catch (error) {
     return error instanceof ToolError

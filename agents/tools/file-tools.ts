@@ -2,13 +2,20 @@ import { constants } from "node:fs";
 import { lchown, mkdir, readdir, type FileHandle } from "node:fs/promises";
 import path from "node:path";
 import { z } from "zod";
-import { defineTool, type ToolContext } from "./tool-definition";
+import { applyEditFile, FILE_ABSENT, type FileChange } from "../../lib/shared/protocol/file-change";
+import {
+  baseHashOf,
+  readOpenedFile,
+  snapshotFileChange,
+  type FileOnDisk,
+} from "../../lib/shared/protocol/file-snapshot";
 import {
   editFileArgsSchema,
   MAX_WRITE_BYTES,
   toolPathSchema,
   writeFileArgsSchema,
 } from "../../lib/shared/protocol/tool-args";
+import { defineTool, ToolError, type FileGuard, type ToolContext } from "./tool-definition";
 import { openInWorkspace, resolveWorkspacePath } from "./workspace-path";
 
 export { MAX_WRITE_BYTES };
@@ -79,6 +86,76 @@ function sandboxOwner(context: ToolContext): { uid: number; gid: number } | null
   return context.sandbox.status === "sandboxed" ? context.sandbox.settings.identity : null;
 }
 
+/** What is at `requested` now, for the gate's card; never throws (what cannot be read says why). */
+async function findOnDisk(context: ToolContext, requested: string): Promise<FileOnDisk> {
+  try {
+    const handle = await openInWorkspace(context.workspace, requested, constants.O_RDONLY);
+    try {
+      return await readOpenedFile(handle);
+    } finally {
+      await handle.close();
+    }
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return { kind: "absent" };
+    return { kind: "unreadable", detail: explainFsError(error, requested).message };
+  }
+}
+
+async function snapshotOf(
+  tool: string,
+  args: Record<string, unknown> & { path: string },
+  context: ToolContext,
+): Promise<FileChange> {
+  return snapshotFileChange(tool, args, args.path, await findOnDisk(context, args.path));
+}
+
+function fileChanged(requested: string, detail: string): ToolError {
+  return new ToolError(
+    "FILE_CHANGED",
+    `${requested} ${detail} since the gate was asked, so nothing was written; call again to see and send the new diff`,
+  );
+}
+
+/**
+ * Opens the file to change. With a guard, it must still be the file the gate was asked about,
+ * checked through the opened handle right before the write: a file that appeared, vanished or
+ * changed in between is refused here, whatever the server said.
+ */
+async function withGuardedFile<T>(
+  context: ToolContext,
+  requested: string,
+  flags: number,
+  guard: FileGuard | undefined,
+  action: (handle: FileHandle) => Promise<T>,
+): Promise<T> {
+  if (!guard) return withOpened(context, requested, flags, action);
+  const wasAbsent = guard.baseHash === FILE_ABSENT;
+  const mayCreate = (flags & constants.O_CREAT) !== 0;
+  // O_EXCL: a file that appeared since the check is not silently overwritten.
+  const guardedFlags =
+    wasAbsent && mayCreate
+      ? constants.O_RDWR | constants.O_CREAT | constants.O_EXCL
+      : constants.O_RDWR;
+  let handle: FileHandle;
+  try {
+    handle = await openInWorkspace(context.workspace, requested, guardedFlags);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "EEXIST") throw fileChanged(requested, "was created");
+    if (code === "ENOENT" && !wasAbsent) throw fileChanged(requested, "was removed");
+    throw explainFsError(error, requested);
+  }
+  try {
+    if (wasAbsent && !mayCreate) throw fileChanged(requested, "was created");
+    if (!wasAbsent && baseHashOf(await readOpenedFile(handle)) !== guard.baseHash) {
+      throw fileChanged(requested, "changed");
+    }
+    return await withFsErrors(requested, () => action(handle));
+  } finally {
+    await handle.close();
+  }
+}
+
 async function replaceContent(handle: FileHandle, requested: string, content: string) {
   if (!(await handle.stat()).isFile()) throw new Error(`${requested} is not a regular file`);
   await handle.truncate(0);
@@ -133,7 +210,8 @@ export const writeFileTool = defineTool({
     "Create or overwrite a file in your workspace, creating parent directories. When several " +
     "files must change together, give each the same batch id with its index and the total.",
   argsSchema: writeFileArgsSchema,
-  run: async (args, context) => {
+  snapshot: (args, context) => snapshotOf("write_file", args, context),
+  run: async (args, context, guard) => {
     // Before touching the disk, so a contradictory batch leaves neither file nor record behind.
     if (args.batch) context.state.assertBatchFits(args.batch);
     const file = await withFsErrors(args.path, () =>
@@ -150,10 +228,16 @@ export const writeFileTool = defineTool({
       }
     });
     // No O_TRUNC: nothing is cut before the opened file has passed its checks.
-    await withOpened(context, args.path, constants.O_WRONLY | constants.O_CREAT, async (handle) => {
-      await replaceContent(handle, args.path, args.content);
-      if (owner) await handle.chown(owner.uid, owner.gid);
-    });
+    await withGuardedFile(
+      context,
+      args.path,
+      constants.O_WRONLY | constants.O_CREAT,
+      guard,
+      async (handle) => {
+        await replaceContent(handle, args.path, args.content);
+        if (owner) await handle.chown(owner.uid, owner.gid);
+      },
+    );
     const bytes = Buffer.byteLength(args.content, "utf8");
     if (!args.batch) return `wrote ${bytes} bytes to ${args.path}`;
     context.state.recordBatchWrite(args.batch);
@@ -162,22 +246,15 @@ export const writeFileTool = defineTool({
   },
 });
 
-/** Every start offset of `needle`, overlapping ones included: "aa" occurs twice in "aaa". */
-function findOccurrences(haystack: string, needle: string): number[] {
-  const offsets: number[] = [];
-  for (let at = haystack.indexOf(needle); at !== -1; at = haystack.indexOf(needle, at + 1))
-    offsets.push(at);
-  return offsets;
-}
-
 export const editFileTool = defineTool({
   name: "edit_file",
   description:
     "Replace one exact piece of text in a file of your workspace. oldText must occur exactly " +
     "once; include surrounding lines to make it unique.",
   argsSchema: editFileArgsSchema,
-  run: async (args, context) => {
-    await withOpened(context, args.path, constants.O_RDWR, async (handle) => {
+  snapshot: (args, context) => snapshotOf("edit_file", args, context),
+  run: async (args, context, guard) => {
+    await withGuardedFile(context, args.path, constants.O_RDWR, guard, async (handle) => {
       if (!(await handle.stat()).isFile()) throw new Error(`${args.path} is not a regular file`);
       await replaceContent(handle, args.path, editContent(await handle.readFile("utf8"), args));
     });
@@ -190,15 +267,9 @@ function editContent(
   content: string,
   args: { path: string; oldText: string; newText: string },
 ): string {
-  const occurrences = findOccurrences(content, args.oldText);
-  const [offset, ...others] = occurrences;
-  if (offset === undefined || others.length > 0)
-    throw new Error(
-      `oldText occurs ${occurrences.length} times in ${args.path}; it must occur exactly once`,
-    );
-  // Slicing, not String.replace: newText is literal, "$&" and friends must not expand.
-  const edited =
-    content.slice(0, offset) + args.newText + content.slice(offset + args.oldText.length);
+  const proposed = applyEditFile(content, args.oldText, args.newText, args.path);
+  if (!proposed.ok) throw new Error(proposed.problem);
+  const edited = proposed.after;
   if (Buffer.byteLength(edited, "utf8") > MAX_WRITE_BYTES)
     throw new Error(`the edited ${args.path} would be larger than 1 MB`);
   return edited;

@@ -2,6 +2,7 @@ import { z } from "zod";
 import type { HandshakeClient } from "../../lib/sdk/agent-client";
 import type { ToolSpec } from "../models/model";
 import type { RequestView } from "../../lib/requests/views";
+import type { FileChange } from "../../lib/shared/protocol/file-change";
 import type { SandboxState } from "./sandbox";
 import type { WorkState } from "./work-state";
 
@@ -34,12 +35,17 @@ export type ToolContext = {
   onIdle(): void;
 };
 
+/** The file a write must still find when it runs: the base the gate was asked about. */
+export type FileGuard = { baseHash: string };
+
 export type ToolDefinition<Args = unknown> = {
   spec: ToolSpec;
   argsSchema: z.ZodType<Args>;
   /** A refusal that needs no approval to know (the tool cannot run here at all). */
   refuse?(context: ToolContext): ToolError | null;
-  run(args: Args, context: ToolContext): Promise<string>;
+  /** A file-writing tool's file as it is and as the call would leave it, sent to the gate. */
+  snapshot?(args: Args, context: ToolContext): Promise<FileChange>;
+  run(args: Args, context: ToolContext, guard?: FileGuard): Promise<string>;
 };
 
 /**
@@ -51,7 +57,8 @@ export function defineTool<Args extends Record<string, unknown>>(definition: {
   description: string;
   argsSchema: z.ZodType<Args>;
   refuse?(context: ToolContext): ToolError | null;
-  run(args: Args, context: ToolContext): Promise<string>;
+  snapshot?(args: Args, context: ToolContext): Promise<FileChange>;
+  run(args: Args, context: ToolContext, guard?: FileGuard): Promise<string>;
 }): ToolDefinition<Args> {
   // "input" mode: fields with defaults are optional for the caller. `$schema` is dropped because
   // model APIs want the bare object schema.
@@ -62,6 +69,7 @@ export function defineTool<Args extends Record<string, unknown>>(definition: {
     spec: { name: definition.name, description: definition.description, inputSchema },
     argsSchema: definition.argsSchema,
     ...(definition.refuse ? { refuse: definition.refuse } : {}),
+    ...(definition.snapshot ? { snapshot: definition.snapshot } : {}),
     run: definition.run,
   };
 }

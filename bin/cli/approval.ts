@@ -2,6 +2,7 @@ import type { HandshakeClient } from "../../lib/sdk/agent-client";
 import type { RequestViewWire } from "../../lib/shared/api/request";
 import type { ToolVerdictWire } from "../../lib/shared/api/tool-call";
 import { editedPlanOf } from "../../lib/shared/protocol/edits";
+import type { FileChange } from "../../lib/shared/protocol/file-change";
 
 export type Outcome =
   /**
@@ -67,7 +68,13 @@ function allowed(verdict: ToolVerdictWire): Outcome {
  */
 export async function approveToolCall(
   client: HandshakeClient,
-  call: { tool: string; args: Record<string, unknown>; cwd?: string },
+  call: {
+    tool: string;
+    args: Record<string, unknown>;
+    cwd?: string;
+    /** The file the call changes, read again at each ask: the retry proves it is unchanged. */
+    readFile?: () => Promise<FileChange | undefined>;
+  },
   deadline: number,
   /**
    * Whether the caller runs the Lead's edited arguments (the hook, through `updatedInput`). A
@@ -76,12 +83,15 @@ export async function approveToolCall(
   { canRunEdits }: { canRunEdits: boolean },
 ): Promise<Outcome> {
   const started = Date.now();
-  const ask = () =>
-    client.checkToolCall(call.tool, call.args, {
+  const ask = async () => {
+    const file = await call.readFile?.();
+    return client.checkToolCall(call.tool, call.args, {
       ...(call.cwd ? { cwd: call.cwd } : {}),
       timeoutSeconds: secondsUntil(deadline),
       canRunEdits,
+      ...(file ? { file } : {}),
     });
+  };
   const verdict = await ask();
   if (verdict.allowed) return allowed(verdict);
   const isWaiting =

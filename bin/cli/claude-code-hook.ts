@@ -5,6 +5,7 @@ import { LeadClient } from "../../lib/sdk/lead-client";
 import { actAsAgent, ConnectRefusedError } from "./agent-token";
 import { approvePlan, approveToolCall } from "./approval";
 import { loadConnection, type Connection } from "./config";
+import { snapshotLocalFile } from "./local-file";
 
 /** What Claude Code writes on a hook's stdin (the fields we use; it sends more). */
 export const hookInputSchema = z.looseObject({
@@ -119,7 +120,13 @@ async function decidePreToolUse(
     (client) =>
       approveToolCall(
         client,
-        { tool: input.tool_name ?? "", args: input.tool_input ?? {}, cwd: input.cwd },
+        {
+          tool: input.tool_name ?? "",
+          args: input.tool_input ?? {},
+          cwd: input.cwd,
+          readFile: () =>
+            snapshotLocalFile(input.tool_name ?? "", input.tool_input ?? {}, input.cwd),
+        },
         deadline,
         // Claude Code runs the Lead's edited arguments when they come back as `updatedInput`.
         { canRunEdits: true },

@@ -4,6 +4,7 @@ import { useInfiniteQuery, useQuery } from "@tanstack/react-query";
 import Link from "next/link";
 import { useEffect, useState } from "react";
 import { EditedSummary } from "@/components/inbox/edit-call";
+import { FileDiffDisclosure } from "@/components/inbox/file-diff";
 import { queryKeys } from "@/components/realtime/query-keys";
 import { fetchTeam } from "@/components/team/use-team";
 import { Button } from "@/components/ui/button";
@@ -97,6 +98,7 @@ function HistoryTable({ items }: { items: RequestView[] }) {
                 </div>
                 <RequestSummary request={request} className="mt-0.5 text-xs text-slate-600" />
                 <EditedSummary request={request} />
+                <FileDiffDisclosure payload={request.payload} />
               </td>
               <td className="px-4 py-3">
                 <OutcomeBadge status={request.status} />

@@ -23,6 +23,7 @@ import { AskedAgain } from "./asked-again";
 import { CardViewers } from "./card-viewers";
 import { ExtendDeadline } from "./extend-deadline";
 import { ApprovedEdits, EditCall } from "./edit-call";
+import { FileDiff } from "./file-diff";
 import { QuestionAnswerForm, QuestionBody } from "./question-card";
 import { typeLabel } from "./request-list";
 
@@ -122,7 +123,13 @@ function RequestBody({ request }: { request: RequestView }) {
       </div>
     );
   }
-  if (request.type === "tool_approval") return <ToolCallView payload={payload} />;
+  if (request.type === "tool_approval")
+    return (
+      <div className="min-w-0 space-y-4">
+        <ToolCallView payload={payload} />
+        <FileDiff payload={payload} />
+      </div>
+    );
   if (request.type === "question") return <QuestionBody request={request} />;
   const reason = String(payload.reason ?? "The agent asks to stop.");
   return (

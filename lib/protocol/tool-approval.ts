@@ -11,6 +11,8 @@ import {
 import { classifyToolCall } from "../shared/protocol/tool-risk";
 import { editedArgsSchema } from "../shared/protocol/edits";
 import { prepareToolApprovalResponse } from "./approval-edits";
+import { fileChangeSchema } from "../shared/protocol/file-change";
+import { findFileChangeProblem } from "../tool-calls/file-guard";
 
 /**
  * Our workers' tools (`bash`, `write_file`) and Claude Code's as it names them (`Bash`,
@@ -26,12 +28,18 @@ export const toolCwdSchema = z
   .max(4_096)
   .regex(/^(\/|[A-Za-z]:[\\/])/, "cwd is an absolute path");
 
-const toolPayloadSchema = z.strictObject({
-  tool: toolNameSchema,
-  args: z.record(z.string(), z.unknown()),
-  reason: z.string().trim().max(2_000).optional(),
-  cwd: toolCwdSchema.optional(),
-});
+const toolPayloadSchema = z
+  .strictObject({
+    tool: toolNameSchema,
+    args: z.record(z.string(), z.unknown()),
+    reason: z.string().trim().max(2_000).optional(),
+    cwd: toolCwdSchema.optional(),
+    file: fileChangeSchema.optional(),
+  })
+  .refine((payload) => findFileChangeProblem(payload) === null, {
+    message: "file is not the diff of this call",
+    path: ["file"],
+  });
 
 /**
  * Binds an approval to one exact call: another tool, any other argument or (for a connected

@@ -15,6 +15,7 @@ import {
 } from "../shared/protocol/question";
 import { taskViewSchema } from "../shared/api/task";
 import { toolVerdictSchema, type ToolVerdictWire } from "../shared/api/tool-call";
+import type { FileChange } from "../shared/protocol/file-change";
 import { HttpTransport, type TransportOptions } from "./transport";
 
 export type AgentStatusReport =
@@ -182,7 +183,12 @@ export class HandshakeClient {
   checkToolCall(
     tool: string,
     args: Record<string, unknown>,
-    options: { cwd?: string; timeoutSeconds?: number; canRunEdits?: boolean } = {},
+    options: {
+      cwd?: string;
+      timeoutSeconds?: number;
+      canRunEdits?: boolean;
+      file?: FileChange;
+    } = {},
   ): Promise<ToolVerdictWire> {
     return this.transport.call("POST", "/tool-calls", toolVerdictSchema, {
       body: { tool, args, ...options },

@@ -7,9 +7,15 @@ import type { ToolVerdict } from "./schema";
 // for, which is then told to run the edited arguments, or by a call with exactly the edited
 // arguments (bound by their hash). Either use consumes it: one approval, one run.
 
-/** Whether an approval already let a call through: each is good for one run. */
+/**
+ * Whether an approval already let a call through (each is good for one run), or was voided by a
+ * retry that found its file changed (FILE_CHANGED: the next call raises a new card, decision 025).
+ */
 export async function isApprovalUsed(tx: Db, requestId: string): Promise<boolean> {
-  return (await tx.toolCall.findFirst({ where: { requestId, isAllowed: true } })) !== null;
+  const use = await tx.toolCall.findFirst({
+    where: { requestId, OR: [{ isAllowed: true }, { code: "FILE_CHANGED" }] },
+  });
+  return use !== null;
 }
 
 /**

@@ -21,6 +21,7 @@ import { createRequestInTransaction } from "../requests/mutations";
 import { decideWithRules, type RuleApprovals } from "../rules/evaluate";
 import type { ToolCallInput, ToolVerdict } from "./schema";
 import { approvedVerdict, findEditedApprovalFor, isApprovalUsed } from "./edited-approval";
+import { isSameBase, refuseChangedFile } from "./file-guard";
 import { inTransaction } from "../transaction";
 
 /**
@@ -50,13 +51,24 @@ async function decideRiskyCall(
   });
   for (const request of earlier) {
     if (request.status === "approved" && !(await isApprovalUsed(tx, request.id))) {
-      return approvedVerdict(request, input.canRunEdits === true);
+      return (
+        refuseChangedFile(request.payload, input.file, request.id) ??
+        approvedVerdict(request, input.canRunEdits === true)
+      );
     }
   }
   const edited = await findEditedApprovalFor(tx, agent, callHash);
-  if (edited) return { allowed: true, requestId: edited.id };
+  if (edited) {
+    return (
+      refuseChangedFile(edited.payload, input.file, edited.id) ?? {
+        allowed: true,
+        requestId: edited.id,
+      }
+    );
+  }
   const latest = earlier[0];
-  if (latest?.status === "pending") {
+  // A card whose diff is of another file than the one found now is superseded by a new card.
+  if (latest?.status === "pending" && isSameBase(latest.payload, input.file)) {
     return {
       allowed: false,
       code: "TOOL_APPROVAL_PENDING",
@@ -84,6 +96,7 @@ async function decideRiskyCall(
       callHash,
       risk: risk as unknown as Prisma.InputJsonObject,
       ...(input.cwd ? { cwd: input.cwd } : {}),
+      ...(input.file ? { file: input.file } : {}),
     },
     timeoutSeconds: input.timeoutSeconds,
     // A two-Lead ask rule matched: the request counts the Leads (lib/requests/approvals.ts).

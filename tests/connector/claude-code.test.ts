@@ -1,6 +1,6 @@
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdir, mkdtemp, readFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -33,6 +33,12 @@ const EDITED_FILE = "out.txt";
 
 let handshake: Handshake;
 let stub: AnthropicStub;
+/** The one tool call the stub's model asks for; a test may swap it for its own. */
+const GREETING_CALL = {
+  name: "Bash",
+  input: { command: `echo hello > ${WRITTEN_FILE}`, description: "Write the greeting file" },
+};
+let scriptedCall: { name: string; input: Record<string, unknown> } = GREETING_CALL;
 
 beforeAll(async () => {
   installClaudeCode();
@@ -50,10 +56,7 @@ beforeAll(async () => {
           description: "Write the marker",
         });
       }
-      return replyWithToolUse("Bash", {
-        command: `echo hello > ${WRITTEN_FILE}`,
-        description: "Write the greeting file",
-      });
+      return replyWithToolUse(scriptedCall.name, scriptedCall.input);
     },
   });
 }, 180_000);
@@ -185,6 +188,32 @@ describe("the real Claude Code CLI behind Handshake", () => {
     expect(run.output.permission_denials).toHaveLength(1);
     const results = toolResultsSince(seen);
     expect(results.some((result) => result.text.includes("write to /tmp instead"))).toBe(true);
+  }, 120_000);
+
+  it("a Write's card carries the diff; a file changed before the approval is used: FILE_CHANGED", async () => {
+    const project = await installedProject(handshake.url);
+    const notes = path.join(project.dir, "NOTES.md");
+    scriptedCall = { name: "Write", input: { file_path: notes, content: "# Notes\n" } };
+    try {
+      const seen = stub.requests.length;
+      const running = runClaude(project);
+      const request = await pendingApproval(project);
+      expect(request.payload).toMatchObject({
+        tool: "Write",
+        file: { path: notes, baseHash: "absent", before: "", after: "# Notes\n" },
+      });
+      // Another process writes the file while the card waits: the approval must not cover it.
+      await writeFile(notes, "someone else's notes\n");
+      await handshake.lead.decide(request.id, { type: "tool_approval_response", approve: true });
+      const run = await running;
+      expect(await readFile(notes, "utf8")).toBe("someone else's notes\n");
+      expect(run.output.permission_denials).toHaveLength(1);
+      expect(toolResultsSince(seen).some((result) => result.text.includes("FILE_CHANGED"))).toBe(
+        true,
+      );
+    } finally {
+      scriptedCall = GREETING_CALL;
+    }
   }, 120_000);
 
   it("denies at once when the server is down", async () => {

@@ -70,6 +70,8 @@ export class FakeClient {
   verdict: ToolVerdict | Error = { allowed: true };
   /** When set, every protocol method throws it instead of answering. */
   failure: Error | null = null;
+  /** Runs while the gate is being asked: what another process does between the ask and the write. */
+  duringCheck: (() => Promise<void>) | null = null;
 
   private record(method: string, ...args: unknown[]): void {
     this.calls.push({ method, args });
@@ -80,8 +82,14 @@ export class FakeClient {
     return this.calls.filter((call) => call.method === method);
   }
 
-  async checkToolCall(tool: string, args: Record<string, unknown>): Promise<ToolVerdict> {
-    this.record("checkToolCall", tool, args);
+  async checkToolCall(
+    tool: string,
+    args: Record<string, unknown>,
+    options: Record<string, unknown> = {},
+  ): Promise<ToolVerdict> {
+    if (Object.keys(options).length > 0) this.record("checkToolCall", tool, args, options);
+    else this.record("checkToolCall", tool, args);
+    await this.duringCheck?.();
     if (this.verdict instanceof Error) throw this.verdict;
     return this.verdict;
   }

@@ -12,6 +12,7 @@ export const toolVerdictSchema = z.object({
       "TOOL_APPROVAL_PENDING",
       "TOOL_APPROVAL_DENIED",
       "RULE_DENIED",
+      "FILE_CHANGED",
     ])
     .optional(),
   reason: z.string().optional(),

@@ -1,0 +1,44 @@
+import { constants } from "node:fs";
+import { open } from "node:fs/promises";
+import path from "node:path";
+import { targetPathOf, type FileChange } from "../../lib/shared/protocol/file-change";
+import {
+  readOpenedFile,
+  snapshotFileChange,
+  type FileOnDisk,
+} from "../../lib/shared/protocol/file-snapshot";
+
+/** Claude Code's file-changing tools, which the hook reads the target of. */
+const CLAUDE_CODE_FILE_TOOLS = new Set(["Write", "Edit", "MultiEdit"]);
+
+async function readLocalFile(file: string): Promise<FileOnDisk> {
+  try {
+    // O_NONBLOCK: a FIFO at the path must not hold the hook (and so the session) forever.
+    const handle = await open(file, constants.O_RDONLY | constants.O_NONBLOCK);
+    try {
+      return await readOpenedFile(handle);
+    } finally {
+      await handle.close();
+    }
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ENOENT") return { kind: "absent" };
+    return { kind: "unreadable", detail: code ?? (error as Error).message };
+  }
+}
+
+/**
+ * The file a Write/Edit/MultiEdit would change, read now from the session's machine (a relative
+ * path is relative to the call's directory), for the card's diff and the approval's base hash.
+ * Undefined for every other tool. A file that cannot be read is sent as such, saying why.
+ */
+export async function snapshotLocalFile(
+  tool: string,
+  args: Record<string, unknown>,
+  cwd: string,
+): Promise<FileChange | undefined> {
+  if (!CLAUDE_CODE_FILE_TOOLS.has(tool)) return undefined;
+  const target = targetPathOf(tool, args);
+  if (target === null || target === "" || target.includes("\0")) return undefined;
+  return snapshotFileChange(tool, args, target, await readLocalFile(path.resolve(cwd, target)));
+}

@@ -1,0 +1,79 @@
+import { describe, expect, it } from "vitest";
+import { buildFileDiff, languageOfPath } from "../display/file-diff";
+import { proposeContent } from "./file-change";
+import { snapshotFileChange } from "./file-snapshot";
+
+describe("proposeContent: what each file tool would leave", () => {
+  it.each([
+    ["write_file", { content: "new" }, "old", { ok: true, after: "new" }],
+    ["Write", { content: "" }, "old", { ok: true, after: "" }],
+    ["edit_file", { oldText: "b", newText: "$&c" }, "abc", { ok: true, after: "a$&cc" }],
+    ["edit_file", { oldText: "aa", newText: "b" }, "aaa", { ok: false }],
+    ["edit_file", { oldText: "x", newText: "y" }, "abc", { ok: false }],
+    ["Edit", { old_string: "a", new_string: "b" }, "a a", { ok: false }],
+    [
+      "Edit",
+      { old_string: "a", new_string: "b", replace_all: true },
+      "a a",
+      { ok: true, after: "b b" },
+    ],
+    ["Edit", { old_string: "", new_string: "new" }, "", { ok: true, after: "new" }],
+    ["Edit", { old_string: "", new_string: "new" }, "old", { ok: false }],
+    [
+      "MultiEdit",
+      {
+        edits: [
+          { old_string: "a", new_string: "b" },
+          { old_string: "bc", new_string: "d" },
+        ],
+      },
+      "ac",
+      { ok: true, after: "d" },
+    ],
+    ["MultiEdit", { edits: [{ old_string: "zz", new_string: "b" }] }, "ac", { ok: false }],
+    ["bash", { command: "x" }, "", { ok: false }],
+  ] as const)("%s %j on %j", (tool, args, before, expected) => {
+    expect(proposeContent(tool, args, before)).toMatchObject(expected);
+  });
+});
+
+describe("snapshotFileChange", () => {
+  it("an edit that does not apply keeps its before and says why", () => {
+    const file = snapshotFileChange("edit_file", { oldText: "x", newText: "y" }, "a.txt", {
+      kind: "bytes",
+      bytes: Buffer.from("abc"),
+    });
+    expect(file).toMatchObject({ before: "abc", unshown: { reason: "does_not_apply" } });
+    expect(file).not.toHaveProperty("after");
+  });
+
+  it("bytes that are not UTF-8 text are not shown", () => {
+    const file = snapshotFileChange("Write", { content: "x" }, "a.bin", {
+      kind: "bytes",
+      bytes: Buffer.from([0xc3, 0x28]),
+    });
+    expect(file.unshown?.reason).toBe("not_text");
+  });
+});
+
+describe("buildFileDiff", () => {
+  it("numbers old and new lines and counts the changes", () => {
+    const diff = buildFileDiff("a\nb\nc\n", "a\nB\nc\nd");
+    expect(diff).toMatchObject({ added: 2, removed: 1 });
+    expect(diff.hunks[0]?.lines).toEqual([
+      { kind: "context", text: "a", oldLine: 1, newLine: 1 },
+      { kind: "removed", text: "b", oldLine: 2, newLine: null },
+      { kind: "added", text: "B", oldLine: null, newLine: 2 },
+      { kind: "context", text: "c", oldLine: 3, newLine: 3 },
+      { kind: "added", text: "d", oldLine: null, newLine: 4 },
+      { kind: "no_newline", text: "No newline at end of file", oldLine: null, newLine: null },
+    ]);
+  });
+
+  it("knows a language by extension only", () => {
+    expect(languageOfPath("src/App.TSX")).toBe("typescript");
+    expect(languageOfPath(".bashrc")).toBeNull();
+    expect(languageOfPath("Makefile")).toBeNull();
+    expect(languageOfPath("x.constructor")).toBeNull();
+  });
+});

