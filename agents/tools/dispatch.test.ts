@@ -91,7 +91,10 @@ describe("dispatchToolCall", () => {
     const result = await harness.call("bash", { command: "echo hi" });
     expect(result.isError).toBe(false);
     expect(harness.client.callsTo("checkToolCall")).toEqual([
-      { method: "checkToolCall", args: ["bash", { command: "echo hi", timeoutSeconds: 30 }] },
+      {
+        method: "checkToolCall",
+        args: ["bash", { command: "echo hi", timeoutSeconds: 30 }, { canRunEdits: true }],
+      },
     ]);
   });
 
