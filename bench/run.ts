@@ -50,6 +50,7 @@ import {
   type Verdict,
 } from "./report";
 import { startServer, ensureBuild, type RunningServer } from "./server";
+import { runBaseline, type BaselineResults } from "./baseline";
 import {
   formatMs,
   formatRate,
@@ -194,6 +195,27 @@ type Results = Record<string, unknown> & {
   raw: Record<string, unknown>;
 };
 
+const RSS_PER_LONG_POLL_GOAL = "G3.4 server RSS per open long-poll ((peak − idle) / long-polls)";
+
+function rssPerLongPollKiB(scale: { rssPeakMiB: number; rssIdleMiB: number }): number {
+  return ((scale.rssPeakMiB - scale.rssIdleMiB) * 1024) / sizes.agents;
+}
+
+/** Puts the baseline's figure beside each row it also has; judges the goals stated against it. */
+function compareWithBaseline(rows: TableRow[], baseline: BaselineResults): void {
+  for (const row of rows) {
+    const before = baseline.rows.find((candidate) => candidate.goal === row.goal);
+    if (!before) continue;
+    row.before = before.ratio === "—" ? before.handshake : `${before.handshake} (${before.ratio})`;
+    if (row.goal === RSS_PER_LONG_POLL_GOAL) {
+      const now = Number.parseFloat(row.handshake);
+      const then = Number.parseFloat(before.handshake);
+      row.ratio = `${((now / then) * 100).toFixed(0)}% of before`;
+      row.verdict = now <= then / 3 ? "met" : "not met";
+    }
+  }
+}
+
 async function main(): Promise<void> {
   const date = new Date().toISOString().slice(0, 10);
   const mode = benchEnv.BENCH_QUICK ? "quick" : "full";
@@ -209,8 +231,16 @@ async function main(): Promise<void> {
   };
   log(`mode ${mode}, commit ${commit}${isDirty ? " (+ uncommitted changes)" : ""}`);
 
-  const build = ensureBuild({ isForced: benchEnv.BENCH_REBUILD });
+  // The baseline run is this same program in a child process, serving another checkout.
+  const isBaselineRun = benchEnv.BENCH_BASELINE_OUT !== undefined;
+  const build = isBaselineRun
+    ? { isBuilt: false }
+    : ensureBuild({ isForced: benchEnv.BENCH_REBUILD });
   if (build.isBuilt) log("build done");
+  const baseline: BaselineResults | undefined =
+    isBaselineRun || benchEnv.BENCH_BASELINE === "off"
+      ? undefined
+      : runBaseline(benchEnv.BENCH_BASELINE);
 
   const adminUrl = benchEnv.BENCH_ADMIN_DATABASE_URL;
   const databaseUrl = await createScratchDatabase(adminUrl, "handshake_bench");
@@ -238,6 +268,7 @@ async function main(): Promise<void> {
     admin: LEAD,
     logFile: serverLogFile,
     cpuProfileDir: benchEnv.BENCH_CPU_PROF,
+    cwd: benchEnv.BENCH_SERVER_DIR,
   });
   cleanups.push({ name: "stop server", run: () => server.stop() });
   log(`server up at ${server.url} (pid ${server.pid}, log ${server.logFile})`);
@@ -771,6 +802,14 @@ async function main(): Promise<void> {
         verdict: "—",
       },
     );
+    rows.push({
+      goal: "Diagnosis: server CPU per gate verdict",
+      target: "diagnosis",
+      raw: "—",
+      handshake: `${median(gate.verdict.map((run) => run.serverCpuMsPerCall)).toFixed(2)} ms`,
+      ratio: "—",
+      verdict: "—",
+    });
     const gateErrors = Object.values(gate)
       .flat()
       .reduce((sum, run) => sum + run.errors, 0);
@@ -899,6 +938,14 @@ async function main(): Promise<void> {
         verdict: "—",
       },
       {
+        goal: RSS_PER_LONG_POLL_GOAL,
+        target: "≤ ⅓ of the baseline's",
+        raw: "—",
+        handshake: `${rssPerLongPollKiB(scale).toFixed(0)} KiB`,
+        ratio: "—",
+        verdict: "—",
+      },
+      {
         goal: "G3.4 idle cost: server CPU",
         target: "report",
         raw: `${scale.idle.bare.serverCpuPercent}% bare`,
@@ -998,6 +1045,18 @@ async function main(): Promise<void> {
   }
   if (throughput.errors > 0) notes.push(`G3.3: ${throughput.errors} refused calls (see the JSON).`);
   if (loop && loop.leadErrors > 0) notes.push(`G3.2: ${loop.leadErrors} Lead decisions failed.`);
+
+  if (isBaselineRun && benchEnv.BENCH_BASELINE_OUT) {
+    await writeFile(benchEnv.BENCH_BASELINE_OUT, JSON.stringify({ rows, results }));
+    return;
+  }
+  if (baseline) {
+    compareWithBaseline(rows, baseline);
+    notes.push(
+      `"Before" is commit ${baseline.commit}, measured by the same bench in the same run just before (its own server and scratch database, same sizes).`,
+    );
+    results.baseline = baseline;
+  }
 
   results.rows = rows;
   results.notes = notes;
