@@ -4,7 +4,7 @@ import os from "node:os";
 import path from "node:path";
 import { childProcessEnv } from "../lib/env";
 import { BENCH_DIST_DIR } from "./server";
-import { isPhaseSelected, type Phase } from "./config";
+import { benchEnv, isPhaseSelected, type Phase } from "./config";
 import type { TableRow } from "./report";
 
 /** What issue 18 compares; the board and the hook do not change with it, history has its own bound. */
@@ -56,6 +56,10 @@ export function runBaseline(commit: string): BaselineResults | undefined {
       BENCH_SERVER_DIR: dir,
       BENCH_BASELINE_OUT: out,
       BENCH_ONLY: phases.join(","),
+      // The baseline's profile beside this run's, not mixed with it.
+      ...(benchEnv.BENCH_CPU_PROF
+        ? { BENCH_CPU_PROF: path.join(benchEnv.BENCH_CPU_PROF, "baseline") }
+        : {}),
     }),
   });
   if (child.status !== 0) throw new Error(`the baseline run failed (exit ${child.status})`);
