@@ -30,12 +30,16 @@ async function call(node: ApiNode, method: string, path: string, token: string, 
   return { status: response.status, json: (await response.json()) as Record<string, unknown> };
 }
 
-/** Calls node B repeatedly and returns how long it took to start refusing. */
+/**
+ * Calls node B repeatedly and returns when, after the change, the first call it refused was sent:
+ * a call's own time on a loaded machine is not the node's staleness.
+ */
 async function msUntilRefused(path: string, token: string): Promise<number> {
   const started = Date.now();
   for (;;) {
+    const sentAt = Date.now();
     const { status } = await call(nodeB, "GET", path, token);
-    if (status === 401) return Date.now() - started;
+    if (status === 401) return sentAt - started;
     if (Date.now() - started > 5_000) return Infinity;
     await sleep(10);
   }
