@@ -130,7 +130,7 @@ describe("the actor cache across nodes", () => {
     await admin.connect();
     try {
       await admin.query(
-        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1",
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1 AND datname = current_database()",
         [EVICTIONS_APPLICATION_NAME],
       );
       // Sent while no node listens: the notification is lost for good.
@@ -140,14 +140,14 @@ describe("the actor cache across nodes", () => {
       );
       for (let attempt = 0; attempt < 100; attempt += 1) {
         const { rows } = await admin.query<{ count: string }>(
-          "SELECT count(*) FROM pg_stat_activity WHERE application_name = $1",
+          "SELECT count(*) FROM pg_stat_activity WHERE application_name = $1 AND datname = current_database()",
           [EVICTIONS_APPLICATION_NAME],
         );
         if (Number(rows[0]?.count) === 2) break;
         await sleep(50);
       }
       const { rows } = await admin.query<{ count: string }>(
-        "SELECT count(*) FROM pg_stat_activity WHERE application_name = $1",
+        "SELECT count(*) FROM pg_stat_activity WHERE application_name = $1 AND datname = current_database()",
         [EVICTIONS_APPLICATION_NAME],
       );
       expect(Number(rows[0]?.count)).toBe(2);
