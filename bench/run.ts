@@ -195,14 +195,11 @@ type Results = Record<string, unknown> & {
   raw: Record<string, unknown>;
 };
 
-const RSS_PER_LONG_POLL_GOAL =
-  "G3.4 server RSS per open long-poll ((with them − before them, consoles attached) / long-polls)";
+/** Issue 18's measure: (peak RSS under the G3.4 load − idle RSS) / long-polls, as before. */
+const RSS_PER_LONG_POLL_GOAL = "G3.4 server RSS per open long-poll ((peak − idle) / long-polls)";
 
-function rssPerLongPollKiB(scale: {
-  rssWithLongPollsMiB: number;
-  rssWithConsolesMiB: number;
-}): number {
-  return ((scale.rssWithLongPollsMiB - scale.rssWithConsolesMiB) * 1024) / sizes.agents;
+function rssPerLongPollKiB(scale: { rssPeakMiB: number; rssIdleMiB: number }): number {
+  return ((scale.rssPeakMiB - scale.rssIdleMiB) * 1024) / sizes.agents;
 }
 
 /** Puts the baseline's figure beside each row it also has; judges the goals stated against it. */
@@ -957,10 +954,12 @@ async function main(): Promise<void> {
         verdict: "—",
       },
       {
-        goal: "G3.4 server RSS, (peak − idle) / long-polls (consoles and push load included)",
-        target: "report",
+        // Diagnosis only: a few MiB of garbage collected between two readings outweighs 1,000
+        // waiting requests, so this swings both ways from run to run.
+        goal: "Diagnosis: RSS per long-poll, settled readings before and after they open",
+        target: "diagnosis",
         raw: "—",
-        handshake: `${(((scale.rssPeakMiB - scale.rssIdleMiB) * 1024) / sizes.agents).toFixed(0)} KiB`,
+        handshake: `${(((scale.rssWithLongPollsMiB - scale.rssWithConsolesMiB) * 1024) / sizes.agents).toFixed(0)} KiB`,
         ratio: "—",
         verdict: "—",
       },
@@ -990,11 +989,11 @@ async function main(): Promise<void> {
       },
       {
         goal: "G3.4 event-loop lag (health p50 / p99)",
-        target: "report",
+        target: "p99 ≤ 2× idle p99",
         raw: `${formatMs(scale.healthIdle.p50)} / ${formatMs(scale.healthIdle.p99)} idle`,
         handshake: `${formatMs(scale.healthLoaded.p50)} / ${formatMs(scale.healthLoaded.p99)}`,
         ratio: ratio(scale.healthLoaded.p99, scale.healthIdle.p99),
-        verdict: "—",
+        verdict: verdict(scale.healthLoaded.p99 <= 2 * scale.healthIdle.p99),
       },
     );
   }
