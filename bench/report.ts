@@ -191,6 +191,12 @@ ten batches over about a second; they reach the page through the real bridge and
 time is the change of CDP \`Performance.getMetrics\` \`TaskDuration\` over the burst plus 2 s. The
 "raw floor" column of these rows holds the small board, the ratio is large ÷ small.
 
+**Before (baseline)**: the same bench, same sizes, first runs the phases issue 18 compares (gate,
+push, loop, breakdown, throughput, scale) against the baseline commit (\`BENCH_BASELINE\`, default
+46ffd1d, where that work started; \`off\` skips it), unpacked with \`git archive\` into a temporary
+folder and served by its own server.ts on its own scratch database; the column shows its figure and
+its ratio to its own floors. With \`BENCH_CPU_PROF\`, its profile goes to \`<dir>/baseline\`.
+
 No benchmark is a test: nothing here can fail CI on timing. \`BENCH_QUICK=1\` runs small counts
 (and leaves this file alone), \`BENCH_ONLY=gate,push,loop,breakdown,throughput,scale,history,board\` a subset (\`BENCH_ONLY=board\` runs the board alone),
 \`BENCH_CPU_PROF=<dir>\` runs the server under \`node --cpu-prof\`; \`node --import tsx
