@@ -28,6 +28,9 @@ export const benchEnv = {
   BENCH_PORT: env.BENCH_PORT,
   BENCH_REBUILD: env.BENCH_REBUILD,
   BENCH_CPU_PROF: env.BENCH_CPU_PROF,
+  BENCH_BASELINE: env.BENCH_BASELINE,
+  BENCH_SERVER_DIR: env.BENCH_SERVER_DIR,
+  BENCH_BASELINE_OUT: env.BENCH_BASELINE_OUT,
   // The admin connection that creates and drops the bench's scratch database.
   BENCH_ADMIN_DATABASE_URL: env.DATABASE_URL ?? env.TEST_ADMIN_DATABASE_URL,
 };

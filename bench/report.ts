@@ -10,30 +10,44 @@ export type TableRow = {
   handshake: string;
   ratio: string;
   verdict: Verdict;
+  /** The same figure and ratio measured on the baseline commit in the same run. */
+  before?: string;
 };
 
 const HEADERS = ["Goal", "Target", "Raw floor", "Handshake", "Ratio", "Result"] as const;
 
-function cells(row: TableRow): string[] {
-  return [row.goal, row.target, row.raw, row.handshake, row.ratio, row.verdict];
+function headersOf(rows: readonly TableRow[]): string[] {
+  return rows.some((row) => row.before !== undefined)
+    ? ["Goal", "Target", "Raw floor", "Before (baseline)", "Handshake", "Ratio", "Result"]
+    : [...HEADERS];
+}
+
+function cells(row: TableRow, hasBefore: boolean): string[] {
+  return hasBefore
+    ? [row.goal, row.target, row.raw, row.before ?? "—", row.handshake, row.ratio, row.verdict]
+    : [row.goal, row.target, row.raw, row.handshake, row.ratio, row.verdict];
 }
 
 export function renderTextTable(rows: readonly TableRow[]): string {
+  const HEADERS = headersOf(rows);
+  const hasBefore = HEADERS.length > 6;
   const widths = HEADERS.map((header, column) =>
-    Math.max(header.length, ...rows.map((row) => (cells(row)[column] ?? "").length)),
+    Math.max(header.length, ...rows.map((row) => (cells(row, hasBefore)[column] ?? "").length)),
   );
   const line = (values: readonly string[]) =>
     values.map((value, column) => value.padEnd(widths[column] ?? 0)).join(" │ ");
   const rule = widths.map((width) => "─".repeat(width)).join("─┼─");
-  return [line(HEADERS), rule, ...rows.map((row) => line(cells(row)))].join("\n");
+  return [line(HEADERS), rule, ...rows.map((row) => line(cells(row, hasBefore)))].join("\n");
 }
 
 export function renderMarkdownTable(rows: readonly TableRow[]): string {
+  const HEADERS = headersOf(rows);
+  const hasBefore = HEADERS.length > 6;
   const escape = (value: string) => value.replaceAll("|", "\\|");
   return [
     `| ${HEADERS.join(" | ")} |`,
     `|${HEADERS.map(() => "---").join("|")}|`,
-    ...rows.map((row) => `| ${cells(row).map(escape).join(" | ")} |`),
+    ...rows.map((row) => `| ${cells(row, hasBefore).map(escape).join(" | ")} |`),
   ].join("\n");
 }
 
@@ -176,6 +190,12 @@ ${sizes.boardAgents.toLocaleString("en-US")}; ${sizes.boardSamples} samples per 
 ten batches over about a second; they reach the page through the real bridge and socket; busy
 time is the change of CDP \`Performance.getMetrics\` \`TaskDuration\` over the burst plus 2 s. The
 "raw floor" column of these rows holds the small board, the ratio is large ÷ small.
+
+**Before (baseline)**: the same bench, same sizes, first runs the phases issue 18 compares (gate,
+push, loop, breakdown, throughput, scale) against the baseline commit (\`BENCH_BASELINE\`, default
+46ffd1d, where that work started; \`off\` skips it), unpacked with \`git archive\` into a temporary
+folder and served by its own server.ts on its own scratch database; the column shows its figure and
+its ratio to its own floors. With \`BENCH_CPU_PROF\`, its profile goes to \`<dir>/baseline\`.
 
 No benchmark is a test: nothing here can fail CI on timing. \`BENCH_QUICK=1\` runs small counts
 (and leaves this file alone), \`BENCH_ONLY=gate,push,loop,breakdown,throughput,scale,history,board\` a subset (\`BENCH_ONLY=board\` runs the board alone),

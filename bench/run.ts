@@ -59,6 +59,7 @@ import {
   type Verdict,
 } from "./report";
 import { startServer, ensureBuild, type RunningServer } from "./server";
+import { runBaseline, type BaselineResults } from "./baseline";
 import {
   formatMs,
   formatRate,
@@ -203,6 +204,28 @@ type Results = Record<string, unknown> & {
   raw: Record<string, unknown>;
 };
 
+/** Issue 18's measure: (peak RSS under the G3.4 load − idle RSS) / long-polls, as before. */
+const RSS_PER_LONG_POLL_GOAL = "G3.4 server RSS per open long-poll ((peak − idle) / long-polls)";
+
+function rssPerLongPollKiB(scale: { rssPeakMiB: number; rssIdleMiB: number }): number {
+  return ((scale.rssPeakMiB - scale.rssIdleMiB) * 1024) / sizes.agents;
+}
+
+/** Puts the baseline's figure beside each row it also has; judges the goals stated against it. */
+function compareWithBaseline(rows: TableRow[], baseline: BaselineResults): void {
+  for (const row of rows) {
+    const before = baseline.rows.find((candidate) => candidate.goal === row.goal);
+    if (!before) continue;
+    row.before = before.ratio === "—" ? before.handshake : `${before.handshake} (${before.ratio})`;
+    if (row.goal === RSS_PER_LONG_POLL_GOAL) {
+      const now = Number.parseFloat(row.handshake);
+      const then = Number.parseFloat(before.handshake);
+      row.ratio = `${((now / then) * 100).toFixed(0)}% of before`;
+      row.verdict = now <= then / 3 ? "met" : "not met";
+    }
+  }
+}
+
 async function main(): Promise<void> {
   const date = new Date().toISOString().slice(0, 10);
   const mode = benchEnv.BENCH_QUICK ? "quick" : "full";
@@ -218,8 +241,16 @@ async function main(): Promise<void> {
   };
   log(`mode ${mode}, commit ${commit}${isDirty ? " (+ uncommitted changes)" : ""}`);
 
-  const build = ensureBuild({ isForced: benchEnv.BENCH_REBUILD });
+  // The baseline run is this same program in a child process, serving another checkout.
+  const isBaselineRun = benchEnv.BENCH_BASELINE_OUT !== undefined;
+  const build = isBaselineRun
+    ? { isBuilt: false }
+    : ensureBuild({ isForced: benchEnv.BENCH_REBUILD });
   if (build.isBuilt) log("build done");
+  const baseline: BaselineResults | undefined =
+    isBaselineRun || benchEnv.BENCH_BASELINE === "off"
+      ? undefined
+      : runBaseline(benchEnv.BENCH_BASELINE);
 
   const adminUrl = benchEnv.BENCH_ADMIN_DATABASE_URL;
   const databaseUrl = await createScratchDatabase(adminUrl, "handshake_bench");
@@ -247,6 +278,7 @@ async function main(): Promise<void> {
     admin: LEAD,
     logFile: serverLogFile,
     cpuProfileDir: benchEnv.BENCH_CPU_PROF,
+    cwd: benchEnv.BENCH_SERVER_DIR,
   });
   cleanups.push({ name: "stop server", run: () => server.stop() });
   log(`server up at ${server.url} (pid ${server.pid}, log ${server.logFile})`);
@@ -571,6 +603,8 @@ async function main(): Promise<void> {
         push: Push;
         notifyUnderLoad: LatencySummary;
         rssIdleMiB: number;
+        rssWithConsolesMiB: number;
+        rssWithLongPollsMiB: number;
         rssPeakMiB: number;
         healthIdle: LatencySummary;
         healthLoaded: LatencySummary;
@@ -609,6 +643,16 @@ async function main(): Promise<void> {
       await newestEventId(),
     );
     const allConsoles = [...consoles, ...more];
+    // RSS of the long-polls alone: with every console attached, before and after they open.
+    const settledRssMiB = async () => {
+      const readings: number[] = [];
+      for (let reading = 0; reading < 5; reading++) {
+        readings.push(await server.readRssMiB());
+        await sleep(400);
+      }
+      return median(readings);
+    };
+    const rssWithConsolesMiB = await settledRssMiB();
     const afterMessage = Number(
       await sqlValue<string | null>(databaseUrl, "SELECT max(id) FROM messages"),
     );
@@ -618,6 +662,7 @@ async function main(): Promise<void> {
     // Let every long-poll reach the server and settle into its wait.
     await sleep(5_000);
     const inFlightAtStart = longPolls.inFlight();
+    const rssWithLongPollsMiB = await settledRssMiB();
     const loadedIdle = await measureIdle(10_000);
     log(
       `G3.4: ${inFlightAtStart} long-polls open, ${allConsoles.length} consoles; idle server CPU ${bare.serverCpuPercent}% → ${loadedIdle.serverCpuPercent}%, database ${bare.dbTransactionsPerSecond} → ${loadedIdle.dbTransactionsPerSecond} transactions/s`,
@@ -654,6 +699,8 @@ async function main(): Promise<void> {
       push: pushResult(samples, notifyUnderLoad.p50),
       notifyUnderLoad: roundSummary(notifyUnderLoad),
       rssIdleMiB: round(rssIdleMiB, 1),
+      rssWithConsolesMiB: round(rssWithConsolesMiB, 1),
+      rssWithLongPollsMiB: round(rssWithLongPollsMiB, 1),
       rssPeakMiB: round(Math.max(...rssSamples), 1),
       healthIdle: roundSummary(healthIdle),
       healthLoaded: roundSummary(healthLoaded),
@@ -794,6 +841,14 @@ async function main(): Promise<void> {
         verdict: "—",
       },
     );
+    rows.push({
+      goal: "Diagnosis: server CPU per gate verdict",
+      target: "diagnosis",
+      raw: "—",
+      handshake: `${median(gate.verdict.map((run) => run.serverCpuMsPerCall)).toFixed(2)} ms`,
+      ratio: "—",
+      verdict: "—",
+    });
     const gateErrors = Object.values(gate)
       .flat()
       .reduce((sum, run) => sum + run.errors, 0);
@@ -922,6 +977,24 @@ async function main(): Promise<void> {
         verdict: "—",
       },
       {
+        // Diagnosis only: a few MiB of garbage collected between two readings outweighs 1,000
+        // waiting requests, so this swings both ways from run to run.
+        goal: "Diagnosis: RSS per long-poll, settled readings before and after they open",
+        target: "diagnosis",
+        raw: "—",
+        handshake: `${(((scale.rssWithLongPollsMiB - scale.rssWithConsolesMiB) * 1024) / sizes.agents).toFixed(0)} KiB`,
+        ratio: "—",
+        verdict: "—",
+      },
+      {
+        goal: RSS_PER_LONG_POLL_GOAL,
+        target: "≤ ⅓ of the baseline's",
+        raw: "—",
+        handshake: `${rssPerLongPollKiB(scale).toFixed(0)} KiB`,
+        ratio: "—",
+        verdict: "—",
+      },
+      {
         goal: "G3.4 idle cost: server CPU",
         target: "report",
         raw: `${scale.idle.bare.serverCpuPercent}% bare`,
@@ -939,11 +1012,11 @@ async function main(): Promise<void> {
       },
       {
         goal: "G3.4 event-loop lag (health p50 / p99)",
-        target: "report",
+        target: "p99 ≤ 2× idle p99",
         raw: `${formatMs(scale.healthIdle.p50)} / ${formatMs(scale.healthIdle.p99)} idle`,
         handshake: `${formatMs(scale.healthLoaded.p50)} / ${formatMs(scale.healthLoaded.p99)}`,
         ratio: ratio(scale.healthLoaded.p99, scale.healthIdle.p99),
-        verdict: "—",
+        verdict: verdict(scale.healthLoaded.p99 <= 2 * scale.healthIdle.p99),
       },
     );
   }
@@ -1021,6 +1094,18 @@ async function main(): Promise<void> {
   }
   if (throughput.errors > 0) notes.push(`G3.3: ${throughput.errors} refused calls (see the JSON).`);
   if (loop && loop.leadErrors > 0) notes.push(`G3.2: ${loop.leadErrors} Lead decisions failed.`);
+
+  if (isBaselineRun && benchEnv.BENCH_BASELINE_OUT) {
+    await writeFile(benchEnv.BENCH_BASELINE_OUT, JSON.stringify({ rows, results }));
+    return;
+  }
+  if (baseline) {
+    compareWithBaseline(rows, baseline);
+    notes.push(
+      `"Before" is commit ${baseline.commit}, measured by the same bench in the same run just before (its own server and scratch database, same sizes).`,
+    );
+    results.baseline = baseline;
+  }
 
   results.rows = rows;
   results.notes = notes;

@@ -58,6 +58,8 @@ export async function startServer(options: {
   admin: { email: string; password: string };
   logFile: string;
   cpuProfileDir?: string | undefined;
+  /** Serve another checkout's server.ts (the baseline); this one by default. */
+  cwd?: string | undefined;
 }): Promise<RunningServer> {
   const log = createWriteStream(options.logFile);
   const nodeArgs = [
@@ -67,6 +69,7 @@ export async function startServer(options: {
     "server.ts",
   ];
   const child: ChildProcess = spawn(process.execPath, nodeArgs, {
+    cwd: options.cwd,
     stdio: ["ignore", "pipe", "pipe"],
     env: childProcessEnv({
       NODE_ENV: "production",

@@ -75,6 +75,14 @@ const envSchema = agentEnvSchema.extend({
   BENCH_REBUILD: z.stringbool().default(false),
   /** A folder: run the bench's server with `node --cpu-prof`, writing its profile there. */
   BENCH_CPU_PROF: z.string().min(1).optional(),
+  /** The commit the bench also measures, in the same run, as "before"; `off` skips it. */
+  BENCH_BASELINE: z
+    .string()
+    .regex(/^([0-9a-f]{7,40}|off)$/)
+    .default("46ffd1d"),
+  /** Set by the bench for its baseline run: serve from this folder, write results to that file. */
+  BENCH_SERVER_DIR: z.string().min(1).optional(),
+  BENCH_BASELINE_OUT: z.string().min(1).optional(),
   /** Where test fixtures too big for the repository are installed once (the Claude Code CLI). */
   HANDSHAKE_FIXTURES_DIR: z.string().min(1).optional(),
 });

@@ -11,6 +11,8 @@ type TransactionScope = {
   events: Prisma.EventCreateManyInput[];
   /** Agents whose row lock this transaction holds. Row locks last until commit. */
   lockedAgentIds: Set<string>;
+  /** Run once the transaction has committed, never if it rolls back. */
+  afterCommit: (() => void)[];
 };
 
 const scopes = new WeakMap<object, TransactionScope>();
@@ -30,11 +32,25 @@ export async function inTransaction<T>(
   db: PrismaClient,
   work: (tx: Prisma.TransactionClient) => Promise<T>,
 ): Promise<T> {
-  return db.$transaction(async (tx) => {
-    const scope: TransactionScope = { events: [], lockedAgentIds: new Set() };
+  let committed: TransactionScope | undefined;
+  const result = await db.$transaction(async (tx) => {
+    const scope: TransactionScope = { events: [], lockedAgentIds: new Set(), afterCommit: [] };
     scopes.set(tx, scope);
     const result = await work(tx);
     if (scope.events.length > 0) await tx.event.createMany({ data: scope.events });
+    committed = scope;
     return result;
   });
+  for (const callback of committed?.afterCommit ?? []) callback();
+  return result;
+}
+
+/**
+ * Runs `callback` once what `db` wrote is visible to everyone: after the commit of the
+ * `inTransaction` run `db` belongs to, or now when `db` autocommits each statement.
+ */
+export function runAfterCommit(db: Db, callback: () => void): void {
+  const scope = transactionScope(db);
+  if (scope) scope.afterCommit.push(callback);
+  else callback();
 }

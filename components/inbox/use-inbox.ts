@@ -6,6 +6,7 @@ import { useConsoleEvent } from "@/components/realtime/console-events";
 import { queryKeys } from "@/components/realtime/query-keys";
 import { apiFetch, ApiRequestError } from "@/lib/shared/http/api-fetch";
 import type { RequestView } from "@/lib/requests/views";
+import { withPendingRequest } from "./pending-patch";
 
 const RESOLVING_KINDS = new Set([
   "request.decided",
@@ -71,6 +72,26 @@ export function useInbox() {
   }, []);
 
   useConsoleEvent((event) => {
+    // A new request for the Lead: fetch that one row and patch the list, instead of every page.
+    // A list fetch already under way may have read before the commit: fetch the list again.
+    if (event.kind === "request.created" && event.data.target === "lead") {
+      const isListFetching =
+        queryClient.getQueryState(queryKeys.pendingRequests)?.fetchStatus === "fetching";
+      const refetchList = () =>
+        queryClient.invalidateQueries({ queryKey: queryKeys.pendingRequests });
+      if (isListFetching) {
+        void refetchList();
+        return;
+      }
+      void apiFetch<RequestView>(`/requests/${event.data.requestId}`).then(
+        (request) =>
+          queryClient.setQueryData<RequestView[]>(queryKeys.pendingRequests, (list) =>
+            withPendingRequest(list, request),
+          ),
+        refetchList,
+      );
+      return;
+    }
     const requestId = "requestId" in event.data ? event.data.requestId : undefined;
     if (!RESOLVING_KINDS.has(event.kind) || typeof requestId !== "string") return;
     const isOnScreen = pending.data?.some((request) => request.id === requestId) ?? false;

@@ -11,7 +11,7 @@ import {
   type PresencePayload,
   type ServerToClientEvents,
 } from "@/lib/shared/realtime/contract";
-import { staleKeysFor } from "./query-keys";
+import { patchedKeysFor, staleKeysFor } from "./query-keys";
 
 export type ConnectionState = "connecting" | "live" | "offline";
 type Listener = (event: ConsoleEvent) => void;
@@ -103,6 +103,8 @@ export function ConsoleEventsProvider({
       lastId.current = event.id;
       for (const key of staleKeysFor(event.kind))
         void queryClient.invalidateQueries({ queryKey: key });
+      for (const key of patchedKeysFor(event.kind))
+        void queryClient.invalidateQueries({ queryKey: key, exact: true, refetchType: "none" });
       for (const listener of listeners.current) listener(event);
     });
     return () => {

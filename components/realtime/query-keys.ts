@@ -19,6 +19,13 @@ export const queryKeys = {
 type QueryKeys = readonly (readonly string[])[];
 
 const REQUEST_KEYS: QueryKeys = [queryKeys.requests, queryKeys.agents, ["timeline"]];
+/** The pending list is patched (`PATCHED_KEYS`): a new request is one row, not a refetch. */
+const CREATED_REQUEST_KEYS: QueryKeys = [
+  ["requests", "history"],
+  ["requests", "one"],
+  queryKeys.agents,
+  ["timeline"],
+];
 const AGENT_KEYS: QueryKeys = [queryKeys.agents, queryKeys.requests, ["timeline"]];
 const ACTIVITY_KEYS: QueryKeys = [queryKeys.agents, ["timeline"]];
 const TASK_KEYS: QueryKeys = [queryKeys.tasks, queryKeys.agents];
@@ -29,7 +36,7 @@ const TASK_KEYS: QueryKeys = [queryKeys.tasks, queryKeys.agents];
  * compile (tests/events/catalog-types.test.ts).
  */
 export const STALE_KEYS: Record<EventKind, QueryKeys> = {
-  "request.created": REQUEST_KEYS,
+  "request.created": CREATED_REQUEST_KEYS,
   "request.decided": REQUEST_KEYS,
   "request.expired": REQUEST_KEYS,
   "request.approval_recorded": REQUEST_KEYS,
@@ -53,6 +60,18 @@ export const STALE_KEYS: Record<EventKind, QueryKeys> = {
   "session.ended": [],
   "audit.pruned": [],
 };
+
+/**
+ * Data an event changes that a hook patches in place (use-inbox.ts): marked stale without a
+ * refetch, so a page that mounts later still fetches it, and the patch makes it fresh again.
+ */
+export const PATCHED_KEYS: Partial<Record<EventKind, QueryKeys>> = {
+  "request.created": [queryKeys.pendingRequests],
+};
+
+export function patchedKeysFor(kind: EventKind): QueryKeys {
+  return PATCHED_KEYS[kind] ?? [];
+}
 
 export function staleKeysFor(kind: EventKind): QueryKeys {
   // A server newer than this page may send a kind it does not know yet.

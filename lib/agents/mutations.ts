@@ -1,5 +1,6 @@
 import type { PrismaClient, Agent } from "../generated/prisma/client";
 import type { HumanActor } from "../auth/actor";
+import { evictActorsAfterCommit } from "../auth/actor-cache";
 import type { Db } from "../db";
 import { AppError } from "../errors";
 import { appendEvent } from "../events/mutations";
@@ -80,6 +81,7 @@ export async function startNewIncarnation(
   const reason = `incarnation ${locked.incarnation} was replaced`;
   await cancelPendingRequests(tx, locked.id, reason);
   await settleUnreadMessages(tx, locked, locked.incarnation + 1);
+  evictActorsAfterCommit(tx, [`agent:${locked.id}`]);
   const agent = await tx.agent.update({
     where: { id: locked.id },
     data: {
@@ -450,6 +452,7 @@ export async function issueWorkerToken(db: PrismaClient, name: string): Promise<
         `agent '${agent.name}' is not run by the supervisor: whoever registered it holds its token`,
       );
     }
+    evictActorsAfterCommit(tx, [`agent:${agent.id}`]);
     const updated = await tx.agent.update({
       where: { id: agent.id },
       data: { tokenHash: hashToken(token) },

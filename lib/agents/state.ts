@@ -1,3 +1,4 @@
+import { evictActorsAfterCommit } from "../auth/actor-cache";
 import { unusableTokenHash } from "../tokens/credentials";
 import type { Db } from "../db";
 import { appendEvent } from "../events/mutations";
@@ -66,6 +67,7 @@ export async function endIncarnation(
     status?: Extract<AgentStatus, "shutdown" | "crashed">;
   },
 ): Promise<Agent> {
+  evictActorsAfterCommit(db, [`agent:${agent.id}`]);
   const updated = await db.agent.update({
     where: { id: agent.id },
     data: {

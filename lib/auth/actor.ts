@@ -1,6 +1,7 @@
 import type { Db } from "../db";
 import { AppError } from "../errors";
 import { API_TOKEN_PREFIX, hashToken } from "../tokens/credentials";
+import { getActorCache, type ActorTag } from "./actor-cache";
 import { getAuth } from "./auth";
 import { userRoleSchema, type UserRole } from "./schema";
 import { tokenScopeSchema, type TokenScope } from "../shared/auth/scopes";
@@ -74,8 +75,20 @@ async function findApiTokenActor(db: Db, tokenHash: string): Promise<TokenActor 
   };
 }
 
+function evictionTagsOf(actor: AgentActor | TokenActor): ActorTag[] {
+  return actor.kind === "agent"
+    ? [`agent:${actor.agentId}`]
+    : [`token:${actor.tokenId}`, `user:${actor.userId}`];
+}
+
 async function actorFromToken(db: Db, token: string): Promise<Actor> {
   const tokenHash = hashToken(token);
+  // Keyed by the hash, so the cache holds no usable credential. Only found callers are kept: an
+  // unknown token costs a lookup every time, and a token minted later is never refused from here.
+  const cache = getActorCache<AgentActor | TokenActor>();
+  const cached = cache.get(tokenHash);
+  if (cached) return cached;
+  const lease = cache.lease();
   // The prefix only says which table to try first (one lookup instead of two for a Lead's
   // decision); a token is still valid only if its hash is found.
   const lookups = token.startsWith(API_TOKEN_PREFIX)
@@ -83,7 +96,10 @@ async function actorFromToken(db: Db, token: string): Promise<Actor> {
     : [findAgentActor, findApiTokenActor];
   for (const lookup of lookups) {
     const actor = await lookup(db, tokenHash);
-    if (actor) return actor;
+    if (actor) {
+      cache.set(tokenHash, actor, evictionTagsOf(actor), lease);
+      return actor;
+    }
   }
   throw new AppError("UNAUTHENTICATED", "unknown or revoked token");
 }

@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import type { HumanActor, TokenActor } from "../auth/actor";
+import { evictActorsAfterCommit } from "../auth/actor-cache";
 import { getAuth } from "../auth/auth";
 import { lockAgent } from "../agents/data";
 import { startNewIncarnation } from "../agents/mutations";
@@ -78,6 +79,7 @@ async function answerExisting(tx: Db, secret: string, found: Agent): Promise<Con
   // The server's secret changed, or a Lead's respawn minted a random token: the session's own
   // token is the derived one again.
   if (hashToken(token) !== agent.tokenHash) {
+    evictActorsAfterCommit(tx, [`agent:${agent.id}`]);
     agent = await tx.agent.update({
       where: { id: agent.id },
       data: { tokenHash: hashToken(token) },

@@ -1,18 +1,11 @@
 import { holdLongPoll } from "../agents/limits";
 import type { AgentActor } from "../auth/actor";
 import type { Db } from "../db";
-import type { EventHub } from "../realtime/event-hub";
+import { inboxWaitKey, type EventHub } from "../realtime/event-hub";
 import type { InboxQuery } from "./schema";
 import { toMessageView, type MessageView } from "./views";
 
 export type Inbox = { messages: MessageView[]; cursor: number };
-
-/**
- * NOTIFY wakes waiters at once, and while the listener is down the bridge's own 2 s poll still
- * publishes to the hub; this re-check is the last resort. Every waiting long-poll pays one query
- * per period: at 2 s, 1,000 idle agents cost ~500 queries/s (docs/PERFORMANCE.md, G3.4).
- */
-const BACKSTOP_RECHECK_MS = 10_000;
 
 async function readAfter(
   db: Db,
@@ -69,14 +62,13 @@ async function readInboxNow(
   }
   const deadline = Date.now() + query.wait * 1000;
   for (;;) {
-    // Subscribe before reading, so a message committed between the read and the wait still wakes us.
-    const stopWaiting = new AbortController();
-    const onAbort = () => stopWaiting.abort();
-    signal?.addEventListener("abort", onAbort);
-    const woken = hub.waitFor(
-      (event) => event.kind === "message.sent" && event.data.to === actor.name,
-      Math.max(0, Math.min(deadline - Date.now(), BACKSTOP_RECHECK_MS)),
-      stopWaiting.signal,
+    // Waits before reading, so a message committed between the read and the wait still wakes us.
+    // No timed re-check per waiter: the bridge publishes every committed event (NOTIFY, backed by
+    // its own poll), and the last read at the deadline answers whatever happened.
+    const { woken, cancel } = hub.wait(
+      inboxWaitKey(actor.name),
+      Math.max(0, deadline - Date.now()),
+      signal,
     );
     try {
       const messages = await readAfter(db, actor, after, query.limit);
@@ -85,8 +77,7 @@ async function readInboxNow(
       }
       await woken;
     } finally {
-      stopWaiting.abort();
-      signal?.removeEventListener("abort", onAbort);
+      cancel();
     }
   }
 }

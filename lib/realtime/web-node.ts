@@ -1,5 +1,7 @@
 import type { IncomingMessage, Server as HttpServer } from "node:http";
 import { Server } from "socket.io";
+import { getActorCache } from "../auth/actor-cache";
+import { startActorEvictionListener } from "../auth/actor-evictions";
 import { CLIENT_IP_HEADER } from "../auth/sign-in-limit";
 import { CONSOLE_NAMESPACE } from "../shared/realtime/contract";
 import type { PrismaClient } from "../generated/prisma/client";
@@ -30,7 +32,8 @@ export function stampClientAddress(request: IncomingMessage): void {
 
 /**
  * What every web node runs beside its HTTP handler: the LISTEN bridge feeding the hub that
- * long-polls wait on (decision 003), the sweeper, and socket.io /console on the same HTTP server.
+ * long-polls wait on (decision 003), the listener that keeps the actor cache honest (decision 027),
+ * the sweeper, and socket.io /console on the same HTTP server.
  * Returns the graceful stop for SIGINT/SIGTERM.
  */
 export async function startWebNodeServices(
@@ -40,6 +43,7 @@ export async function startWebNodeServices(
 ): Promise<{ stop: (signal: NodeJS.Signals) => void }> {
   const hub = getEventHub();
   const bridge = await startEventBridge({ databaseUrl, db, hub });
+  const evictions = await startActorEvictionListener({ databaseUrl, cache: getActorCache() });
   const sweeper = startSweeper(db);
   // Next installs its own upgrade listener (dev HMR); socket.io must leave other upgrades alone.
   const io: ConsoleServer = new Server(httpServer, { destroyUpgrade: false, serveClient: false });
@@ -60,8 +64,7 @@ export async function startWebNodeServices(
     // A bare close() waits for keep-alive sockets forever; end them so the process can exit.
     httpServer.closeAllConnections();
     httpServer.close(() => {
-      void bridge
-        .stop()
+      void Promise.all([bridge.stop(), evictions.stop()])
         .then(() => db.$disconnect())
         .finally(() => process.exit(0));
     });

@@ -5,7 +5,7 @@ import { z } from "zod";
 import { AppError } from "../errors";
 import { decodeCursor, encodeCursor } from "../http/cursor";
 import type { Prisma, Request } from "../generated/prisma/client";
-import type { EventHub } from "../realtime/event-hub";
+import { requestEndWaitKey, type EventHub } from "../realtime/event-hub";
 import type { RequestStatus } from "../shared/requests/schema";
 import type { GetRequestQuery, ListRequestsQuery } from "./schema";
 import { findApprovals } from "./approvals";
@@ -140,17 +140,6 @@ export async function getRequestForActor(db: Db, actor: Actor, id: string): Prom
   return toRequestView(request, (await findApprovals(db, [request])).get(request.id));
 }
 
-/** Events that end a pending request; each carries its `requestId`. */
-const ENDING_KINDS: ReadonlySet<string> = new Set([
-  "request.decided",
-  "request.expired",
-  "request.superseded",
-  "request.cancelled",
-]);
-
-/** As the inbox's long-poll: NOTIFY wakes the wait, the bridge's poll backs it up, this is the last resort. */
-const BACKSTOP_RECHECK_MS = 10_000;
-
 /**
  * One request, held up to `wait` seconds while it is pending, so that each of a session's
  * parallel hook processes can wait on its own request instead of racing on the agent's inbox.
@@ -169,15 +158,13 @@ export async function waitForRequest(
   const deadline = Date.now() + query.wait * 1000;
   const wait = async (): Promise<RequestView> => {
     for (;;) {
-      // Subscribe before reading, so an answer committed between the read and the wait still wakes us.
-      const stopWaiting = new AbortController();
-      const onAbort = () => stopWaiting.abort();
-      signal?.addEventListener("abort", onAbort);
-      const woken = hub.waitFor(
-        (event) =>
-          ENDING_KINDS.has(event.kind) && (event.data as { requestId?: unknown }).requestId === id,
-        Math.max(0, Math.min(deadline - Date.now(), BACKSTOP_RECHECK_MS)),
-        stopWaiting.signal,
+      // Waits before reading, so an answer committed between the read and the wait still wakes
+      // us. No timed re-check: the bridge publishes every committed event (NOTIFY, backed by its
+      // own poll), and the last read at the deadline answers whatever happened.
+      const { woken, cancel } = hub.wait(
+        requestEndWaitKey(id),
+        Math.max(0, deadline - Date.now()),
+        signal,
       );
       try {
         const current = await getRequestForActor(db, actor, id);
@@ -186,8 +173,7 @@ export async function waitForRequest(
         }
         await woken;
       } finally {
-        stopWaiting.abort();
-        signal?.removeEventListener("abort", onAbort);
+        cancel();
       }
     }
   };

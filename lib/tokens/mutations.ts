@@ -1,5 +1,6 @@
 import type { HumanActor } from "../auth/actor";
 import { endAgentsOwnedBy } from "../agents/mutations";
+import { evictActorsAfterCommit } from "../auth/actor-cache";
 import { userRoleSchema } from "../auth/schema";
 import { isScopeWithinRole } from "../shared/auth/scopes";
 import type { Db } from "../db";
@@ -48,10 +49,11 @@ export async function rotateApiToken(
   userId: string,
   input: CreateTokenInput,
 ): Promise<IssuedToken> {
-  await db.apiToken.updateMany({
+  const { count } = await db.apiToken.updateMany({
     where: { userId, name: input.name, revokedAt: null },
     data: { revokedAt: new Date() },
   });
+  if (count > 0) evictActorsAfterCommit(db, [`user:${userId}`]);
   return createApiToken(db, userId, input);
 }
 
@@ -72,6 +74,7 @@ export async function revokeApiToken(
       where: { id, revokedAt: null, ...ownerFilter },
       data: { revokedAt: new Date() },
     });
+    if (revoked) evictActorsAfterCommit(tx, [`token:${revoked.id}`]);
     if (revoked?.scope === "connect") {
       await endAgentsOwnedBy(tx, revoked.id, "the connect token that registered it was revoked");
     }

@@ -3,6 +3,7 @@ import { generateId } from "better-auth";
 import { hashPassword } from "better-auth/crypto";
 import type { HumanActor } from "../auth/actor";
 import { endAgentsOwnedBy } from "../agents/mutations";
+import { evictActorsAfterCommit } from "../auth/actor-cache";
 import { userRoleSchema, type CreateUserInput } from "../auth/schema";
 import { isUniqueViolation, type Db } from "../db";
 import { AppError } from "../errors";
@@ -103,6 +104,7 @@ export async function updateUser(
       where: { id: userId },
       data: { role, disabledAt: isDisabled ? (user.disabledAt ?? new Date()) : null },
     });
+    evictActorsAfterCommit(tx, [`user:${userId}`]);
     if (isDisabled) await tx.session.deleteMany({ where: { userId } });
     // The agents a connect token registered end once its owner may no longer hold it, as when it is
     // revoked (decision 017): their tokens were handed to whoever held it.

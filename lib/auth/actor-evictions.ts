@@ -1,0 +1,132 @@
+import pg from "pg";
+import type { ActorCache, ActorTag } from "./actor-cache";
+
+/** The channel migration 016's triggers notify; the payload is one `ActorTag`. */
+export const ACTOR_EVICTIONS_CHANNEL = "handshake_actor_evictions";
+export const EVICTIONS_APPLICATION_NAME = "handshake-actor-evictions";
+
+const TAG = /^(agent|token|user):[A-Za-z0-9_-]{1,100}$/;
+/** How long after a proven delivery the cache may answer: the cross-node revocation bound. */
+const DELIVERY_WINDOW_MS = 1_000;
+const PROBE_INTERVAL_MS = 250;
+const MAX_RECONNECT_DELAY_MS = 2_000;
+
+export type ActorEvictionListener = { stop(): Promise<void>; isListening(): boolean };
+
+/**
+ * Keeps this node's actor cache in step with every other node's changes (decision 027). The cache
+ * answers only while this listener is connected and has proven, within the last second, that
+ * notifications still arrive; anything else flushes it or lets it lapse.
+ */
+export async function startActorEvictionListener(options: {
+  databaseUrl: string;
+  cache: ActorCache<unknown>;
+  probeIntervalMs?: number;
+}): Promise<ActorEvictionListener> {
+  const { databaseUrl, cache } = options;
+  const probeIntervalMs = options.probeIntervalMs ?? PROBE_INTERVAL_MS;
+  let listener: pg.Client | undefined;
+  let isStopped = false;
+  let isProbing = false;
+  let failedReconnects = 0;
+  let reconnectTimer: NodeJS.Timeout | undefined;
+
+  function onNotification(message: pg.Notification): void {
+    const payload = message.payload ?? "";
+    // Not a tag this version knows: forgetting everything is always safe.
+    if (TAG.test(payload)) cache.evict([payload as ActorTag]);
+    else cache.flush();
+  }
+
+  function drop(target: pg.Client, reason: string): void {
+    if (target !== listener) return;
+    listener = undefined;
+    cache.disable();
+    console.warn(`[auth] lost the actor-eviction listener (${reason}); cache off until it is back`);
+    target.end().catch(() => undefined);
+    scheduleReconnect();
+  }
+
+  async function connect(): Promise<void> {
+    const candidate = new pg.Client({
+      connectionString: databaseUrl,
+      application_name: EVICTIONS_APPLICATION_NAME,
+      connectionTimeoutMillis: 5_000,
+      query_timeout: DELIVERY_WINDOW_MS,
+      keepAlive: true,
+    });
+    // Registered before connecting: an unhandled "error" event would crash the process.
+    candidate.on("error", (error) => drop(candidate, error.message));
+    candidate.on("end", () => drop(candidate, "connection ended"));
+    candidate.on("notification", onNotification);
+    try {
+      await candidate.connect();
+      await candidate.query(`LISTEN ${ACTOR_EVICTIONS_CHANNEL}`);
+    } catch (error) {
+      await candidate.end().catch(() => undefined);
+      throw error;
+    }
+    if (isStopped) {
+      await candidate.end();
+      return;
+    }
+    listener = candidate;
+    // Whatever was cached before this LISTEN may have missed an eviction: start empty.
+    cache.enable();
+    await probe();
+  }
+
+  function scheduleReconnect(): void {
+    if (isStopped) return;
+    const delayMs = Math.min(100 * 2 ** failedReconnects, MAX_RECONNECT_DELAY_MS);
+    reconnectTimer = setTimeout(() => {
+      reconnectTimer = undefined;
+      connect().then(
+        () => {
+          failedReconnects = 0;
+        },
+        () => {
+          failedReconnects += 1;
+          scheduleReconnect();
+        },
+      );
+    }, delayMs);
+  }
+
+  async function probe(): Promise<void> {
+    const target = listener;
+    if (!target || isProbing) return;
+    isProbing = true;
+    const sentAt = Date.now();
+    try {
+      await target.query("SELECT 1");
+      if (target === listener) cache.markDelivered(sentAt, DELIVERY_WINDOW_MS);
+    } catch (error) {
+      drop(target, `probe failed: ${(error as Error).message}`);
+    } finally {
+      isProbing = false;
+    }
+  }
+
+  const probeTimer = setInterval(() => void probe(), probeIntervalMs);
+  probeTimer.unref();
+  try {
+    await connect();
+  } catch (error) {
+    console.warn(`[auth] could not LISTEN for actor evictions (${(error as Error).message})`);
+    scheduleReconnect();
+  }
+
+  return {
+    isListening: () => listener !== undefined,
+    async stop() {
+      isStopped = true;
+      clearInterval(probeTimer);
+      clearTimeout(reconnectTimer);
+      cache.disable();
+      const target = listener;
+      listener = undefined;
+      await target?.end().catch(() => undefined);
+    },
+  };
+}
