@@ -142,7 +142,7 @@ export function getActorCache<V>(): ActorCache<V> {
 
 /**
  * Forgets the callers tagged with `tags` on this node once `db`'s transaction commits; other nodes
- * hear it from the database triggers of migration 016. Every code path that revokes a token, ends
+ * hear it from the database triggers of migration 014. Every code path that revokes a token, ends
  * an incarnation or changes a user's standing calls this, so the next call on this node is refused.
  */
 export function evictActorsAfterCommit(db: Db, tags: readonly ActorTag[]): void {

@@ -1,7 +1,7 @@
 import pg from "pg";
 import type { ActorCache, ActorTag } from "./actor-cache";
 
-/** The channel migration 016's triggers notify; the payload is one `ActorTag`. */
+/** The channel migration 014's triggers notify; the payload is one `ActorTag`. */
 export const ACTOR_EVICTIONS_CHANNEL = "handshake_actor_evictions";
 export const EVICTIONS_APPLICATION_NAME = "handshake-actor-evictions";
 

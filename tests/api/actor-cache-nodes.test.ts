@@ -8,7 +8,7 @@ import { createHuman, createOwnDatabase, sleep } from "../support/reliability";
 
 // Two web nodes (separate processes, separate caches) on one database. A change made through one
 // node, or straight in the database, must stop the other node's cached answer within a second
-// (decision 027): the triggers of migration 016 notify, the other node's listener evicts.
+// (decision 027): the triggers of migration 014 notify, the other node's listener evicts.
 
 const REVOCATION_BOUND_MS = 1_000;
 
