@@ -87,10 +87,21 @@ test("the Lead edits a risky bash command, approves it, and the worker runs the 
     .withTags(["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"])
     .analyze();
   expect(scan.violations.map((violation) => violation.id)).toEqual([]);
+  const decisions: string[] = [];
+  page.on("request", (request) => {
+    if (request.method() === "POST" && request.url().endsWith("/responses")) {
+      decisions.push(request.postData() ?? "");
+    }
+  });
+  // With the editor open, the `a` shortcut must not approve the call as the agent asked it.
+  await detail.getByRole("button", { name: "Approve edited" }).focus();
+  await page.keyboard.press("a");
   // Keyboard: Ctrl+Enter in the editor approves the edited version.
   await command.press("Control+Enter");
 
   await inbox.expectDecided(/approved by lead@e2e\.test/);
+  expect(decisions).toHaveLength(1);
+  expect(JSON.parse(decisions[0] ?? "{}")).toMatchObject({ editedArgs: { command: EDITED } });
   const edits = detail.getByRole("region", { name: "Approved with the Lead's edits" });
   await expect(edits).toContainText(EDITED);
   await expect(detail).toContainText(ASKED);

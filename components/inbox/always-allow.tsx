@@ -6,10 +6,11 @@ import { queryKeys } from "@/components/realtime/query-keys";
 import { Button } from "@/components/ui/button";
 import { ErrorAlert } from "@/components/ui/error-alert";
 import { SelectField } from "@/components/ui/select-field";
-import { TextField } from "@/components/ui/text-field";
+import { TextAreaField } from "@/components/ui/text-area-field";
 import type { AgentDetail } from "@/lib/agents/views";
 import type { RequestView } from "@/lib/requests/views";
 import type { RuleScope, RuleViewWire } from "@/lib/shared/api/rule";
+import { hasDisplayWarning, inspectValue } from "@/lib/shared/display/visible-text";
 import { apiFetch } from "@/lib/shared/http/api-fetch";
 import { parseRulePattern, patternForCall } from "@/lib/shared/rules/pattern";
 
@@ -80,10 +81,11 @@ export function AlwaysAllow({
   const role = agent.data?.role;
   const scope = scopeFor(audience, request.agent, role);
   const parsed = parseRulePattern(pattern);
+  const isUnclear = hasDisplayWarning(inspectValue(payload.args));
   const preview = useQuery({
     queryKey: [...queryKeys.rules, "preview", pattern, scope],
     queryFn: () => apiFetch<{ matches: number }>("/rules/preview", { body: { pattern, scope } }),
-    enabled: parsed.ok && scope !== null,
+    enabled: parsed.ok && scope !== null && !isUnclear,
   });
   const create = useMutation({
     mutationFn: () =>
@@ -95,6 +97,22 @@ export function AlwaysAllow({
       onApprove();
     },
   });
+  if (isUnclear) {
+    return (
+      <section
+        aria-labelledby={headingId}
+        className="space-y-2 rounded-lg bg-slate-50 p-4 ring-1 ring-slate-200"
+      >
+        <h3 id={headingId} className="text-sm font-semibold text-slate-800">
+          Always allow this
+        </h3>
+        <p className="text-sm text-slate-700">
+          No rule can be made from this call: its arguments hold characters that do not show as what
+          they are (hidden, right-to-left or look-alike). Decide it on its own.
+        </p>
+      </section>
+    );
+  }
   return (
     <section
       aria-labelledby={headingId}
@@ -104,9 +122,11 @@ export function AlwaysAllow({
         Always allow this
       </h3>
       <RuleSuggestion requestId={request.id} />
-      <TextField
+      {/* Wraps, so the whole pattern is in view: a long command hides nothing at its end. */}
+      <TextAreaField
         label="Pattern"
         value={pattern}
+        rows={Math.min(6, Math.ceil(pattern.length / 60) + 1)}
         onChange={(event) => setPattern(event.target.value)}
         spellCheck={false}
         aria-describedby={`${headingId}-pattern-hint`}

@@ -1,6 +1,6 @@
 "use client";
 
-import { useId, useState } from "react";
+import { useEffect, useId, useState } from "react";
 import { Button } from "@/components/ui/button";
 import { Markdown } from "@/components/ui/markdown";
 import { VisibleText } from "@/components/ui/visible-text";
@@ -85,16 +85,24 @@ export function EditCall({
   request,
   isDeciding,
   onApproveEdited,
+  onEditingChange,
 }: {
   request: RequestView;
   isDeciding: boolean;
   onApproveEdited: (fields: Record<string, unknown>) => void;
+  /** Told while an edit is open, so the `a` shortcut cannot approve the unedited call. */
+  onEditingChange: (isEditing: boolean) => void;
 }) {
   const editing = editingOf(request);
   const [text, setText] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
   const fieldId = useId();
   const errorId = useId();
+  const isEditing = text !== null;
+  useEffect(() => {
+    onEditingChange(isEditing);
+    return () => onEditingChange(false);
+  }, [isEditing, onEditingChange]);
   if (!editing) return null;
 
   if (text === null) {

@@ -27,6 +27,7 @@ export function InboxView() {
   const [selectedId, setSelectedId] = useState<string | null>(null);
   const [isRejecting, setIsRejecting] = useState(false);
   const [isHelpOpen, setIsHelpOpen] = useState(false);
+  const [isEditing, setIsEditing] = useState(false);
   const feedbackRef = useRef<HTMLTextAreaElement>(null);
   const filterRef = useRef<HTMLInputElement>(null);
 
@@ -87,9 +88,11 @@ export function InboxView() {
         "/": () => filterRef.current?.focus(),
         "?": () => setIsHelpOpen(true),
         x: () => canAct && selected && bulk.toggle(selected.id),
-        // A question is answered with an option or a text, never a bare approval.
+        // A question is answered with an option or a text, never a bare approval; with an edit
+        // open, only "Approve edited" approves, never the call as asked.
         a: () =>
           canAct &&
+          !isEditing &&
           selected?.type !== "question" &&
           decide(true, feedbackRef.current?.value.trim() ?? ""),
         r: () => {
@@ -213,6 +216,7 @@ export function InboxView() {
               isConflict={inbox.conflicts.has(selected.id)}
               isRejecting={isRejecting}
               decideError={decideError}
+              onEditingChange={setIsEditing}
               onDecide={decide}
             />
           )}

@@ -36,6 +36,7 @@ type Props = {
   isRejecting: boolean;
   decideError: string | null;
   onDecide: (approve: boolean, feedback: string, fields?: Record<string, unknown>) => void;
+  onEditingChange: (isEditing: boolean) => void;
 };
 
 function DecisionBanner({ request, isConflict }: { request: RequestView; isConflict: boolean }) {
@@ -143,7 +144,17 @@ function RequestBody({ request }: { request: RequestView }) {
 }
 
 export const RequestDetail = forwardRef<HTMLTextAreaElement, Props>(function RequestDetail(
-  { request, now, canAct, isDeciding, isConflict, isRejecting, decideError, onDecide },
+  {
+    request,
+    now,
+    canAct,
+    isDeciding,
+    isConflict,
+    isRejecting,
+    decideError,
+    onDecide,
+    onEditingChange,
+  },
   feedbackRef,
 ) {
   const [feedback, setFeedback] = useState("");
@@ -259,6 +270,7 @@ export const RequestDetail = forwardRef<HTMLTextAreaElement, Props>(function Req
                     request={request}
                     isDeciding={isDeciding}
                     onApproveEdited={(fields) => onDecide(true, feedback.trim(), fields)}
+                    onEditingChange={onEditingChange}
                   />
                 )}
               </>

@@ -56,7 +56,8 @@ export class InboxPage {
   }
 
   async expectDecided(pattern: RegExp): Promise<void> {
-    await expect(this.detail().getByRole("status")).toContainText(pattern);
+    // A card may hold other live regions (two-Lead progress, a rule's preview count).
+    await expect(this.detail().getByRole("status").filter({ hasText: pattern })).toHaveCount(1);
   }
 
   async signOut(): Promise<void> {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import {
   combineFlags,
+  hasDisplayWarning,
   inspectText,
   inspectValue,
   renderVisibleText,
@@ -265,5 +266,17 @@ describe("renderVisibleText against an attacker", () => {
     let deep: unknown = "\u202E";
     for (let i = 0; i < 100_000; i++) deep = [deep];
     expect(inspectValue(deep).hasHiddenCharacters).toBe(true);
+  });
+});
+
+describe("hasDisplayWarning: whether a text may not show as what it is", () => {
+  it.each([
+    ["npm test", false],
+    ["npm test\u202e", true],
+    ["npm\u200btest", true],
+    ["npm tеst", true],
+    ["שלום", true],
+  ])("%j → %s", (text, expected) => {
+    expect(hasDisplayWarning(inspectText(text))).toBe(expected);
   });
 });

@@ -231,6 +231,16 @@ export function inspectText(text: string): VisibleTextFlags {
   return flags;
 }
 
+/** Whether the text may not show as what it is: any flag set. */
+export function hasDisplayWarning(flags: VisibleTextFlags): boolean {
+  return (
+    flags.hasHiddenCharacters ||
+    flags.hasMixedScripts ||
+    flags.hasStackedMarks ||
+    flags.hasRightToLeftText
+  );
+}
+
 /** Flags of several texts together: a card warns if any of its texts needs it. */
 export function combineFlags(all: readonly VisibleTextFlags[]): VisibleTextFlags {
   return {
