@@ -26,30 +26,31 @@ export type LeadSamples = {
 export type LeadResult =
   { isSkipped: false; samples: LeadSamples } | { isSkipped: true; reason: string };
 
-type WithBinding = { benchRowSeen?: (label: string, frameWaitMs: number) => Promise<void> };
-
-/** Sets a watch in the page that calls back when a row with `label` is in the list. */
+/**
+ * Sets a watch in the page that calls back when a row with `label` is in the list. A string, not a
+ * function: tsx would wrap a function's inner closures in a helper the page does not have.
+ */
 function watchForRow(page: Page, label: string): Promise<void> {
-  return page.evaluate((rowLabel) => {
-    const selector = `ul[aria-label="Pending requests"] button[aria-label="${rowLabel}"]`;
+  const selector = JSON.stringify(
+    `ul[aria-label="Pending requests"] button[aria-label=${JSON.stringify(label)}]`,
+  );
+  return page.evaluate(`(() => {
+    const selector = ${selector};
     // The frame that paints the row starts in the next animation frame callback.
     const report = () => {
       const insertedAt = performance.now();
       requestAnimationFrame(() => {
-        void (window as WithBinding).benchRowSeen?.(rowLabel, performance.now() - insertedAt);
+        void window.benchRowSeen(${JSON.stringify(label)}, performance.now() - insertedAt);
       });
     };
-    if (document.querySelector(selector)) {
-      report();
-      return;
-    }
+    if (document.querySelector(selector)) return report();
     const observer = new MutationObserver(() => {
       if (!document.querySelector(selector)) return;
       observer.disconnect();
       report();
     });
     observer.observe(document.body, { childList: true, subtree: true });
-  }, label);
+  })()`);
 }
 
 export async function measureLead(options: {
