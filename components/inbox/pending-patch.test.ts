@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { RequestView } from "@/lib/requests/views";
 import type { ConsoleEvent } from "@/lib/shared/events/catalog";
-import { patchPendingList, withPendingRequest } from "./pending-patch";
+import { patchPendingList, RowReads, withPendingRequest } from "./pending-patch";
 
 function request(id: string, changes: Partial<RequestView> = {}): RequestView {
   return {
@@ -181,5 +181,20 @@ describe("patchPendingList", () => {
     expect(patchPendingList(undefined, decided).list).toBeUndefined();
     const other = event("task.created", { taskId: "t", title: "x" });
     expect(patchPendingList(list, other).list).toBe(list);
+  });
+});
+
+describe("RowReads", () => {
+  it("says a read overtaken by an event about its row must be read again, and forgets it after", () => {
+    const reads = new RowReads();
+    reads.start("a");
+    reads.start("b");
+    reads.noteEvent("a");
+    reads.noteEvent("zzz");
+    expect(reads.finish("a")).toBe(true);
+    expect(reads.finish("b")).toBe(false);
+    reads.noteEvent("a");
+    reads.start("a");
+    expect(reads.finish("a")).toBe(false);
   });
 });

@@ -109,3 +109,27 @@ export function patchPendingList(
       return unchanged;
   }
 }
+
+/**
+ * Single rows being read, and whether an event about one arrived meanwhile: the read may then
+ * predate it (a request decided while its new row was in flight would be added as pending), so
+ * its answer is thrown away and the row read again.
+ */
+export class RowReads {
+  private readonly reads = new Map<string, boolean>();
+
+  start(requestId: string): void {
+    this.reads.set(requestId, false);
+  }
+
+  noteEvent(requestId: string): void {
+    if (this.reads.has(requestId)) this.reads.set(requestId, true);
+  }
+
+  /** Ends a read; true when its answer may be older than an event and must be read again. */
+  finish(requestId: string): boolean {
+    const isOvertaken = this.reads.get(requestId) ?? false;
+    this.reads.delete(requestId);
+    return isOvertaken;
+  }
+}

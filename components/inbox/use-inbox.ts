@@ -1,12 +1,12 @@
 "use client";
 
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { useCallback, useMemo, useState } from "react";
+import { useCallback, useMemo, useRef, useState } from "react";
 import { useConsoleEvent } from "@/components/realtime/console-events";
 import { invalidateRequestsBesidesPending, queryKeys } from "@/components/realtime/query-keys";
 import { apiFetch, ApiRequestError } from "@/lib/shared/http/api-fetch";
 import type { RequestView } from "@/lib/requests/views";
-import { patchPendingList, withPendingRequest } from "./pending-patch";
+import { patchPendingList, RowReads, withPendingRequest } from "./pending-patch";
 
 /** The events whose row is patched from the event at once, then filled in by one fetch of it. */
 const ENDED_WITH_FEEDBACK = new Set(["request.decided", "request.expired"]);
@@ -73,7 +73,25 @@ export function useInbox() {
     [queryClient],
   );
 
+  const rowReads = useRef(new RowReads());
+  function readRowIntoList(requestId: string): void {
+    rowReads.current.start(requestId);
+    void apiFetch<RequestView>(`/requests/${requestId}`).then(
+      (request) => {
+        if (rowReads.current.finish(requestId)) readRowIntoList(requestId);
+        else patchList((current) => withPendingRequest(current, request));
+      },
+      () => {
+        rowReads.current.finish(requestId);
+        void queryClient.invalidateQueries({ queryKey: queryKeys.pendingRequests });
+      },
+    );
+  }
+
   useConsoleEvent((event) => {
+    if ("requestId" in event.data && typeof event.data.requestId === "string") {
+      rowReads.current.noteEvent(event.data.requestId);
+    }
     // A list fetch under way may have read before this event's commit: only a new read is right.
     if (queryClient.getQueryState(queryKeys.pendingRequests)?.fetchStatus === "fetching") {
       if (event.kind.startsWith("request.")) {
@@ -93,12 +111,7 @@ export function useInbox() {
         void apiFetch<RequestView>(`/requests/${ended.id}`).then(remember, () => undefined);
       }
     }
-    if (fetchRow) {
-      void apiFetch<RequestView>(`/requests/${fetchRow}`).then(
-        (request) => patchList((current) => withPendingRequest(current, request)),
-        () => queryClient.invalidateQueries({ queryKey: queryKeys.pendingRequests }),
-      );
-    }
+    if (fetchRow) readRowIntoList(fetchRow);
   });
 
   const decide = useMutation({
