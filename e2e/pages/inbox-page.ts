@@ -56,7 +56,8 @@ export class InboxPage {
   }
 
   async expectDecided(pattern: RegExp): Promise<void> {
-    await expect(this.detail().getByRole("status")).toContainText(pattern);
+    // A pending tool call's card has other live regions (the rule preview's count) until then.
+    await expect(this.detail().getByRole("status").filter({ hasText: pattern })).toBeVisible();
   }
 
   async signOut(): Promise<void> {
