@@ -12,6 +12,7 @@ const PHASES = [
   "history",
   "board",
   "hook",
+  "lead",
 ] as const;
 export type Phase = (typeof PHASES)[number];
 
@@ -74,6 +75,8 @@ export const sizes = benchEnv.BENCH_QUICK
       boardEvents: 500,
       boardSamples: 2,
       hookSamples: 20,
+      leadIterations: 10,
+      leadWarmup: 2,
     }
   : {
       rounds: 3,
@@ -104,5 +107,7 @@ export const sizes = benchEnv.BENCH_QUICK
       boardEvents: 500,
       boardSamples: 5,
       hookSamples: 100,
+      leadIterations: 60,
+      leadWarmup: 3,
     };
 export type Sizes = typeof sizes;

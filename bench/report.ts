@@ -191,6 +191,15 @@ ten batches over about a second; they reach the page through the real bridge and
 time is the change of CDP \`Performance.getMetrics\` \`TaskDuration\` over the burst plus 2 s. The
 "raw floor" column of these rows holds the small board, the ratio is large ÷ small.
 
+**G3.6 what the Lead feels** (${sizes.leadIterations} requests after ${sizes.leadWarmup} not counted): the
+production inbox in Debian's Chromium (Playwright, the bench Lead's cookie), one fresh agent per
+request. One clock, the bench's: the page calls a binding (\`page.exposeFunction\`) in the animation
+frame after a \`MutationObserver\` sees the row, and Node timestamps the call as CDP delivers it.
+*Committed → row visible*: from the agent's \`POST /api/v1/requests\` returning to that call.
+*Approve → long-poll*: the agent parks \`GET /api/v1/requests/{id}?wait=30\`, the bench sends an
+in-page \`click()\` to the card's Approve button; until the long-poll answers. Target: G3.1's push
+p50 of the same run + 33 ms (two frames); without Chromium the rows say "skipped" and why.
+
 **Before (baseline)**: the same bench, same sizes, first runs the phases issue 18 compares (gate,
 push, loop, breakdown, throughput, scale) against the baseline commit (\`BENCH_BASELINE\`, default
 46ffd1d, where that work started; \`off\` skips it), unpacked with \`git archive\` into a temporary
@@ -198,7 +207,7 @@ folder and served by its own server.ts on its own scratch database; the column s
 its ratio to its own floors. With \`BENCH_CPU_PROF\`, its profile goes to \`<dir>/baseline\`.
 
 No benchmark is a test: nothing here can fail CI on timing. \`BENCH_QUICK=1\` runs small counts
-(and leaves this file alone), \`BENCH_ONLY=gate,push,loop,breakdown,throughput,scale,history,board\` a subset (\`BENCH_ONLY=board\` runs the board alone),
+(and leaves this file alone), \`BENCH_ONLY=gate,push,loop,breakdown,throughput,scale,history,board,hook,lead\` a subset (\`BENCH_ONLY=board\` runs the board alone),
 \`BENCH_CPU_PROF=<dir>\` runs the server under \`node --cpu-prof\`; \`node --import tsx
 bench/profile-summary.ts <file.cpuprofile>\` summarises a profile by package and function.
 

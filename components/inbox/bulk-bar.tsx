@@ -2,11 +2,12 @@
 
 import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { useId, useState } from "react";
-import { queryKeys } from "@/components/realtime/query-keys";
+import { invalidateRequestsBesidesPending, queryKeys } from "@/components/realtime/query-keys";
 import { Button } from "@/components/ui/button";
 import type { BulkDecision } from "@/lib/shared/api/bulk-decision";
 import { apiFetch } from "@/lib/shared/http/api-fetch";
 import type { RequestView } from "@/lib/requests/views";
+import { withPendingRequest } from "./pending-patch";
 import { typeLabel } from "./request-list";
 
 type BulkInput = { ids: string[]; approve: boolean; feedback?: string };
@@ -61,13 +62,22 @@ export function BulkBar({
   const decide = useMutation({
     mutationFn: (body: BulkInput) => apiFetch<BulkDecision>("/responses", { body }),
     onSuccess: (decision, { approve }) => {
-      for (const result of decision.results) if (result.ok) remember(result.request);
+      for (const result of decision.results) {
+        if (!result.ok) continue;
+        queryClient.setQueryData<RequestView[]>(queryKeys.pendingRequests, (list) =>
+          withPendingRequest(list, result.request),
+        );
+        remember(result.request);
+      }
       setSummary(summarizeBulkDecision(decision, approve, items));
       setFeedback("");
       onDecided();
     },
-    onError: (error) => setSummary(`Nothing decided: ${error.message}`),
-    onSettled: () => queryClient.invalidateQueries({ queryKey: queryKeys.requests }),
+    onError: (error) => {
+      setSummary(`Nothing decided: ${error.message}`);
+      void queryClient.invalidateQueries({ queryKey: queryKeys.pendingRequests });
+    },
+    onSettled: () => invalidateRequestsBesidesPending(queryClient),
   });
   const count = checkedIds.length;
   const trimmed = feedback.trim();

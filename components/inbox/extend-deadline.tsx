@@ -2,10 +2,11 @@
 
 import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { useId, useState } from "react";
-import { queryKeys } from "@/components/realtime/query-keys";
+import { invalidateRequestsBesidesPending, queryKeys } from "@/components/realtime/query-keys";
 import { Button } from "@/components/ui/button";
 import { apiFetch } from "@/lib/shared/http/api-fetch";
 import type { RequestView } from "@/lib/requests/views";
+import { withPendingRequest } from "./pending-patch";
 
 const EXTENSIONS = [
   { seconds: 10 * 60, label: "10 minutes" },
@@ -15,7 +16,7 @@ const EXTENSIONS = [
 
 /**
  * More time for a pending card before its timeout policy acts. The server bounds it (a day after
- * the request was asked) and says so; the new countdown arrives with the list's refetch.
+ * the request was asked) and says so; the new countdown is patched into the list from the answer.
  */
 export function ExtendDeadline({ request }: { request: RequestView }) {
   const queryClient = useQueryClient();
@@ -24,7 +25,11 @@ export function ExtendDeadline({ request }: { request: RequestView }) {
   const extend = useMutation({
     mutationFn: (extendSeconds: number) =>
       apiFetch<RequestView>(`/requests/${request.id}/deadline`, { body: { extendSeconds } }),
-    onSettled: () => queryClient.invalidateQueries({ queryKey: queryKeys.requests }),
+    onSuccess: (extended) =>
+      queryClient.setQueryData<RequestView[]>(queryKeys.pendingRequests, (list) =>
+        withPendingRequest(list, extended),
+      ),
+    onSettled: () => invalidateRequestsBesidesPending(queryClient),
   });
   return (
     <div className="flex flex-wrap items-center gap-2 text-xs text-slate-700">

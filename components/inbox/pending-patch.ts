@@ -1,4 +1,6 @@
 import type { RequestView } from "@/lib/requests/views";
+import { decidedBySchema } from "@/lib/shared/api/request";
+import type { ConsoleEvent } from "@/lib/shared/events/catalog";
 
 /**
  * The Lead's pending list with one request as it is now: added or replaced while it is pending
@@ -13,4 +15,121 @@ export function withPendingRequest(
   const others = list.filter((item) => item.id !== request.id);
   const isPendingForLead = request.status === "pending" && request.target === "lead";
   return isPendingForLead ? [...others, request] : others;
+}
+
+/**
+ * What one event does to the pending list. `list`: the list after it (the same array when nothing
+ * changed); `ended`: the row as the event leaves it, for a request that left the list, so it stays
+ * on screen showing its outcome; `fetchRow`: the id of a request whose row the event cannot carry
+ * (a new request's payload, a two-person approval's approver details), fetched on its own.
+ */
+export type PendingPatch = {
+  list: RequestView[] | undefined;
+  ended: RequestView | null;
+  fetchRow: string | null;
+};
+
+function endRow(
+  list: RequestView[],
+  requestId: string,
+  at: string,
+  changes: Partial<RequestView>,
+): PendingPatch {
+  const row = list.find((item) => item.id === requestId);
+  if (!row) return { list, ended: null, fetchRow: null };
+  return {
+    list: list.filter((item) => item.id !== requestId),
+    ended: { ...row, respondedAt: at, ...changes },
+    fetchRow: null,
+  };
+}
+
+/** The event's `decidedBy` as a request view holds it; an unreadable one shows as unknown. */
+function readDecidedBy(value: unknown): RequestView["decidedBy"] {
+  const parsed = decidedBySchema.safeParse(value);
+  return parsed.success ? parsed.data : null;
+}
+
+/**
+ * Patches the pending list from one event, never refetching it: events carry what a row's status
+ * needs (docs/PROTOCOL.md, "What an event carries"), not its payload. Requests that are not on the
+ * list (another target, already gone, a list not loaded yet) leave it as it is.
+ */
+export function patchPendingList(
+  list: RequestView[] | undefined,
+  event: ConsoleEvent,
+): PendingPatch {
+  const unchanged: PendingPatch = { list, ended: null, fetchRow: null };
+  switch (event.kind) {
+    case "request.created":
+      return event.data.target === "lead"
+        ? { ...unchanged, fetchRow: event.data.requestId }
+        : unchanged;
+    case "request.approval_recorded":
+      return list?.some((item) => item.id === event.data.requestId)
+        ? { ...unchanged, fetchRow: event.data.requestId }
+        : unchanged;
+    case "request.deadline_extended": {
+      const { requestId, expiresAt } = event.data;
+      if (!list?.some((item) => item.id === requestId)) return unchanged;
+      return {
+        ...unchanged,
+        list: list.map((item) => (item.id === requestId ? { ...item, expiresAt } : item)),
+      };
+    }
+    case "request.decided":
+      return list
+        ? endRow(list, event.data.requestId, event.at, {
+            status: event.data.status,
+            respondedBy: event.data.respondedBy,
+            decidedBy: readDecidedBy(event.data.decidedBy),
+          })
+        : unchanged;
+    case "request.expired":
+      return list
+        ? endRow(list, event.data.requestId, event.at, {
+            status: "expired",
+            respondedBy: "system",
+            decidedBy: readDecidedBy(event.data.decidedBy),
+          })
+        : unchanged;
+    case "request.superseded":
+      return list
+        ? endRow(list, event.data.requestId, event.at, { status: "superseded" })
+        : unchanged;
+    case "request.cancelled":
+      return list
+        ? endRow(list, event.data.requestId, event.at, {
+            status: "cancelled",
+            respondedBy: "system",
+            feedback: event.data.reason,
+          })
+        : unchanged;
+    default:
+      return unchanged;
+  }
+}
+
+/**
+ * Single rows being read, and whether an event about one arrived meanwhile: the read may then
+ * predate it (a request decided while its new row was in flight would be added as pending), so
+ * its answer is thrown away and the row read again.
+ */
+export class RowReads {
+  private readonly reads = new Map<string, boolean>();
+
+  start(requestId: string): void {
+    this.reads.set(requestId, false);
+  }
+
+  noteEvent(requestId: string): void {
+    if (this.reads.has(requestId)) this.reads.set(requestId, true);
+  }
+
+  /** Ends a read; true when its answer may be older than an event and must be read again. */
+  finish(requestId: string): boolean {
+    const isOvertaken = this.reads.get(requestId) ?? false;
+    this.reads.delete(requestId);
+    return isOvertaken;
+  }
 }

@@ -1,19 +1,15 @@
 "use client";
 
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { useCallback, useMemo, useState } from "react";
+import { useCallback, useMemo, useRef, useState } from "react";
 import { useConsoleEvent } from "@/components/realtime/console-events";
-import { queryKeys } from "@/components/realtime/query-keys";
+import { invalidateRequestsBesidesPending, queryKeys } from "@/components/realtime/query-keys";
 import { apiFetch, ApiRequestError } from "@/lib/shared/http/api-fetch";
 import type { RequestView } from "@/lib/requests/views";
-import { withPendingRequest } from "./pending-patch";
+import { patchPendingList, RowReads, withPendingRequest } from "./pending-patch";
 
-const RESOLVING_KINDS = new Set([
-  "request.decided",
-  "request.expired",
-  "request.cancelled",
-  "request.superseded",
-]);
+/** The events whose row is patched from the event at once, then filled in by one fetch of it. */
+const ENDED_WITH_FEEDBACK = new Set(["request.decided", "request.expired"]);
 
 /** `fields`: what the request's type adds to a decision (a question's `answer`). */
 export type Decision = {
@@ -71,32 +67,51 @@ export function useInbox() {
     setResolved((current) => new Map(current).set(request.id, request));
   }, []);
 
+  const patchList = useCallback(
+    (patch: (list: RequestView[] | undefined) => RequestView[] | undefined) =>
+      queryClient.setQueryData<RequestView[]>(queryKeys.pendingRequests, patch),
+    [queryClient],
+  );
+
+  const rowReads = useRef(new RowReads());
+  function readRowIntoList(requestId: string): void {
+    rowReads.current.start(requestId);
+    void apiFetch<RequestView>(`/requests/${requestId}`).then(
+      (request) => {
+        if (rowReads.current.finish(requestId)) readRowIntoList(requestId);
+        else patchList((current) => withPendingRequest(current, request));
+      },
+      () => {
+        rowReads.current.finish(requestId);
+        void queryClient.invalidateQueries({ queryKey: queryKeys.pendingRequests });
+      },
+    );
+  }
+
   useConsoleEvent((event) => {
-    // A new request for the Lead: fetch that one row and patch the list, instead of every page.
-    // A list fetch already under way may have read before the commit: fetch the list again.
-    if (event.kind === "request.created" && event.data.target === "lead") {
-      const isListFetching =
-        queryClient.getQueryState(queryKeys.pendingRequests)?.fetchStatus === "fetching";
-      const refetchList = () =>
-        queryClient.invalidateQueries({ queryKey: queryKeys.pendingRequests });
-      if (isListFetching) {
-        void refetchList();
-        return;
+    if ("requestId" in event.data && typeof event.data.requestId === "string") {
+      rowReads.current.noteEvent(event.data.requestId);
+    }
+    // A list fetch under way may have read before this event's commit: only a new read is right.
+    if (queryClient.getQueryState(queryKeys.pendingRequests)?.fetchStatus === "fetching") {
+      if (event.kind.startsWith("request.")) {
+        void queryClient.invalidateQueries({ queryKey: queryKeys.pendingRequests });
       }
-      void apiFetch<RequestView>(`/requests/${event.data.requestId}`).then(
-        (request) =>
-          queryClient.setQueryData<RequestView[]>(queryKeys.pendingRequests, (list) =>
-            withPendingRequest(list, request),
-          ),
-        refetchList,
-      );
       return;
     }
-    const requestId = "requestId" in event.data ? event.data.requestId : undefined;
-    if (!RESOLVING_KINDS.has(event.kind) || typeof requestId !== "string") return;
-    const isOnScreen = pending.data?.some((request) => request.id === requestId) ?? false;
-    if (!isOnScreen) return;
-    void apiFetch<RequestView>(`/requests/${requestId}`).then(remember, () => undefined);
+    const { list, ended, fetchRow } = patchPendingList(
+      queryClient.getQueryData<RequestView[]>(queryKeys.pendingRequests),
+      event,
+    );
+    if (list !== queryClient.getQueryData(queryKeys.pendingRequests)) patchList(() => list);
+    if (ended) {
+      remember(ended);
+      // Feedback and a question's answer are not in events: the one row brings them.
+      if (ENDED_WITH_FEEDBACK.has(event.kind)) {
+        void apiFetch<RequestView>(`/requests/${ended.id}`).then(remember, () => undefined);
+      }
+    }
+    if (fetchRow) readRowIntoList(fetchRow);
   });
 
   const decide = useMutation({
@@ -112,17 +127,23 @@ export function useInbox() {
       });
     },
     onSuccess: (request) => {
-      // A first of two approvals leaves the request pending: the list's refetch shows it.
+      patchList((list) => withPendingRequest(list, request));
+      // A first of two approvals leaves the request pending, its row showing the count.
       if (request.status !== "pending") remember(request);
     },
     onError: (error, { id }) => {
       // Someone else decided first: show their decision in place, never an error page.
       if (error instanceof ApiRequestError && error.code === "ALREADY_DECIDED") {
-        remember(error.error.request as RequestView);
+        const decided = error.error.request as RequestView;
+        patchList((list) => withPendingRequest(list, decided));
+        remember(decided);
         setConflicts((current) => new Set(current).add(id));
+        return;
       }
+      // Any other refusal (a stale fence, a deadline passed): the list is read again.
+      void queryClient.invalidateQueries({ queryKey: queryKeys.pendingRequests });
     },
-    onSettled: () => queryClient.invalidateQueries({ queryKey: queryKeys.requests }),
+    onSettled: () => invalidateRequestsBesidesPending(queryClient),
   });
 
   const items = useMemo(() => {

@@ -1,3 +1,4 @@
+import type { QueryClient } from "@tanstack/react-query";
 import type { EventKind } from "@/lib/shared/events/catalog";
 
 /** One place for query keys, so events invalidate exactly what they change. */
@@ -18,15 +19,18 @@ export const queryKeys = {
 
 type QueryKeys = readonly (readonly string[])[];
 
-const REQUEST_KEYS: QueryKeys = [queryKeys.requests, queryKeys.agents, ["timeline"]];
-/** The pending list is patched (`PATCHED_KEYS`): a new request is one row, not a refetch. */
-const CREATED_REQUEST_KEYS: QueryKeys = [
+/**
+ * The request queries except the Lead's pending list, which events patch row by row
+ * (components/inbox/pending-patch.ts): refetching every page per event is what made a decision
+ * slow to leave the screen.
+ */
+const REQUEST_KEYS_BESIDES_PENDING: QueryKeys = [
   ["requests", "history"],
   ["requests", "one"],
-  queryKeys.agents,
-  ["timeline"],
 ];
-const AGENT_KEYS: QueryKeys = [queryKeys.agents, queryKeys.requests, ["timeline"]];
+const REQUEST_KEYS: QueryKeys = [...REQUEST_KEYS_BESIDES_PENDING, queryKeys.agents, ["timeline"]];
+// Every change to a request has its own request.* event: an agent's event leaves the list alone.
+const AGENT_KEYS: QueryKeys = [queryKeys.agents, ...REQUEST_KEYS_BESIDES_PENDING, ["timeline"]];
 const ACTIVITY_KEYS: QueryKeys = [queryKeys.agents, ["timeline"]];
 const TASK_KEYS: QueryKeys = [queryKeys.tasks, queryKeys.agents];
 
@@ -36,7 +40,7 @@ const TASK_KEYS: QueryKeys = [queryKeys.tasks, queryKeys.agents];
  * compile (tests/events/catalog-types.test.ts).
  */
 export const STALE_KEYS: Record<EventKind, QueryKeys> = {
-  "request.created": CREATED_REQUEST_KEYS,
+  "request.created": REQUEST_KEYS,
   "request.decided": REQUEST_KEYS,
   "request.expired": REQUEST_KEYS,
   "request.approval_recorded": REQUEST_KEYS,
@@ -67,7 +71,20 @@ export const STALE_KEYS: Record<EventKind, QueryKeys> = {
  */
 export const PATCHED_KEYS: Partial<Record<EventKind, QueryKeys>> = {
   "request.created": [queryKeys.pendingRequests],
+  "request.decided": [queryKeys.pendingRequests],
+  "request.expired": [queryKeys.pendingRequests],
+  "request.approval_recorded": [queryKeys.pendingRequests],
+  "request.superseded": [queryKeys.pendingRequests],
+  "request.deadline_extended": [queryKeys.pendingRequests],
+  "request.cancelled": [queryKeys.pendingRequests],
 };
+
+/** After the Lead's own change: what it may have changed, the pending list being patched. */
+export function invalidateRequestsBesidesPending(queryClient: QueryClient): Promise<void[]> {
+  return Promise.all(
+    REQUEST_KEYS_BESIDES_PENDING.map((queryKey) => queryClient.invalidateQueries({ queryKey })),
+  );
+}
 
 export function patchedKeysFor(kind: EventKind): QueryKeys {
   return PATCHED_KEYS[kind] ?? [];

@@ -1,0 +1,45 @@
+import { expect, test } from "@playwright/test";
+import { humanApi, registerApiAgent, submitPlan } from "./support/api";
+import { closeSignedInPages, signedInPage } from "./support/sign-in";
+
+test.afterEach(closeSignedInPages);
+
+test("events patch the inbox in place: a new request, a decision elsewhere and the Lead's own click never refetch the pending list", async ({
+  browser,
+}) => {
+  const { page, inbox } = await signedInPage(browser);
+  const lead = await humanApi();
+  const first = await registerApiAgent(lead);
+  const second = await registerApiAgent(lead);
+  const firstId = await submitPlan(first.api, "plan decided by another Lead");
+  await expect(inbox.requestItem(first.name)).toBeVisible();
+  // Whatever list fetch the page started on its own is over before counting starts.
+  await page.waitForLoadState("networkidle");
+
+  const listFetches: string[] = [];
+  page.on("request", (request) => {
+    const url = new URL(request.url());
+    if (url.pathname === "/api/v1/requests" && request.method() === "GET") {
+      listFetches.push(url.search);
+    }
+  });
+
+  await submitPlan(second.api, "plan approved with a click");
+  await expect(inbox.requestItem(second.name)).toBeVisible();
+
+  const decided = await lead.post(`/api/v1/requests/${firstId}/responses`, {
+    data: { type: "plan_approval_response", approve: true },
+  });
+  expect(decided.status()).toBe(200);
+  await expect(inbox.requestItem(first.name)).toContainText("approved");
+
+  await inbox.select(second.name);
+  await inbox.approve();
+  await inbox.expectDecided(/approved by lead@e2e\.test/);
+  await expect(inbox.requestItem(second.name)).toContainText("approved");
+
+  await page.getByRole("button", { name: "Clear decided requests" }).click();
+  await expect(inbox.requestItem(first.name)).toHaveCount(0);
+  await expect(inbox.requestItem(second.name)).toHaveCount(0);
+  expect(listFetches).toEqual([]);
+});
