@@ -123,6 +123,8 @@ const RAW_SUBSTITUTION = /`|\$\((?!\()|[<>]\(/;
 const HIDDEN =
   /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]/u;
 const MAX_COMMAND_LENGTH = 10_000;
+/** find's actions that run a command of their own. */
+const FIND_RUNS: ReadonlySet<string> = new Set(["-exec", "-execdir", "-ok", "-okdir"]);
 
 /** Redirections that neither write a file nor read one from outside what the rule allows. */
 function isHarmlessRedirect(redirect: ShellRedirect): boolean {
@@ -190,10 +192,21 @@ function isPossiblyCommand(analysis: ShellAnalysis, spec: string): boolean {
   const regex = commandRegex(spec, true);
   return analysis.commands.some((command) => {
     if (command.name === null) return false;
+    const words = wordsOf(command);
     const name = command.name.value?.toLowerCase();
+    // `/bin/rm` and `./rm` are rm to a deny, as they are to the classifier.
+    const program = name?.includes("/") ? path.basename(name) : name;
     // Whatever a runner or a shell runs is out of the parser's sight: count it as a match.
-    if (name !== undefined && (COMMAND_RUNNERS.has(name) || SHELLS.has(name))) return true;
-    return couldMatchWords(wordsOf(command), spec, regex);
+    if (program !== undefined && (COMMAND_RUNNERS.has(program) || SHELLS.has(program))) {
+      return true;
+    }
+    if (program === "find" && words.some((word) => word !== null && FIND_RUNS.has(word))) {
+      return true;
+    }
+    return (
+      couldMatchWords(words, spec, regex) ||
+      (program !== name && couldMatchWords([program ?? null, ...words.slice(1)], spec, regex))
+    );
   });
 }
 
