@@ -257,3 +257,29 @@ describe("patternForCall", () => {
     expect(parseRulePattern(pattern)).toMatchObject({ ok: true });
   });
 });
+
+describe("a rule made from a card allows that call, not what a * in it would widen to", () => {
+  const allows = (pattern: string, tool: string, args: Record<string, unknown>) =>
+    judge([rule(pattern, "allow")], tool, args, SESSION).rule !== null;
+
+  it("a * in the card's command is a literal star, not a wildcard across words", () => {
+    const pattern = patternForCall("Bash", { command: "npm test -- --grep 'auth*'" });
+    // The words, once the quotes are gone, rebuild the card's text around a smuggled option.
+    const smuggled = `npm test -- --grep "'auth" --require ./evil.js "x'"`;
+    expect(allows(pattern, "Bash", { command: smuggled })).toBe(false);
+    expect(allows(pattern, "Bash", { command: "npm test -- --grep \"'auth*'\"" })).toBe(true);
+  });
+
+  it("a * or ? in the card's file name matches only itself", () => {
+    const pattern = patternForCall("Write", { file_path: "src/a*?.ts" });
+    expect(allows(pattern, "Write", claudeFile("src/abc.ts"))).toBe(false);
+    expect(allows(pattern, "Write", claudeFile("src/a*?.ts"))).toBe(true);
+  });
+
+  it("\\* in a written pattern is a literal star, * still a wildcard", () => {
+    expect(allows("Bash(echo a\\*b)", "Bash", bash("echo 'a*b'"))).toBe(true);
+    expect(allows("Bash(echo a\\*b)", "Bash", bash("echo axb"))).toBe(false);
+    expect(allows("Bash(echo a*b)", "Bash", bash("echo axb"))).toBe(true);
+    expect(allows("Write(docs/\\*.md)", "Write", claudeFile("docs/a.md"))).toBe(false);
+  });
+});

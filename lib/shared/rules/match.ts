@@ -81,10 +81,29 @@ function escapeRegex(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
 }
 
+/**
+ * A spec's characters as regex source. `\*` (and `\?` in paths) is the character itself, as in
+ * the shell: a card's "always allow" escapes them, so a star in the approved call stays a star.
+ */
+function globSource(text: string, wildcards: Readonly<Record<string, string>>): string {
+  let source = "";
+  for (let index = 0; index < text.length; index += 1) {
+    const char = text.charAt(index);
+    const next = text.charAt(index + 1);
+    if (char === "\\" && next !== "" && wildcards[next] !== undefined) {
+      source += escapeRegex(next);
+      index += 1;
+    } else {
+      source += wildcards[char] ?? escapeRegex(char);
+    }
+  }
+  return source;
+}
+
 /** `*` is any run of characters; a final `:*` (Claude Code's prefix form) is "these words, then any". */
 function commandRegex(spec: string, isCaseBlind: boolean): RegExp {
   const isPrefix = spec.endsWith(":*");
-  const body = (isPrefix ? spec.slice(0, -2) : spec).split("*").map(escapeRegex).join(".*");
+  const body = globSource(isPrefix ? spec.slice(0, -2) : spec, { "*": ".*" });
   return new RegExp(`^${body}${isPrefix ? "(?: .*)?" : ""}$`, isCaseBlind ? "is" : "s");
 }
 
@@ -95,10 +114,7 @@ function pathRegex(spec: string, isCaseBlind: boolean): RegExp {
     .map((segment, index) => {
       const isLast = index === segments.length - 1;
       if (segment === "**") return isLast ? ".*" : "(?:[^/]+/)*";
-      const part = segment
-        .split("")
-        .map((char) => (char === "*" ? "[^/]*" : char === "?" ? "[^/]" : escapeRegex(char)))
-        .join("");
+      const part = globSource(segment, { "*": "[^/]*", "?": "[^/]" });
       return isLast ? part : `${part}/`;
     })
     .join("");
@@ -176,7 +192,10 @@ function couldMatchWords(words: (string | null)[], spec: string, regex: RegExp):
     .map((word) => `${word} `)
     .join("")
     .toLowerCase();
-  const literal = spec.split("*")[0]?.replace(/:$/, "").toLowerCase() ?? "";
+  const literal = (/^(?:[^*\\]|\\.)*/.exec(spec)?.[0] ?? "")
+    .replace(/\\\*/g, "*")
+    .replace(/:$/, "")
+    .toLowerCase();
   return literal.startsWith(known) || known.startsWith(literal);
 }
 
