@@ -18,6 +18,7 @@ import {
 } from "../shared/protocol/tool-risk";
 import { connectorSchema } from "../shared/agents/schema";
 import { createRequestInTransaction } from "../requests/mutations";
+import { raiseRequiredApprovals } from "../requests/approvals";
 import { decideWithRules, type RuleApprovals } from "../rules/evaluate";
 import type { ToolCallInput, ToolVerdict } from "./schema";
 import { approvedVerdict, findEditedApprovalFor, isApprovalUsed } from "./edited-approval";
@@ -69,6 +70,8 @@ async function decideRiskyCall(
   const latest = earlier[0];
   // A card whose diff is of another file than the one found now is superseded by a new card.
   if (latest?.status === "pending" && isSameBase(latest.payload, input.file)) {
+    // A two-Lead rule made while the card waited holds it too: the stricter answer wins.
+    await raiseRequiredApprovals(tx, latest, approvals.requiredApprovals);
     return {
       allowed: false,
       code: "TOOL_APPROVAL_PENDING",
