@@ -105,6 +105,13 @@ const TABLE: readonly Row[] = [
   ["Bash(rm *)", "deny", "Bash", bash("taskset 1 rm x"), "deny", SESSION],
   ["Bash(git push*)", "ask", "Bash", bash("/usr/bin/git push"), "ask", SESSION],
   ["Bash(git push*)", "allow", "Bash", bash("/usr/bin/git push"), null, SESSION],
+  // Global options before the subcommand (`git -C . push`) do not hide it from a deny or an ask.
+  ["Bash(git push*)", "deny", "Bash", bash("git -C . push --force"), "deny", SESSION],
+  ["Bash(git push*)", "deny", "Bash", bash("git --git-dir=.git push"), "deny", SESSION],
+  ["Bash(git push*)", "deny", "Bash", bash("/usr/bin/git -c a.b=c push"), "deny", SESSION],
+  ["Bash(git push*)", "deny", "Bash", bash("git log --grep=push"), null, SESSION],
+  ["Bash(npm run deploy*)", "ask", "Bash", bash("npm --prefix . run deploy"), "ask", SESSION],
+  ["Bash(git push*)", "allow", "Bash", bash("git -C . push"), null, SESSION],
   ["Bash(git push*)", "ask", "Bash", bash("git $(echo push)"), "ask", SESSION],
   ["Bash(git push*)", "ask", "Bash", bash("git status"), null, SESSION],
   ["Bash(git push*)", "ask", "Bash", bash("git push origin'"), "ask", SESSION],

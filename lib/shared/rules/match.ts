@@ -192,11 +192,40 @@ function couldMatchWords(words: (string | null)[], spec: string, regex: RegExp):
     .map((word) => `${word} `)
     .join("")
     .toLowerCase();
-  const literal = (/^(?:[^*\\]|\\.)*/.exec(spec)?.[0] ?? "")
-    .replace(/\\\*/g, "*")
-    .replace(/:$/, "")
-    .toLowerCase();
+  const literal = literalStart(spec).text;
   return literal.startsWith(known) || known.startsWith(literal);
+}
+
+/** The spec's text before its first wildcard, lower-cased; `isWhole` when no word is cut by it. */
+function literalStart(spec: string): { text: string; isWhole: boolean } {
+  const raw = /^(?:[^*\\]|\\.)*/.exec(spec)?.[0] ?? "";
+  const text = raw.replace(/\\\*/g, "*").replace(/:$/, "").toLowerCase();
+  return { text, isWhole: raw === spec || raw.endsWith(" ") || raw.endsWith(":") };
+}
+
+/**
+ * Could options the pattern does not mention stand between its words (`git -C . push` for
+ * `git push*`, `npm --prefix . run deploy` for `npm run deploy*`)? The program must be the
+ * pattern's first word and its other words must follow in order; a word cut by the wildcard need
+ * only start a word, and a word only known at run time could be any.
+ */
+function couldMatchBetweenOptions(
+  program: string,
+  words: (string | null)[],
+  spec: string,
+): boolean {
+  const start = literalStart(spec);
+  const pieces = start.text.split(" ").filter((piece) => piece !== "");
+  if (pieces.length < 2 || pieces[0] !== program) return false;
+  let next = 1;
+  for (const word of words.slice(1)) {
+    const piece = pieces[next];
+    if (piece === undefined) break;
+    const isLastCut = next === pieces.length - 1 && !start.isWhole;
+    const lower = word?.toLowerCase() ?? null;
+    if (lower === null || lower === piece || (isLastCut && lower.startsWith(piece))) next += 1;
+  }
+  return next === pieces.length;
 }
 
 function isPossiblyCommand(analysis: ShellAnalysis, spec: string): boolean {
@@ -224,7 +253,8 @@ function isPossiblyCommand(analysis: ShellAnalysis, spec: string): boolean {
     }
     return (
       couldMatchWords(words, spec, regex) ||
-      (program !== name && couldMatchWords([program ?? null, ...words.slice(1)], spec, regex))
+      (program !== name && couldMatchWords([program ?? null, ...words.slice(1)], spec, regex)) ||
+      (program !== undefined && couldMatchBetweenOptions(program, words, spec))
     );
   });
 }
