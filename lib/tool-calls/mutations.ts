@@ -20,6 +20,7 @@ import { connectorSchema } from "../shared/agents/schema";
 import { createRequestInTransaction } from "../requests/mutations";
 import { raiseRequiredApprovals } from "../requests/approvals";
 import { decideWithRules, type RuleApprovals } from "../rules/evaluate";
+import { refuseEditsByRules } from "../rules/edited-call";
 import type { ToolCallInput, ToolVerdict } from "./schema";
 import { approvedVerdict, findEditedApprovalFor, isApprovalUsed } from "./edited-approval";
 import { isSameBase, refuseChangedFile } from "./file-guard";
@@ -54,6 +55,7 @@ async function decideRiskyCall(
     if (request.status === "approved" && !(await isApprovalUsed(tx, request.id))) {
       return (
         refuseChangedFile(request.payload, input.file, request.id) ??
+        (await refuseEditsByRules(tx, agent, request, input)) ??
         approvedVerdict(request, input.canRunEdits === true)
       );
     }
@@ -61,7 +63,8 @@ async function decideRiskyCall(
   const edited = await findEditedApprovalFor(tx, agent, callHash);
   if (edited) {
     return (
-      refuseChangedFile(edited.payload, input.file, edited.id) ?? {
+      refuseChangedFile(edited.payload, input.file, edited.id) ??
+      (await refuseEditsByRules(tx, agent, edited, input)) ?? {
         allowed: true,
         requestId: edited.id,
       }
