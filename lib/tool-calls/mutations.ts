@@ -61,10 +61,10 @@ async function decideRiskyCall(
     }
   }
   const edited = await findEditedApprovalFor(tx, agent, callHash);
-  if (edited) {
+  // One Lead's edit is no approval for a call a two-Lead rule covers: that call gets its own card.
+  if (edited && !(await refuseEditsByRules(tx, agent, edited, input))) {
     return (
-      refuseChangedFile(edited.payload, input.file, edited.id) ??
-      (await refuseEditsByRules(tx, agent, edited, input)) ?? {
+      refuseChangedFile(edited.payload, input.file, edited.id) ?? {
         allowed: true,
         requestId: edited.id,
       }

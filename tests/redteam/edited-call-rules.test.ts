@@ -59,8 +59,14 @@ describe("the rules also judge the Lead's edited arguments (red team)", () => {
     const retry = await api.toolCall(agent.headers, { ...ASKED, canRunEdits: true });
     expect(retry.json).toMatchObject({ allowed: false, code: "TOOL_APPROVAL_DENIED", requestId });
     expect(retry.json.args).toBeUndefined();
+    // Asked for itself, the edited call gets its own card, for two Leads.
     const edited = await api.toolCall(agent.headers, { tool: "bash", args: EDITED_ARGS });
-    expect(edited.json).toMatchObject({ allowed: false });
+    expect(edited.json).toMatchObject({ allowed: false, code: "TOOL_APPROVAL_REQUIRED" });
+    expect(edited.json.requestId).not.toBe(requestId);
+    const card = await getDb().request.findUniqueOrThrow({
+      where: { id: String(edited.json.requestId) },
+    });
+    expect(card.requiredApprovals).toBe(2);
     expect(await getDb().toolCall.count({ where: { requestId, isAllowed: true } })).toBe(0);
   });
 });
