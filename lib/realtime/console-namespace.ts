@@ -175,6 +175,7 @@ export function attachConsoleNamespace(
 ): void {
   const maxReplayEvents = options.maxReplayEvents ?? MAX_REPLAY_EVENTS;
   const namespace = io.of(CONSOLE_NAMESPACE);
+  const viewingBudgets: ViewingBudgets = new Map();
   namespace.use((socket, next) => {
     const { origin, host } = socket.handshake.headers;
     if (!isConsoleOriginAllowed(origin, host)) return next(new Error("CROSS_SITE_REQUEST"));
@@ -202,19 +203,20 @@ export function attachConsoleNamespace(
       socket.data.feed.resume(parsed.data.after);
     });
     const { presence } = options;
-    if (presence) trackViewing(socket, presence);
+    if (presence) trackViewing(socket, presence, viewingBudgets);
   });
 }
 
+/** Card changes per person on this node: opening more sockets buys no bigger budget. */
+type ViewingBudgets = Map<string, { windowStart: number; changes: number }>;
+
 /**
  * The card a socket shows, as its person (from the session, never the message). Bounded: one card
- * per socket, and a burst of changes past MAX_VIEWING_CHANGES_PER_10S is refused, so a client
- * cannot turn the shared channel into a flood.
+ * per socket, and a burst of changes past MAX_VIEWING_CHANGES_PER_10S by one person, over all of
+ * their sockets, is refused, so a client cannot turn the shared channel into a flood.
  */
-function trackViewing(socket: ConsoleSocket, presence: Presence): void {
+function trackViewing(socket: ConsoleSocket, presence: Presence, budgets: ViewingBudgets): void {
   const viewer = { userId: socket.data.actor.userId, email: socket.data.actor.email };
-  let windowStart = Date.now();
-  let changes = 0;
   socket.on("viewing", (payload: unknown) => {
     const parsed = viewingSchema.safeParse(payload);
     if (!parsed.success) {
@@ -224,12 +226,14 @@ function trackViewing(socket: ConsoleSocket, presence: Presence): void {
       });
       return;
     }
-    if (Date.now() - windowStart > 10_000) {
-      windowStart = Date.now();
-      changes = 0;
+    const budget = budgets.get(viewer.userId) ?? { windowStart: Date.now(), changes: 0 };
+    budgets.set(viewer.userId, budget);
+    if (Date.now() - budget.windowStart > 10_000) {
+      budget.windowStart = Date.now();
+      budget.changes = 0;
     }
-    changes += 1;
-    if (changes > MAX_VIEWING_CHANGES_PER_10S) {
+    budget.changes += 1;
+    if (budget.changes > MAX_VIEWING_CHANGES_PER_10S) {
       socket.emit("error", { code: "RATE_LIMITED", message: "too many card changes; slow down" });
       return;
     }

@@ -5,6 +5,7 @@ import { appendEvent } from "../events/mutations";
 import type { PrismaClient, Rule } from "../generated/prisma/client";
 import { parseRulePattern } from "../shared/rules/pattern";
 import { inTransaction } from "../transaction";
+import { raisePendingCardsForRule } from "./raise-pending";
 import type { CreateRuleInput, UpdateRuleInput } from "./schema";
 import { toRuleView, type RuleView } from "./views";
 
@@ -69,6 +70,7 @@ export async function createRule(
         createdBy: actorLabel(actor),
       },
     });
+    await raisePendingCardsForRule(tx, rule);
     await recordChange(tx, "rule.created", rule, actor);
     return toRuleView(rule);
   });
@@ -110,6 +112,7 @@ export async function updateRule(
         updatedAt: new Date(),
       },
     });
+    await raisePendingCardsForRule(tx, rule);
     await recordChange(tx, "rule.updated", rule, actor);
     return toRuleView(rule);
   });

@@ -18,7 +18,9 @@ import {
 } from "../shared/protocol/tool-risk";
 import { connectorSchema } from "../shared/agents/schema";
 import { createRequestInTransaction } from "../requests/mutations";
+import { raiseRequiredApprovals } from "../requests/approvals";
 import { decideWithRules, type RuleApprovals } from "../rules/evaluate";
+import { refuseEditsByRules } from "../rules/edited-call";
 import type { ToolCallInput, ToolVerdict } from "./schema";
 import { approvedVerdict, findEditedApprovalFor, isApprovalUsed } from "./edited-approval";
 import { isSameBase, refuseChangedFile } from "./file-guard";
@@ -53,12 +55,14 @@ async function decideRiskyCall(
     if (request.status === "approved" && !(await isApprovalUsed(tx, request.id))) {
       return (
         refuseChangedFile(request.payload, input.file, request.id) ??
+        (await refuseEditsByRules(tx, agent, request, input)) ??
         approvedVerdict(request, input.canRunEdits === true)
       );
     }
   }
   const edited = await findEditedApprovalFor(tx, agent, callHash);
-  if (edited) {
+  // One Lead's edit is no approval for a call a two-Lead rule covers: that call gets its own card.
+  if (edited && !(await refuseEditsByRules(tx, agent, edited, input))) {
     return (
       refuseChangedFile(edited.payload, input.file, edited.id) ?? {
         allowed: true,
@@ -69,6 +73,8 @@ async function decideRiskyCall(
   const latest = earlier[0];
   // A card whose diff is of another file than the one found now is superseded by a new card.
   if (latest?.status === "pending" && isSameBase(latest.payload, input.file)) {
+    // A two-Lead rule made while the card waited holds it too: the stricter answer wins.
+    await raiseRequiredApprovals(tx, latest, approvals.requiredApprovals);
     return {
       allowed: false,
       code: "TOOL_APPROVAL_PENDING",

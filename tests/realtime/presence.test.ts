@@ -117,6 +117,24 @@ describe("presence: who else has a card open", () => {
     expect(socket.connected).toBe(true);
   });
 
+  it("the card-change budget is a person's, not a socket's: more sockets are no bigger flood", async () => {
+    // Red team: each socket had its own 50 per 10 s, so one account with many sockets multiplied
+    // the NOTIFYs and the broadcasts to every console.
+    const dave = await signedInHuman("viewer");
+    const daveSockets = [await openConsole(dave.headers), await openConsole(dave.headers)];
+    const limited = new Promise<{ code: string }>((resolve) => {
+      for (const socket of daveSockets) {
+        socket.on("error", (error) => {
+          if (error.code === "RATE_LIMITED") resolve(error);
+        });
+      }
+    });
+    for (let index = 0; index < 30; index += 1) {
+      for (const socket of daveSockets) socket.emit("viewing", { requestId: newRequestId() });
+    }
+    expect(await limited).toMatchObject({ code: "RATE_LIMITED" });
+  });
+
   it("reaches a Lead on another web node through NOTIFY, and clears there on disconnect", async () => {
     const [dana, erin] = [await signedInHuman("lead"), await signedInHuman("viewer")];
     const card = newRequestId();

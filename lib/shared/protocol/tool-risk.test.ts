@@ -148,6 +148,10 @@ const TABLE: readonly [command: string, expected: ToolRiskClass, reason: RegExp]
   ["nohup make &", "needs_approval", /nohup runs another command/],
   ["setsid nohup sleep 4242 &", "needs_approval", /setsid runs another command/],
   ["timeout 60 npm test", "needs_approval", /timeout runs another command/],
+  // Wrappers that were missing from the list ran as plain workspace commands.
+  ["chrt 1 rm -rf build", "needs_approval", /chrt runs another command/],
+  ["taskset 1 sh -c 'curl x | sh'", "needs_approval", /taskset runs another command/],
+  ["unbuffer bash -c 'echo hi'", "needs_approval", /unbuffer runs another command/],
   ["nice -n 10 make", "needs_approval", /nice runs another command/],
   ["sudo apt-get install x", "needs_approval", /sudo runs another command/],
   ["time ls", "needs_approval", /time runs another command/],

@@ -95,6 +95,23 @@ const TABLE: readonly Row[] = [
   ["Bash(rm *)", "deny", "Bash", bash("sh -c 'rm -rf build'"), "deny", SESSION],
   ["Bash(rm *)", "deny", "Bash", bash("$CMD -rf build"), "deny", SESSION],
   ["Bash(rm *)", "deny", "Bash", bash("ls -la"), null, SESSION],
+  // A program named by its path, or run by find or a wrapper the classifier lets through, is still rm.
+  ["Bash(rm *)", "deny", "Bash", bash("/bin/rm x"), "deny", SESSION],
+  ["Bash(rm *)", "deny", "Bash", bash("/usr/bin/../bin/rm x"), "deny", SESSION],
+  ["Bash(rm *)", "deny", "Bash", bash("./rm x"), "deny", SESSION],
+  ["Bash(rm *)", "deny", "Bash", bash("find . -exec rm {} +"), "deny", SESSION],
+  ["Bash(rm *)", "deny", "Bash", bash("find . -delete"), null, SESSION],
+  ["Bash(rm *)", "deny", "Bash", bash("chrt 1 rm x"), "deny", SESSION],
+  ["Bash(rm *)", "deny", "Bash", bash("taskset 1 rm x"), "deny", SESSION],
+  ["Bash(git push*)", "ask", "Bash", bash("/usr/bin/git push"), "ask", SESSION],
+  ["Bash(git push*)", "allow", "Bash", bash("/usr/bin/git push"), null, SESSION],
+  // Global options before the subcommand (`git -C . push`) do not hide it from a deny or an ask.
+  ["Bash(git push*)", "deny", "Bash", bash("git -C . push --force"), "deny", SESSION],
+  ["Bash(git push*)", "deny", "Bash", bash("git --git-dir=.git push"), "deny", SESSION],
+  ["Bash(git push*)", "deny", "Bash", bash("/usr/bin/git -c a.b=c push"), "deny", SESSION],
+  ["Bash(git push*)", "deny", "Bash", bash("git log --grep=push"), null, SESSION],
+  ["Bash(npm run deploy*)", "ask", "Bash", bash("npm --prefix . run deploy"), "ask", SESSION],
+  ["Bash(git push*)", "allow", "Bash", bash("git -C . push"), null, SESSION],
   ["Bash(git push*)", "ask", "Bash", bash("git $(echo push)"), "ask", SESSION],
   ["Bash(git push*)", "ask", "Bash", bash("git status"), null, SESSION],
   ["Bash(git push*)", "ask", "Bash", bash("git push origin'"), "ask", SESSION],
@@ -245,5 +262,31 @@ describe("patternForCall", () => {
     const pattern = patternForCall(tool, args, cwd);
     expect(pattern).toBe(expected);
     expect(parseRulePattern(pattern)).toMatchObject({ ok: true });
+  });
+});
+
+describe("a rule made from a card allows that call, not what a * in it would widen to", () => {
+  const allows = (pattern: string, tool: string, args: Record<string, unknown>) =>
+    judge([rule(pattern, "allow")], tool, args, SESSION).rule !== null;
+
+  it("a * in the card's command is a literal star, not a wildcard across words", () => {
+    const pattern = patternForCall("Bash", { command: "npm test -- --grep 'auth*'" });
+    // The words, once the quotes are gone, rebuild the card's text around a smuggled option.
+    const smuggled = `npm test -- --grep "'auth" --require ./evil.js "x'"`;
+    expect(allows(pattern, "Bash", { command: smuggled })).toBe(false);
+    expect(allows(pattern, "Bash", { command: "npm test -- --grep \"'auth*'\"" })).toBe(true);
+  });
+
+  it("a * or ? in the card's file name matches only itself", () => {
+    const pattern = patternForCall("Write", { file_path: "src/a*?.ts" });
+    expect(allows(pattern, "Write", claudeFile("src/abc.ts"))).toBe(false);
+    expect(allows(pattern, "Write", claudeFile("src/a*?.ts"))).toBe(true);
+  });
+
+  it("\\* in a written pattern is a literal star, * still a wildcard", () => {
+    expect(allows("Bash(echo a\\*b)", "Bash", bash("echo 'a*b'"))).toBe(true);
+    expect(allows("Bash(echo a\\*b)", "Bash", bash("echo axb"))).toBe(false);
+    expect(allows("Bash(echo a*b)", "Bash", bash("echo axb"))).toBe(true);
+    expect(allows("Write(docs/\\*.md)", "Write", claudeFile("docs/a.md"))).toBe(false);
   });
 });

@@ -81,10 +81,29 @@ function escapeRegex(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
 }
 
+/**
+ * A spec's characters as regex source. `\*` (and `\?` in paths) is the character itself, as in
+ * the shell: a card's "always allow" escapes them, so a star in the approved call stays a star.
+ */
+function globSource(text: string, wildcards: Readonly<Record<string, string>>): string {
+  let source = "";
+  for (let index = 0; index < text.length; index += 1) {
+    const char = text.charAt(index);
+    const next = text.charAt(index + 1);
+    if (char === "\\" && next !== "" && wildcards[next] !== undefined) {
+      source += escapeRegex(next);
+      index += 1;
+    } else {
+      source += wildcards[char] ?? escapeRegex(char);
+    }
+  }
+  return source;
+}
+
 /** `*` is any run of characters; a final `:*` (Claude Code's prefix form) is "these words, then any". */
 function commandRegex(spec: string, isCaseBlind: boolean): RegExp {
   const isPrefix = spec.endsWith(":*");
-  const body = (isPrefix ? spec.slice(0, -2) : spec).split("*").map(escapeRegex).join(".*");
+  const body = globSource(isPrefix ? spec.slice(0, -2) : spec, { "*": ".*" });
   return new RegExp(`^${body}${isPrefix ? "(?: .*)?" : ""}$`, isCaseBlind ? "is" : "s");
 }
 
@@ -95,10 +114,7 @@ function pathRegex(spec: string, isCaseBlind: boolean): RegExp {
     .map((segment, index) => {
       const isLast = index === segments.length - 1;
       if (segment === "**") return isLast ? ".*" : "(?:[^/]+/)*";
-      const part = segment
-        .split("")
-        .map((char) => (char === "*" ? "[^/]*" : char === "?" ? "[^/]" : escapeRegex(char)))
-        .join("");
+      const part = globSource(segment, { "*": "[^/]*", "?": "[^/]" });
       return isLast ? part : `${part}/`;
     })
     .join("");
@@ -123,6 +139,8 @@ const RAW_SUBSTITUTION = /`|\$\((?!\()|[<>]\(/;
 const HIDDEN =
   /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]/u;
 const MAX_COMMAND_LENGTH = 10_000;
+/** find's actions that run a command of their own. */
+const FIND_RUNS: ReadonlySet<string> = new Set(["-exec", "-execdir", "-ok", "-okdir"]);
 
 /** Redirections that neither write a file nor read one from outside what the rule allows. */
 function isHarmlessRedirect(redirect: ShellRedirect): boolean {
@@ -174,8 +192,40 @@ function couldMatchWords(words: (string | null)[], spec: string, regex: RegExp):
     .map((word) => `${word} `)
     .join("")
     .toLowerCase();
-  const literal = spec.split("*")[0]?.replace(/:$/, "").toLowerCase() ?? "";
+  const literal = literalStart(spec).text;
   return literal.startsWith(known) || known.startsWith(literal);
+}
+
+/** The spec's text before its first wildcard, lower-cased; `isWhole` when no word is cut by it. */
+function literalStart(spec: string): { text: string; isWhole: boolean } {
+  const raw = /^(?:[^*\\]|\\.)*/.exec(spec)?.[0] ?? "";
+  const text = raw.replace(/\\\*/g, "*").replace(/:$/, "").toLowerCase();
+  return { text, isWhole: raw === spec || raw.endsWith(" ") || raw.endsWith(":") };
+}
+
+/**
+ * Could options the pattern does not mention stand between its words (`git -C . push` for
+ * `git push*`, `npm --prefix . run deploy` for `npm run deploy*`)? The program must be the
+ * pattern's first word and its other words must follow in order; a word cut by the wildcard need
+ * only start a word, and a word only known at run time could be any.
+ */
+function couldMatchBetweenOptions(
+  program: string,
+  words: (string | null)[],
+  spec: string,
+): boolean {
+  const start = literalStart(spec);
+  const pieces = start.text.split(" ").filter((piece) => piece !== "");
+  if (pieces.length < 2 || pieces[0] !== program) return false;
+  let next = 1;
+  for (const word of words.slice(1)) {
+    const piece = pieces[next];
+    if (piece === undefined) break;
+    const isLastCut = next === pieces.length - 1 && !start.isWhole;
+    const lower = word?.toLowerCase() ?? null;
+    if (lower === null || lower === piece || (isLastCut && lower.startsWith(piece))) next += 1;
+  }
+  return next === pieces.length;
 }
 
 function isPossiblyCommand(analysis: ShellAnalysis, spec: string): boolean {
@@ -190,10 +240,22 @@ function isPossiblyCommand(analysis: ShellAnalysis, spec: string): boolean {
   const regex = commandRegex(spec, true);
   return analysis.commands.some((command) => {
     if (command.name === null) return false;
+    const words = wordsOf(command);
     const name = command.name.value?.toLowerCase();
+    // `/bin/rm` and `./rm` are rm to a deny, as they are to the classifier.
+    const program = name?.includes("/") ? path.basename(name) : name;
     // Whatever a runner or a shell runs is out of the parser's sight: count it as a match.
-    if (name !== undefined && (COMMAND_RUNNERS.has(name) || SHELLS.has(name))) return true;
-    return couldMatchWords(wordsOf(command), spec, regex);
+    if (program !== undefined && (COMMAND_RUNNERS.has(program) || SHELLS.has(program))) {
+      return true;
+    }
+    if (program === "find" && words.some((word) => word !== null && FIND_RUNS.has(word))) {
+      return true;
+    }
+    return (
+      couldMatchWords(words, spec, regex) ||
+      (program !== name && couldMatchWords([program ?? null, ...words.slice(1)], spec, regex)) ||
+      (program !== undefined && couldMatchBetweenOptions(program, words, spec))
+    );
   });
 }
 

@@ -111,16 +111,21 @@ function relativeTo(value: string, cwd: unknown): string {
 
 /**
  * The pattern a card offers for "always allow this": the exact command or path of the call, so
- * the rule starts as narrow as the approval it replaces; the Lead may widen it with `*`.
+ * the rule starts as narrow as the approval it replaces; the Lead may widen it with `*`. A star
+ * (or `?` in a path) the call itself contains is escaped: unescaped, it would match far more.
  */
 export function patternForCall(tool: string, args: Record<string, unknown>, cwd?: unknown): string {
   if (COMMAND_TOOLS.has(tool) && typeof args.command === "string") {
-    return `${tool}(${args.command.trim().replace(/[ \t]+/g, " ")})`;
+    return `${tool}(${args.command
+      .trim()
+      .replace(/[ \t]+/g, " ")
+      .replace(/\*/g, "\\*")})`;
   }
   const pathArgument = PATH_ARGUMENTS[tool];
   const value = pathArgument ? args[pathArgument] : undefined;
   if (typeof value === "string" && value !== "") {
-    return `${tool}(${relativeTo(value, cwd).replace(/^\.\//, "")})`;
+    const relative = relativeTo(value, cwd).replace(/^\.\//, "");
+    return `${tool}(${relative.replace(/[*?]/g, "\\$&")})`;
   }
   return tool;
 }
