@@ -1,6 +1,6 @@
 import type { Prisma, Request } from "../generated/prisma/client";
 import type { AgentActor, HumanActor } from "../auth/actor";
-import type { Db } from "../db";
+import { hasSqlState, type Db } from "../db";
 import { AppError } from "../errors";
 import { appendEvent } from "../events/mutations";
 import { decidedBySchema, type DecidedBy, type PersonDecidedBy } from "../shared/api/request";
@@ -187,4 +187,21 @@ export async function takeApprovalStep(
     requiredApprovals: request.requiredApprovals,
   });
   return { kind: "recorded", request: view };
+}
+
+/**
+ * A two-Lead rule raised the request after this decision read it: the database's check
+ * (`requests_two_person_approval`) refuses one Lead's approval, and the Lead is told why instead of
+ * getting a 500. Nothing was decided; approving again records the first of two approvals.
+ */
+export function refuseRaisedToTwoLeads(error: unknown): unknown {
+  const isRaised =
+    hasSqlState(error, "23514") &&
+    error instanceof Error &&
+    error.message.includes("requests_two_person_approval");
+  if (!isRaised) return error;
+  return new AppError(
+    "SECOND_LEAD_REQUIRED",
+    "a rule now asks two Leads to approve this request: nothing was decided; approve again to record the first approval",
+  );
 }

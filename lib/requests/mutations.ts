@@ -22,7 +22,12 @@ import type { CreateRequestInput, RespondInput } from "./schema";
 import { findEarlierRejection } from "./asked-again";
 import { directionOf, toRequestView, type RequestView } from "./views";
 import { inTransaction } from "../transaction";
-import { raiseRequiredApprovals, takeApprovalStep, type RequiredApprovals } from "./approvals";
+import {
+  raiseRequiredApprovals,
+  refuseRaisedToTwoLeads,
+  takeApprovalStep,
+  type RequiredApprovals,
+} from "./approvals";
 
 /** Request ids are unguessable: knowing one is never a credential, but guessing one is hopeless. */
 export function newRequestId(): string {
@@ -496,6 +501,8 @@ async function decideInTransaction(
           respondedBy: responderLabel(responder),
           decidedBy: step?.decidedBy ?? decidedBy,
           response,
+        }).catch((error: unknown) => {
+          throw refuseRaisedToTwoLeads(error);
         })
       : null;
     if (!decided) {

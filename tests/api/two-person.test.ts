@@ -363,3 +363,41 @@ describe("the two-person rule", () => {
     ).rejects.toMatchObject({ code: "INVALID_INPUT" });
   });
 });
+
+describe("a rule raising a card to two Leads while one Lead decides it", () => {
+  it("refuses that Lead's approval with 409 SECOND_LEAD_REQUIRED and decides nothing", async () => {
+    const first = await signedInHuman("lead");
+    const agent = await registerAgent({ requirePlan: true });
+    const row = await getDb().agent.findUniqueOrThrow({ where: { name: agent.name } });
+    const { request } = await inTransaction(getDb(), (tx) =>
+      createRequestInTransaction(tx, {
+        definition: getProtocolType("plan_approval"),
+        direction: "agent_to_lead",
+        agentId: row.id,
+        payload: { plan: "1. force-push main" },
+        senderIncarnation: row.incarnation,
+      }),
+    );
+    // Another node holds the agent's row while it raises the card (what writing a two-Lead rule
+    // does): the decision reads the request as a one-Lead card, then waits for the lock.
+    let release = () => {};
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const raising = inTransaction(otherNode, async (tx) => {
+      await tx.$queryRaw`SELECT id FROM agents WHERE id = ${row.id} FOR UPDATE`;
+      await released;
+      await tx.request.update({ where: { id: request.id }, data: { requiredApprovals: 2 } });
+    });
+    await sleep(100);
+    const deciding = api.respond(first.headers, request.id, approve);
+    await sleep(300);
+    release();
+    await raising;
+
+    const refused = await deciding;
+    expect(refused.status).toBe(409);
+    expect(refused.json).toMatchObject({ error: { code: "SECOND_LEAD_REQUIRED" } });
+    const stored = await getDb().request.findUniqueOrThrow({ where: { id: request.id } });
+    expect(stored).toMatchObject({ status: "pending", requiredApprovals: 2, decidedBy: null });
+    expect(await approvalCount(request.id)).toBe(0);
+  });
+});
