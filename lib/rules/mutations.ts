@@ -5,6 +5,7 @@ import { appendEvent } from "../events/mutations";
 import type { PrismaClient, Rule } from "../generated/prisma/client";
 import { parseRulePattern } from "../shared/rules/pattern";
 import { inTransaction } from "../transaction";
+import { evictRulesAfterCommit } from "./rule-cache";
 import type { CreateRuleInput, UpdateRuleInput } from "./schema";
 import { toRuleView, type RuleView } from "./views";
 
@@ -41,6 +42,8 @@ async function recordChange(
   rule: Rule,
   actor: HumanActor,
 ): Promise<void> {
+  // This node's next verdict reads the change; other nodes hear migration 015's trigger.
+  evictRulesAfterCommit(tx);
   await appendEvent(tx, kind, `rule:${rule.id}`, {
     ruleId: rule.id,
     pattern: rule.pattern,
