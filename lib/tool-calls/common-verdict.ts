@@ -1,5 +1,5 @@
 import type { AgentActor } from "../auth/actor";
-import type { Db } from "../db";
+import { poolOf, type Db } from "../db";
 import type { Agent } from "../generated/prisma/client";
 import { prepareAgentCall, ruleSubjectOf, type RuleTrace } from "../rules/evaluate";
 import { loadLiveRules } from "../rules/rule-cache";
@@ -44,6 +44,29 @@ export function rememberVerdictFacts(agent: Agent): void {
   const { name, role, ownerTokenId, incarnation } = agent;
   facts.set(agent.id, { name, role, ownerTokenId, incarnation });
 }
+
+// Locks the row only if it still is what the verdict assumed, then records the attempt and its
+// event; the event's data is the full path's, with the gate taken from the locked row.
+const COMMON_VERDICT_SQL = `
+  WITH agent AS (
+    SELECT id, gate FROM agents
+    WHERE id = $1::uuid
+      AND incarnation = $2
+      AND name = $3
+      AND role = $4
+      AND owner_token_id IS NOT DISTINCT FROM $5::uuid
+      AND connector_key IS NULL
+      AND status::text = ANY($6::text[])
+      AND gate::text = ANY($7::text[])
+    FOR UPDATE
+  ), call AS (
+    INSERT INTO tool_calls (agent_id, incarnation, tool, args, gate, is_allowed, risk)
+    SELECT id, $2, $8, $9::jsonb, gate, true, $10::jsonb FROM agent
+    RETURNING gate
+  )
+  INSERT INTO events (kind, subject, data)
+  SELECT 'tool.allowed', $11, $12::jsonb || jsonb_build_object('gate', gate::text) FROM call
+  RETURNING id`;
 
 /** Every agent status and plan-gate value under which the plan gate allows this call. */
 function allowingStates(tool: string, risk: ToolRisk) {
@@ -94,31 +117,24 @@ export async function tryRecordCommonVerdict(
     ...(risk.code ? { code: risk.code } : {}),
     reasons: risk.reasons,
   };
-  // The event's data is what the full path writes; the gate is taken from the locked row.
   const eventData = { agent: facts.name, tool: input.tool, riskClass: risk.class, ...trace };
-  const recorded = await db.$queryRaw<{ id: bigint }[]>`
-    WITH agent AS (
-      SELECT id, gate FROM agents
-      WHERE id = ${actor.agentId}::uuid
-        AND incarnation = ${facts.incarnation}
-        AND name = ${facts.name}
-        AND role = ${facts.role}
-        AND owner_token_id IS NOT DISTINCT FROM ${facts.ownerTokenId}::uuid
-        AND connector_key IS NULL
-        AND status::text = ANY(${statuses}::text[])
-        AND gate::text = ANY(${gates}::text[])
-      FOR UPDATE
-    ), call AS (
-      INSERT INTO tool_calls (agent_id, incarnation, tool, args, gate, is_allowed, risk)
-      SELECT id, ${facts.incarnation}, ${input.tool}, ${JSON.stringify(input.args)}::jsonb, gate,
-        true, ${JSON.stringify(toolCallRisk)}::jsonb
-      FROM agent
-      RETURNING gate
-    )
-    INSERT INTO events (kind, subject, data)
-    SELECT 'tool.allowed', ${`agent:${facts.name}`},
-      ${JSON.stringify(eventData)}::jsonb || jsonb_build_object('gate', gate::text)
-    FROM call
-    RETURNING id`;
+  const values = [
+    actor.agentId,
+    facts.incarnation,
+    facts.name,
+    facts.role,
+    facts.ownerTokenId,
+    statuses,
+    gates,
+    input.tool,
+    JSON.stringify(input.args),
+    JSON.stringify(toolCallRisk),
+    `agent:${facts.name}`,
+    JSON.stringify(eventData),
+  ];
+  const pool = poolOf(db);
+  const recorded = pool
+    ? (await pool.query(COMMON_VERDICT_SQL, values)).rows
+    : await db.$queryRawUnsafe<unknown[]>(COMMON_VERDICT_SQL, ...values);
   return recorded.length === 1 ? { allowed: true } : null;
 }

@@ -1,5 +1,5 @@
 import pg from "pg";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { rules as rulesRoute } from "../../lib/api/v1/rules";
 import { ActorCache } from "../../lib/auth/actor-cache";
 import {
