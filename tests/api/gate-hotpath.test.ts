@@ -165,6 +165,25 @@ describe("the common verdict", () => {
   });
 });
 
+describe("what jsonb cannot hold", () => {
+  it("refuses an unpaired surrogate with 400 at the door, on the first call and later ones", async () => {
+    const agent = await registerAgent();
+    for (const call of [
+      { tool: "read_file", args: { path: "a\ud800b" } },
+      { tool: "read_file", args: { ["\udc00"]: "x" } },
+    ]) {
+      await warm(agent);
+      const refused = await api.toolCall(agent.headers, call);
+      expect(refused.status).toBe(400);
+      expect(refused.json.error?.code).toBe("INVALID_INPUT");
+    }
+    // A pair is a character like any other.
+    expect(
+      (await api.toolCall(agent.headers, { ...READ, args: { path: "\ud83d\ude00" } })).json,
+    ).toMatchObject({ allowed: true });
+  });
+});
+
 describe("the rule cache", () => {
   const cache = getRuleCache();
   let listener: ActorEvictionListener | undefined;
