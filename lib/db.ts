@@ -1,4 +1,5 @@
 import { PrismaPg } from "@prisma/adapter-pg";
+import pg from "pg";
 import { PrismaClient, type Prisma } from "./generated/prisma/client";
 import { requireDatabaseUrl } from "./env";
 
@@ -14,8 +15,30 @@ export function getDb(): PrismaClient {
   return holder.handshakePrisma;
 }
 
+const pools = new WeakMap<object, pg.Pool>();
+
 export function createDb(databaseUrl: string): PrismaClient {
-  return new PrismaClient({ adapter: new PrismaPg({ connectionString: databaseUrl, max: 10 }) });
+  // Our own pool, handed to the adapter, so the hottest statement can skip the client (below).
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: 10 });
+  // An idle connection's error (a restarted server) drops that connection; the adapter listens
+  // only once Prisma connects, and an "error" event nobody listens to would end the process.
+  pool.on("error", () => undefined);
+  const db = new PrismaClient({
+    adapter: new PrismaPg(pool, { disposeExternalPool: true }),
+  });
+  pools.set(db, pool);
+  return db;
+}
+
+/**
+ * The `pg` pool under a client made by `createDb`, for the one statement per gate verdict whose
+ * client work through Prisma costs more than the statement (decision 028). Undefined for any
+ * other client, an open transaction, or once `$disconnect` ended the pool (Prisma then opens a
+ * pool of its own): callers fall back to the client.
+ */
+export function poolOf(db: Db): pg.Pool | undefined {
+  const pool = pools.get(db);
+  return pool && !pool.ended ? pool : undefined;
 }
 
 export async function isDatabaseReachable(db: Db): Promise<boolean> {

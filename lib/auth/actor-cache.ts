@@ -12,8 +12,11 @@ import { runAfterCommit } from "../transaction";
  * connects, and from the moment it drops, every call resolves from the database.
  */
 
-/** What an entry is evicted by: `agent:<id>`, `token:<id>`, `user:<id>`. */
-export type ActorTag = `${"agent" | "token" | "user"}:${string}`;
+/**
+ * What an entry is evicted by: `agent:<id>`, `token:<id>`, `user:<id>`; `rules:all` for the gate's
+ * rule cache (lib/rules/rule-cache.ts), which is this class with one entry and the same listener.
+ */
+export type ActorTag = `${"agent" | "token" | "user" | "rules"}:${string}`;
 
 type Entry<V> = { value: V; tags: readonly ActorTag[]; expiresAt: number };
 

@@ -1,11 +1,11 @@
 import pg from "pg";
 import type { ActorCache, ActorTag } from "./actor-cache";
 
-/** The channel migration 014's triggers notify; the payload is one `ActorTag`. */
+/** The channel migrations 014's and 015's triggers notify; the payload is one `ActorTag`. */
 export const ACTOR_EVICTIONS_CHANNEL = "handshake_actor_evictions";
 export const EVICTIONS_APPLICATION_NAME = "handshake-actor-evictions";
 
-const TAG = /^(agent|token|user):[A-Za-z0-9_-]{1,100}$/;
+const TAG = /^(agent|token|user|rules):[A-Za-z0-9_-]{1,100}$/;
 /** How long after a proven delivery the cache may answer: the cross-node revocation bound. */
 const DELIVERY_WINDOW_MS = 1_000;
 const PROBE_INTERVAL_MS = 250;
@@ -21,9 +21,21 @@ export type ActorEvictionListener = { stop(): Promise<void>; isListening(): bool
 export async function startActorEvictionListener(options: {
   databaseUrl: string;
   cache: ActorCache<unknown>;
+  /** Other caches kept honest by the same notifications and the same proof (the rule cache). */
+  alsoCaches?: readonly ActorCache<unknown>[];
   probeIntervalMs?: number;
 }): Promise<ActorEvictionListener> {
-  const { databaseUrl, cache } = options;
+  const { databaseUrl } = options;
+  const caches = [options.cache, ...(options.alsoCaches ?? [])];
+  // Every cache sees every tag: a tag names what changed, and each cache holds only its own tags.
+  const cache = {
+    evict: (tags: readonly ActorTag[]) => caches.forEach((each) => each.evict(tags)),
+    flush: () => caches.forEach((each) => each.flush()),
+    enable: () => caches.forEach((each) => each.enable()),
+    disable: () => caches.forEach((each) => each.disable()),
+    markDelivered: (sentAt: number, windowMs: number) =>
+      caches.forEach((each) => each.markDelivered(sentAt, windowMs)),
+  };
   const probeIntervalMs = options.probeIntervalMs ?? PROBE_INTERVAL_MS;
   let listener: pg.Client | undefined;
   let isStopped = false;

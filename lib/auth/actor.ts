@@ -131,5 +131,7 @@ export async function readHumanSession(headers: Headers): Promise<HumanSession |
 export async function resolveActor(db: Db, headers: Headers): Promise<Actor | null> {
   const token = bearerToken(headers);
   if (token) return actorFromToken(db, token);
+  // No cookie, no session: skip building better-auth's context for a call that cannot have one.
+  if (!headers.has("cookie")) return null;
   return actorFromSession(headers);
 }

@@ -166,10 +166,19 @@ function refuseCrossSite(request: Request, actor: Actor | null): void {
 /** Deeper JSON than any route needs; recursive code further in (zod, jsonb) must never see more. */
 export const MAX_JSON_DEPTH = 64;
 
+// A UTF-16 surrogate without its pair: JSON may escape one (`"\ud800"`), jsonb refuses to store it.
+const UNPAIRED_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+function findUnsafeText(text: string): string | null {
+  if (text.includes("\u0000")) return "NUL characters are not allowed";
+  if (UNPAIRED_SURROGATE.test(text)) return "unpaired UTF-16 surrogates are not allowed";
+  return null;
+}
+
 /**
  * Walks parsed input with an explicit stack, so no nesting can overflow ours: refuses nesting past
- * MAX_JSON_DEPTH, and U+0000 anywhere (PostgreSQL text and jsonb cannot hold it), at the door
- * rather than failing inside.
+ * MAX_JSON_DEPTH, and U+0000 or an unpaired surrogate anywhere (PostgreSQL text and jsonb cannot
+ * hold them), at the door rather than failing inside.
  */
 function findUnsafeJson(input: unknown): { path: string; problem: string } | null {
   const stack: { value: unknown; path: string; depth: number }[] = [
@@ -178,7 +187,8 @@ function findUnsafeJson(input: unknown): { path: string; problem: string } | nul
   for (let item = stack.pop(); item !== undefined; item = stack.pop()) {
     const { value, path, depth } = item;
     if (typeof value === "string") {
-      if (value.includes("\u0000")) return { path, problem: "NUL characters are not allowed" };
+      const problem = findUnsafeText(value);
+      if (problem !== null) return { path, problem };
       continue;
     }
     if (value === null || typeof value !== "object") continue;
@@ -190,7 +200,8 @@ function findUnsafeJson(input: unknown): { path: string; problem: string } | nul
       : Object.entries(value);
     for (const [key, child] of entries.reverse()) {
       const childPath = Array.isArray(value) ? `${path}${key}` : path ? `${path}.${key}` : key;
-      if (key.includes("\u0000")) return { path, problem: "NUL characters are not allowed" };
+      const keyProblem = findUnsafeText(key);
+      if (keyProblem !== null) return { path, problem: keyProblem };
       stack.push({ value: child, path: childPath, depth: depth + 1 });
     }
   }

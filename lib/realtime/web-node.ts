@@ -2,6 +2,7 @@ import type { IncomingMessage, Server as HttpServer } from "node:http";
 import { Server } from "socket.io";
 import { getActorCache } from "../auth/actor-cache";
 import { startActorEvictionListener } from "../auth/actor-evictions";
+import { getRuleCache } from "../rules/rule-cache";
 import { CLIENT_IP_HEADER } from "../auth/sign-in-limit";
 import { CONSOLE_NAMESPACE } from "../shared/realtime/contract";
 import type { PrismaClient } from "../generated/prisma/client";
@@ -43,7 +44,11 @@ export async function startWebNodeServices(
 ): Promise<{ stop: (signal: NodeJS.Signals) => void }> {
   const hub = getEventHub();
   const bridge = await startEventBridge({ databaseUrl, db, hub });
-  const evictions = await startActorEvictionListener({ databaseUrl, cache: getActorCache() });
+  const evictions = await startActorEvictionListener({
+    databaseUrl,
+    cache: getActorCache(),
+    alsoCaches: [getRuleCache()],
+  });
   const sweeper = startSweeper(db);
   // Next installs its own upgrade listener (dev HMR); socket.io must leave other upgrades alone.
   const io: ConsoleServer = new Server(httpServer, { destroyUpgrade: false, serveClient: false });

@@ -4,7 +4,8 @@ import { toolEditsOf } from "../shared/protocol/edits";
 import { loadShellParser } from "../shared/protocol/shell-command";
 import { judgeByRules } from "../shared/rules/verdict";
 import type { ToolCallInput, ToolVerdict } from "../tool-calls/schema";
-import { loadLiveRules, prepareAgentCall, ruleSubjectOf } from "./evaluate";
+import { prepareAgentCall, ruleSubjectOf } from "./evaluate";
+import { loadLiveRules } from "./rule-cache";
 
 /**
  * The rules' say on what an approval with the Lead's edits would run. The gate judged the call the

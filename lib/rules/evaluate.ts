@@ -9,12 +9,17 @@ import type { DecidedBy } from "../shared/api/request";
 import { analyzeShellCommand } from "../shared/protocol/shell-command";
 import { isBelowWorkspaceRoot, workspaceRootOf, type ToolRisk } from "../shared/protocol/tool-risk";
 import { prepareCall, type CallLocation, type PreparedCall } from "../shared/rules/match";
-import { judgeByRules, type RuleSubject, type RulesVerdict } from "../shared/rules/verdict";
+import {
+  judgeByRules,
+  type JudgedRule,
+  type RuleSubject,
+  type RulesVerdict,
+} from "../shared/rules/verdict";
 import type { ToolCallInput, ToolVerdict } from "../tool-calls/schema";
-import { toJudgedRule } from "./views";
+import { loadLiveRules } from "./rule-cache";
 
 type RuleAgent = Pick<Agent, "name" | "role" | "ownerTokenId" | "connector" | "connectorKey">;
-type StoredRule = ReturnType<typeof toJudgedRule>;
+type StoredRule = JudgedRule;
 
 function sessionRootOf(agent: RuleAgent): string | null {
   const parsed = connectorSchema.safeParse(agent.connector);
@@ -53,15 +58,6 @@ export function prepareAgentCall(
   cwd: string | undefined,
 ): PreparedCall {
   return prepareCall(tool, args, callLocationOf(agent, cwd), analyzeShellCommand);
-}
-
-/** Rules that can still apply: expired ones are left in the table for the Rules page, not read. */
-export async function loadLiveRules(db: Db, now: Date): Promise<StoredRule[]> {
-  const rows = await db.rule.findMany({
-    where: { OR: [{ expiresAt: null }, { expiresAt: { gt: now } }] },
-    orderBy: { createdAt: "asc" },
-  });
-  return rows.map(toJudgedRule);
 }
 
 /** The plan gate's verdict before rules: the shape both gates (worker, connector) share. */

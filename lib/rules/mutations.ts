@@ -6,6 +6,7 @@ import type { PrismaClient, Rule } from "../generated/prisma/client";
 import { parseRulePattern } from "../shared/rules/pattern";
 import { inTransaction } from "../transaction";
 import { raisePendingCardsForRule } from "./raise-pending";
+import { evictRulesAfterCommit } from "./rule-cache";
 import type { CreateRuleInput, UpdateRuleInput } from "./schema";
 import { toRuleView, type RuleView } from "./views";
 
@@ -42,6 +43,8 @@ async function recordChange(
   rule: Rule,
   actor: HumanActor,
 ): Promise<void> {
+  // This node's next verdict reads the change; other nodes hear migration 015's trigger.
+  evictRulesAfterCommit(tx);
   await appendEvent(tx, kind, `rule:${rule.id}`, {
     ruleId: rule.id,
     pattern: rule.pattern,

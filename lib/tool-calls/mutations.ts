@@ -25,6 +25,7 @@ import type { ToolCallInput, ToolVerdict } from "./schema";
 import { approvedVerdict, findEditedApprovalFor, isApprovalUsed } from "./edited-approval";
 import { isSameBase, refuseChangedFile } from "./file-guard";
 import { inTransaction } from "../transaction";
+import { rememberVerdictFacts, tryRecordCommonVerdict } from "./common-verdict";
 
 /**
  * A risky call runs only on the Lead's approval of that exact call (bound by hash), once. The gate
@@ -149,8 +150,11 @@ export async function recordToolCall(
   // against its own directory (the call's, or the session's), which is known once the row is read.
   await loadShellParser();
   const workerRisk = await classifyToolCall(input.tool, input.args);
+  const common = await tryRecordCommonVerdict(db, actor, input, workerRisk);
+  if (common) return common;
   return inTransaction(db, async (tx) => {
     const agent = await lockActingAgent(tx, actor.agentId, actor.incarnation);
+    rememberVerdictFacts(agent);
     const isStopping = agent.status === "stopping";
     const risk = isConnected(agent)
       ? await classifyConnectorCall(input.tool, input.args, judgedCwdOf(agent, input.cwd))

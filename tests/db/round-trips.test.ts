@@ -12,6 +12,7 @@ import {
   decideRequest,
   submitRequest,
 } from "../../lib/requests/mutations";
+import { recordToolCall } from "../../lib/tool-calls/mutations";
 import { inTransaction } from "../../lib/transaction";
 import { createApiToken } from "../../lib/tokens/mutations";
 
@@ -164,5 +165,30 @@ describe("resolving a bearer token", () => {
     });
     expect(actor).toMatchObject({ kind: "agent" });
     expect(sent).toHaveLength(1);
+  });
+});
+
+describe("a gate verdict", () => {
+  it("a read-only call of an agent the gate has judged before: one statement, no transaction", async () => {
+    const { agent: view } = await registerAgent(db, {
+      name: `rt-${randomBytes(4).toString("hex")}`,
+      role: "tester",
+    });
+    const row = await db.agent.findUniqueOrThrow({ where: { name: view.name } });
+    const caller: AgentActor = {
+      kind: "agent",
+      agentId: row.id,
+      name: row.name,
+      incarnation: row.incarnation,
+    };
+    const call = { tool: "read_file", args: { path: "README.md" } };
+    // The first verdict takes the full transaction and remembers the row it judged.
+    await recordToolCall(db, caller, call);
+    statements.length = 0;
+    expect(await recordToolCall(db, caller, call)).toEqual({ allowed: true });
+    // Rules are read from the table here: no eviction listener runs in tests, so no rule cache.
+    expect(statements.filter((query) => !query.includes('FROM "public"."rules"'))).toEqual([
+      expect.stringContaining("INSERT INTO events"),
+    ]);
   });
 });

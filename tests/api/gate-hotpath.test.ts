@@ -1,0 +1,269 @@
+import pg from "pg";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { rules as rulesRoute } from "../../lib/api/v1/rules";
+import { ActorCache } from "../../lib/auth/actor-cache";
+import {
+  EVICTIONS_APPLICATION_NAME,
+  startActorEvictionListener,
+  type ActorEvictionListener,
+} from "../../lib/auth/actor-evictions";
+import { getDb } from "../../lib/db";
+import { requireDatabaseUrl } from "../../lib/env";
+import { getRuleCache } from "../../lib/rules/rule-cache";
+import { recordToolCall } from "../../lib/tool-calls/mutations";
+import { callRoute } from "../route-client";
+import { api, lead, registerAgent, type TestAgent } from "./fixtures";
+
+// The common verdict is one statement that assumes what the agent's last full verdict saw, and the
+// rules come from a per-node cache (decision 028). Each test changes what a verdict depends on
+// behind the assumption's back and holds the verdict to the changed row or rule.
+
+const db = getDb();
+const READ = { tool: "read_file", args: { path: "notes.txt" } };
+const WRITE = { tool: "write_file", args: { path: "notes.txt", content: "x" } };
+
+afterAll(() => db.$disconnect());
+
+async function actorOf(agent: TestAgent) {
+  const row = await db.agent.findUniqueOrThrow({ where: { name: agent.name } });
+  return { kind: "agent" as const, agentId: row.id, name: row.name, incarnation: row.incarnation };
+}
+
+/** Two calls: the first takes the full path and remembers the row, the second the common one. */
+async function warm(agent: TestAgent, call = READ): Promise<void> {
+  for (let round = 0; round < 2; round += 1) {
+    expect((await api.toolCall(agent.headers, call)).json).toMatchObject({ allowed: true });
+  }
+}
+
+async function createRule(body: unknown) {
+  const response = await callRoute(rulesRoute.POST, {
+    path: "/api/v1/rules",
+    body,
+    headers: (await lead()).headers,
+  });
+  expect(response.status).toBe(201);
+  return String((response.json as { id: string }).id);
+}
+
+describe("the common verdict", () => {
+  it("writes the same attempt and event as the full path", async () => {
+    const agent = await registerAgent();
+    await api.toolCall(agent.headers, READ);
+    await api.toolCall(agent.headers, READ);
+    const calls = await db.toolCall.findMany({
+      where: { agent: { name: agent.name } },
+      orderBy: { id: "asc" },
+      select: {
+        incarnation: true,
+        tool: true,
+        args: true,
+        gate: true,
+        isAllowed: true,
+        code: true,
+        reason: true,
+        risk: true,
+        requestId: true,
+      },
+    });
+    expect(calls).toHaveLength(2);
+    expect(calls[1]).toEqual(calls[0]);
+    const events = await db.event.findMany({
+      where: { subject: `agent:${agent.name}`, kind: "tool.allowed" },
+      orderBy: { id: "asc" },
+      select: { kind: true, subject: true, data: true },
+    });
+    expect(events).toHaveLength(2);
+    expect(events[1]).toEqual(events[0]);
+  });
+
+  it("refuses a stale incarnation whose respawn commits while the verdict waits on the row lock", async () => {
+    const agent = await registerAgent();
+    await warm(agent);
+    const actor = await actorOf(agent);
+    const holder = new pg.Client({ connectionString: requireDatabaseUrl() });
+    await holder.connect();
+    try {
+      await holder.query("BEGIN");
+      await holder.query("SELECT 1 FROM agents WHERE id = $1 FOR UPDATE", [actor.agentId]);
+      const verdict = recordToolCall(db, actor, READ).then(
+        (value) => ({ value }),
+        (error: unknown) => ({ error }),
+      );
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      await holder.query("UPDATE agents SET incarnation = incarnation + 1 WHERE id = $1", [
+        actor.agentId,
+      ]);
+      await holder.query("COMMIT");
+      const outcome = await verdict;
+      expect(outcome).toMatchObject({ error: { code: "STALE_INCARNATION" } });
+    } finally {
+      await holder.end();
+    }
+    expect(
+      await db.toolCall.count({
+        where: { agentId: actor.agentId, incarnation: actor.incarnation },
+      }),
+    ).toBe(2);
+  });
+
+  it("obeys a gate closed and a stop agreed behind its back", async () => {
+    const agent = await registerAgent();
+    await warm(agent, WRITE);
+    await db.agent.update({ where: { name: agent.name }, data: { gate: "required" } });
+    expect((await api.toolCall(agent.headers, WRITE)).json).toMatchObject({
+      allowed: false,
+      code: "PLAN_GATE_BLOCKED",
+    });
+    await db.agent.update({ where: { name: agent.name }, data: { gate: "approved" } });
+    await warm(agent, WRITE);
+    await db.agent.update({ where: { name: agent.name }, data: { status: "stopping" } });
+    expect((await api.toolCall(agent.headers, WRITE)).json).toMatchObject({
+      allowed: false,
+      code: "AGENT_STOPPING",
+    });
+  });
+
+  it("judges rules by the agent's role as it is now, not as it was remembered", async () => {
+    const agent = await registerAgent();
+    const role = `role-${agent.name}`;
+    await createRule({
+      pattern: "read_file",
+      effect: "deny",
+      scope: { kind: "role", role },
+    });
+    await warm(agent);
+    await db.agent.update({ where: { name: agent.name }, data: { role } });
+    expect((await api.toolCall(agent.headers, READ)).json).toMatchObject({
+      allowed: false,
+      code: "RULE_DENIED",
+    });
+  });
+
+  it("leaves a call an enforced rule decides to the full path, and traces a shadow rule", async () => {
+    const agent = await registerAgent();
+    await warm(agent);
+    const shadowId = await createRule({
+      pattern: "read_file",
+      effect: "deny",
+      mode: "shadow",
+      scope: { kind: "agent", agent: agent.name },
+    });
+    await api.toolCall(agent.headers, READ);
+    const [shadowed] = await db.event.findMany({
+      where: { subject: `agent:${agent.name}`, kind: "tool.allowed" },
+      orderBy: { id: "desc" },
+      take: 1,
+    });
+    expect(shadowed?.data).toMatchObject({ shadowRuleId: shadowId, shadowEffect: "deny" });
+    await createRule({
+      pattern: "read_file",
+      effect: "deny",
+      scope: { kind: "agent", agent: agent.name },
+    });
+    expect((await api.toolCall(agent.headers, READ)).json).toMatchObject({ code: "RULE_DENIED" });
+  });
+});
+
+describe("what jsonb cannot hold", () => {
+  it("refuses an unpaired surrogate with 400 at the door, on the first call and later ones", async () => {
+    const agent = await registerAgent();
+    for (const call of [
+      { tool: "read_file", args: { path: "a\ud800b" } },
+      { tool: "read_file", args: { ["\udc00"]: "x" } },
+    ]) {
+      await warm(agent);
+      const refused = await api.toolCall(agent.headers, call);
+      expect(refused.status).toBe(400);
+      expect(refused.json.error?.code).toBe("INVALID_INPUT");
+    }
+    // A pair is a character like any other.
+    expect(
+      (await api.toolCall(agent.headers, { ...READ, args: { path: "\ud83d\ude00" } })).json,
+    ).toMatchObject({ allowed: true });
+  });
+});
+
+describe("the rule cache", () => {
+  const cache = getRuleCache();
+  let listener: ActorEvictionListener | undefined;
+
+  afterEach(async () => {
+    await listener?.stop();
+    listener = undefined;
+    cache.disable();
+  });
+
+  async function listen(): Promise<void> {
+    listener = await startActorEvictionListener({
+      databaseUrl: requireDatabaseUrl(),
+      cache: new ActorCache(),
+      alsoCaches: [cache],
+      probeIntervalMs: 50,
+    });
+    expect(cache.isEnabled).toBe(true);
+  }
+
+  it("obeys a rule made on this node at once", async () => {
+    // Switched on with no listener: only the rule write's own eviction can empty it.
+    cache.enable();
+    cache.markDelivered(Date.now(), 3_600_000);
+    const agent = await registerAgent();
+    await warm(agent);
+    expect(cache.get("rules")).toBeDefined();
+    await createRule({
+      pattern: "read_file",
+      effect: "deny",
+      scope: { kind: "agent", agent: agent.name },
+    });
+    expect((await api.toolCall(agent.headers, READ)).json).toMatchObject({ code: "RULE_DENIED" });
+  });
+
+  it("obeys a rule written by another node (straight to the table) within a second", async () => {
+    await listen();
+    const agent = await registerAgent();
+    await warm(agent);
+    expect(cache.get("rules")).toBeDefined();
+    await db.$executeRaw`INSERT INTO rules (pattern, effect, scope, created_by)
+      VALUES ('read_file', 'deny', ${JSON.stringify({ kind: "agent", agent: agent.name })}::jsonb, 'another node')`;
+    const started = Date.now();
+    for (;;) {
+      const sentAt = Date.now();
+      const { json } = await api.toolCall(agent.headers, READ);
+      if (json.code === "RULE_DENIED") {
+        expect(sentAt - started).toBeLessThan(1_000);
+        break;
+      }
+      expect(Date.now() - started).toBeLessThan(2_000);
+    }
+  });
+
+  it("answers nothing while its listener is down, so a rule written meanwhile applies at once", async () => {
+    await listen();
+    const agent = await registerAgent();
+    await warm(agent);
+    const admin = new pg.Client({ connectionString: requireDatabaseUrl() });
+    await admin.connect();
+    try {
+      await admin.query(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1 AND datname = current_database() AND pid <> pg_backend_pid()",
+        [EVICTIONS_APPLICATION_NAME],
+      );
+      for (let attempt = 0; attempt < 100 && cache.isEnabled; attempt += 1) {
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      expect(cache.isEnabled).toBe(false);
+      // Stop it reconnecting, so the write below is never notified to this process.
+      await listener?.stop();
+      listener = undefined;
+      await admin.query(
+        "INSERT INTO rules (pattern, effect, scope, created_by) VALUES ('read_file', 'deny', $1, 'while down')",
+        [JSON.stringify({ kind: "agent", agent: agent.name })],
+      );
+    } finally {
+      await admin.end();
+    }
+    expect(cache.get("rules")).toBeUndefined();
+    expect((await api.toolCall(agent.headers, READ)).json).toMatchObject({ code: "RULE_DENIED" });
+  });
+});
