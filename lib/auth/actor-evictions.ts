@@ -1,4 +1,5 @@
-import pg from "pg";
+import type pg from "pg";
+import { openListenClient } from "../listen";
 import type { ActorCache, ActorTag } from "./actor-cache";
 
 /** The channel migrations 014's and 015's triggers notify; the payload is one `ActorTag`. */
@@ -60,24 +61,15 @@ export async function startActorEvictionListener(options: {
   }
 
   async function connect(): Promise<void> {
-    const candidate = new pg.Client({
-      connectionString: databaseUrl,
-      application_name: EVICTIONS_APPLICATION_NAME,
-      connectionTimeoutMillis: 5_000,
-      query_timeout: DELIVERY_WINDOW_MS,
-      keepAlive: true,
+    const candidate = await openListenClient({
+      databaseUrl,
+      applicationName: EVICTIONS_APPLICATION_NAME,
+      channel: ACTOR_EVICTIONS_CHANNEL,
+      connectTimeoutMs: 5_000,
+      queryTimeoutMs: DELIVERY_WINDOW_MS,
+      onNotification,
+      onDrop: drop,
     });
-    // Registered before connecting: an unhandled "error" event would crash the process.
-    candidate.on("error", (error) => drop(candidate, error.message));
-    candidate.on("end", () => drop(candidate, "connection ended"));
-    candidate.on("notification", onNotification);
-    try {
-      await candidate.connect();
-      await candidate.query(`LISTEN ${ACTOR_EVICTIONS_CHANNEL}`);
-    } catch (error) {
-      await candidate.end().catch(() => undefined);
-      throw error;
-    }
     if (isStopped) {
       await candidate.end();
       return;

@@ -1,5 +1,6 @@
-import pg from "pg";
+import type pg from "pg";
 import type { Db } from "../db";
+import { openListenClient } from "../listen";
 import {
   findNewestEventId,
   listEventsAfter,
@@ -158,24 +159,15 @@ export async function startEventBridge(options: EventBridgeOptions): Promise<Eve
   }
 
   async function connectListener(): Promise<void> {
-    const candidate = new pg.Client({
-      connectionString: databaseUrl,
-      application_name: LISTENER_APPLICATION_NAME,
-      connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
-      query_timeout: HEALTH_CHECK_TIMEOUT_MS,
-      keepAlive: true,
+    const candidate = await openListenClient({
+      databaseUrl,
+      applicationName: LISTENER_APPLICATION_NAME,
+      channel: CHANNEL,
+      connectTimeoutMs: CONNECT_TIMEOUT_MS,
+      queryTimeoutMs: HEALTH_CHECK_TIMEOUT_MS,
+      onNotification,
+      onDrop: dropListener,
     });
-    // Registered before connecting: an unhandled "error" event would crash the process.
-    candidate.on("error", (error) => dropListener(candidate, error.message));
-    candidate.on("end", () => dropListener(candidate, "connection ended"));
-    candidate.on("notification", onNotification);
-    try {
-      await candidate.connect();
-      await candidate.query(`LISTEN ${CHANNEL}`);
-    } catch (error) {
-      await candidate.end().catch(() => undefined);
-      throw error;
-    }
     if (isStopped) {
       await candidate.end();
       return;
