@@ -13,8 +13,8 @@ test("events patch the inbox in place: a new request, a decision elsewhere and t
   const second = await registerApiAgent(lead);
   const firstId = await submitPlan(first.api, "plan decided by another Lead");
   await expect(inbox.requestItem(first.name)).toBeVisible();
-  // Whatever list fetch the page started on its own is over before counting starts.
-  await page.waitForLoadState("networkidle");
+  // Counting sees only fetches issued from here on: the page's own first reads (at load and on
+  // connecting) were issued before. Not "networkidle": the console's socket keeps the network busy.
 
   const listFetches: string[] = [];
   page.on("request", (request) => {
