@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, symlinkSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { childProcessEnv } from "../lib/env";
@@ -36,7 +36,9 @@ export function prepareBaseline(commit: string): string {
   }
   for (const shared of ["node_modules", "lib/generated", BENCH_DIST_DIR]) {
     const link = path.join(dir, shared);
-    if (!existsSync(link)) symlinkSync(path.resolve(shared), link);
+    // A link left by a run from another checkout may point there, or nowhere: point it here.
+    rmSync(link, { force: true });
+    symlinkSync(path.resolve(shared), link);
   }
   return dir;
 }
