@@ -1,5 +1,6 @@
 import { readFile, writeFile } from "node:fs/promises";
 import type { Sizes } from "./config";
+import { HOT_PATHS, type HotPath, type HotPathProfiles, type Share } from "./profile";
 
 export type Verdict = "met" | "not met" | "—";
 
@@ -70,6 +71,7 @@ export async function writePerformanceDoc(options: {
   rows: readonly TableRow[];
   notes: readonly string[];
   sizes: Sizes;
+  profiles?: ProfilesOfRun | undefined;
 }): Promise<void> {
   const { machine, sizes } = options;
   const text = `# Performance
@@ -120,7 +122,9 @@ without a plan (recorded before it answers), against the floor of a plain \`node
 \`pg\` per call. \`GET /api/v1/health\` is compared the same way with the plain server answering
 without the database. Each round runs plain, Handshake, plain health, Handshake health; latencies
 are pooled over rounds, rates are the median round. The server's CPU time over each Handshake
-window gives CPU per call, the figure least disturbed by a busy machine.
+window gives CPU per call, the figure least disturbed by a busy machine. It runs after G3.1, with
+the Lead's one console connected (as G3.2 and G3.3 do): each verdict's \`tool.allowed\` event is
+pushed to it.
 
 **G3.1 push latency** (${sizes.pushRequests.toLocaleString("en-US")} requests, ${sizes.pushConsoles} consoles):
 one agent submits a plan with \`POST /api/v1/requests\` (each one supersedes its previous pending
@@ -208,17 +212,90 @@ its ratio to its own floors. With \`BENCH_CPU_PROF\`, its profile goes to \`<dir
 
 No benchmark is a test: nothing here can fail CI on timing. \`BENCH_QUICK=1\` runs small counts
 (and leaves this file alone), \`BENCH_ONLY=gate,push,loop,breakdown,throughput,scale,history,board,hook,lead\` a subset (\`BENCH_ONLY=board\` runs the board alone),
-\`BENCH_CPU_PROF=<dir>\` runs the server under \`node --cpu-prof\`; \`node --import tsx
-bench/profile-summary.ts <file.cpuprofile>\` summarises a profile by package and function.
+\`BENCH_CPU_PROF=<dir>\` runs the server (and the baseline's, into \`<dir>/baseline\`) under
+\`node --cpu-prof\` and writes the hot paths' profiles into "Profiling" below; \`node --import tsx
+bench/profile-summary.ts <file.cpuprofile>\` summarises a whole profile by package and function.
 
 ## Profiling
 
-What profiling found, what it changed and the before/after runs are dated records, not results of
-this run: decision 007 (docs/decisions/007-fewer-statements-per-mutation.md, "Measurements").
+${renderProfiles(options.profiles)}
+
+What profiling found and what it changed, change by change, are dated records, not results of
+this run: decision 007 (docs/decisions/007-fewer-statements-per-mutation.md, "Measurements") and
+the sections below.
 
 ${HAND_WRITTEN_MARKER}
 ${await readHandWritten(options.path)}`;
   await writeFile(options.path, text);
+}
+
+/** The server's CPU profiles of one run: this commit's, and the baseline's when it ran too. */
+export type ProfilesOfRun = {
+  after: HotPathProfiles;
+  before?: { commit: string; profiles: HotPathProfiles } | undefined;
+};
+
+const PROFILE_ROWS = 10;
+
+function shareCell(share: Share | undefined): string {
+  return share ? `${share.percent.toFixed(1)}% \`${share.name}\`` : "";
+}
+
+function renderHotPath(hotPath: HotPath, profiles: ProfilesOfRun): string {
+  const after = profiles.after[hotPath];
+  if (!after) return "";
+  const before = profiles.before?.profiles[hotPath];
+  const beforeCommit = profiles.before?.commit;
+  const packages = (shares: readonly Share[]) =>
+    shares
+      .slice(0, 6)
+      .map((share) => `${share.name} ${share.percent.toFixed(1)}%`)
+      .join(", ");
+  const lines = [
+    `**${HOT_PATHS[hotPath]}**: ${after.sampledMs.toLocaleString("en-US")} ms of samples` +
+      (before ? ` (before: ${before.sampledMs.toLocaleString("en-US")} ms).` : "."),
+    "",
+    ...(before ? [`- Self time by package, before: ${packages(before.selfByPackage)}.`] : []),
+    `- Self time by package${before ? ", after" : ""}: ${packages(after.selfByPackage)}.`,
+    "",
+  ];
+  const headers = before
+    ? ["#", `Self time, before (${beforeCommit})`, "Self time, after"]
+    : ["#", "Self time"];
+  lines.push(`| ${headers.join(" | ")} |`, `|${headers.map(() => "---").join("|")}|`);
+  for (let rank = 0; rank < PROFILE_ROWS; rank++) {
+    const cellsOfRank = [
+      String(rank + 1),
+      ...(before ? [shareCell(before.selfByFunction[rank])] : []),
+      shareCell(after.selfByFunction[rank]),
+    ];
+    if (cellsOfRank.slice(1).every((cell) => cell === "")) break;
+    lines.push(`| ${cellsOfRank.map((cell) => cell.replaceAll("|", "\\|")).join(" | ")} |`);
+  }
+  return lines.join("\n");
+}
+
+/**
+ * The server's CPU profile cut to each hot path's windows (bench/profile.ts): shares of the
+ * samples taken while that path was under load, idle included, so a busier server shows less idle.
+ */
+export function renderProfiles(profiles: ProfilesOfRun | undefined): string {
+  if (!profiles) {
+    return "This run took no CPU profiles (`BENCH_CPU_PROF=<dir>` takes them, of this commit and the baseline).";
+  }
+  const sections = (Object.keys(HOT_PATHS) as HotPath[])
+    .map((hotPath) => renderHotPath(hotPath, profiles))
+    .filter((section) => section !== "");
+  return [
+    "CPU profiles of the hot paths, from this run: the server ran under `node --cpu-prof`, and each",
+    "path's share is cut out of the profile by the windows the bench was loading it (V8 stamps samples",
+    "with the monotonic clock the bench reads). Shares are of every sample in those windows, idle",
+    "included.",
+    "",
+    ...sections.flatMap((section) => [section, ""]),
+  ]
+    .join("\n")
+    .trimEnd();
 }
 
 /** Everything below this line in docs/PERFORMANCE.md is written by hand and kept by every run. */

@@ -55,12 +55,14 @@ import {
 import {
   renderTextTable,
   writePerformanceDoc,
+  type ProfilesOfRun,
   type Machine,
   type TableRow,
   type Verdict,
 } from "./report";
 import { startServer, ensureBuild, type RunningServer } from "./server";
 import { runBaseline, type BaselineResults } from "./baseline";
+import { emptyHotPathWindows, inWindow, profileHotPaths, type HotPathProfiles } from "./profile";
 import {
   formatMs,
   formatRate,
@@ -227,6 +229,19 @@ function compareWithBaseline(rows: TableRow[], baseline: BaselineResults): void 
   }
 }
 
+/** This run's hot-path profiles with the baseline's beside them, when both were taken. */
+function profilesOfRun(
+  after: HotPathProfiles | undefined,
+  baseline: BaselineResults | undefined,
+): ProfilesOfRun | undefined {
+  if (!after) return undefined;
+  const before = (baseline?.results as { profiles?: HotPathProfiles } | undefined)?.profiles;
+  return {
+    after,
+    before: baseline && before ? { commit: baseline.commit, profiles: before } : undefined,
+  };
+}
+
 async function main(): Promise<void> {
   const date = new Date().toISOString().slice(0, 10);
   const mode = benchEnv.BENCH_QUICK ? "quick" : "full";
@@ -313,68 +328,13 @@ async function main(): Promise<void> {
   log(`${consoles.length} consoles signed in and connected`);
 
   const results: Results = { raw: {} };
+  // When each hot path ran, to cut its share out of the server's CPU profile (BENCH_CPU_PROF).
+  const hotPaths = emptyHotPathWindows();
   const rows: TableRow[] = [];
   const notes: string[] = [];
   const rawNotify: number[] = [];
 
   const per = (total: number, blocks: number) => Math.ceil(total / blocks);
-
-  // ---- the gate verdict against a plain node:http server doing the same one INSERT ----
-  type GateRun = LoadResult & { serverCpuMsPerCall: number };
-  let gate:
-    | Record<"plainInsert" | "verdict" | "ruleAllowed" | "plainHealth" | "health", GateRun[]>
-    | undefined;
-  if (isPhaseSelected("gate")) {
-    const plain = await startPlainServer({ databaseUrl, port: benchEnv.BENCH_PORT + 1 });
-    cleanups.push({ name: "stop the plain floor server", run: () => plain.stop() });
-    const gateAgents = await registerAgents(
-      server.url,
-      leadToken,
-      Array.from({ length: sizes.gateClients }, (_, index) => `bench-gate-${index}`),
-      1,
-    );
-    await keepAgentsAlive(databaseUrl);
-    await callApi(server.url, { token: leadToken }, "POST", "/rules", RULE_FOR_BENCH);
-    gate = { plainInsert: [], verdict: [], ruleAllowed: [], plainHealth: [], health: [] };
-    const load = (call: (worker: number) => Promise<Response>, durationMs = sizes.gateMs) =>
-      measureLoad({ clients: sizes.gateClients, durationMs, call });
-    const sides = {
-      plainInsert: plainCall(plain.url, "/tool-calls"),
-      verdict: gateVerdictCall(server.url, gateAgents),
-      ruleAllowed: gateVerdictCall(server.url, gateAgents, RULE_ALLOWED_TOOL_CALL),
-      plainHealth: plainCall(plain.url, "/health"),
-      health: healthCall(server.url),
-    };
-    for (const call of Object.values(sides)) await load(call, 500);
-    for (let roundIndex = 0; roundIndex < sizes.rounds; roundIndex++) {
-      for (const [side, call] of Object.entries(sides) as [
-        keyof typeof sides,
-        (worker: number) => Promise<Response>,
-      ][]) {
-        const cpuBefore = await server.readCpuSeconds();
-        const measured = await load(call);
-        // Server CPU per call: robust to a busy machine, where latency and rate are not.
-        const cpuMs = ((await server.readCpuSeconds()) - cpuBefore) * 1000;
-        gate[side].push({ ...measured, serverCpuMsPerCall: cpuMs / measured.latenciesMs.length });
-      }
-      log(
-        `gate round ${roundIndex + 1}/${sizes.rounds}: plain ${gate.plainInsert.at(-1)?.perSecond.toFixed(0)}/s, verdict ${gate.verdict.at(-1)?.perSecond.toFixed(0)}/s, rule-allowed ${gate.ruleAllowed.at(-1)?.perSecond.toFixed(0)}/s, plain health ${gate.plainHealth.at(-1)?.perSecond.toFixed(0)}/s, health ${gate.health.at(-1)?.perSecond.toFixed(0)}/s`,
-      );
-    }
-    results.gate = Object.fromEntries(
-      Object.entries(gate).map(([side, runs]) => [
-        side,
-        {
-          latency: roundSummary(summarize(runs.flatMap((run) => run.latenciesMs))),
-          perSecond: round(median(runs.map((run) => run.perSecond)), 1),
-          errors: runs.reduce((sum, run) => sum + run.errors, 0),
-          // Meaningful for Handshake's sides only: the plain server is another process.
-          serverCpuMsPerCall: round(median(runs.map((run) => run.serverCpuMsPerCall)), 2),
-        },
-      ]),
-    );
-    await plain.stop();
-  }
 
   // ---- issue 16: the team board in Chromium, a small board, then the same page at full size ----
   let board: { small: BoardSummary; large: BoardSummary } | undefined;
@@ -423,14 +383,16 @@ async function main(): Promise<void> {
       if (!isPhaseSelected("push")) continue;
       mergePush(
         samples,
-        await measurePush({
-          baseUrl: server.url,
-          agent: pusher,
-          consoles,
-          witness,
-          count: per(sizes.pushRequests, sizes.pushBlocks),
-          warmup: block === 0 ? 10 : 0,
-        }),
+        await inWindow(hotPaths.push, () =>
+          measurePush({
+            baseUrl: server.url,
+            agent: pusher,
+            consoles,
+            witness,
+            count: per(sizes.pushRequests, sizes.pushBlocks),
+            warmup: block === 0 ? 10 : 0,
+          }),
+        ),
       );
     }
     if (isPhaseSelected("push")) {
@@ -444,6 +406,65 @@ async function main(): Promise<void> {
   // extra sockets would measure the fan-out (G3.1, G3.4) again rather than the API.
   for (const extra of consoles.splice(1)) extra.close();
   results.push = push;
+
+  // ---- the gate verdict against a plain node:http server doing the same one INSERT ----
+  // Like G3.2 and G3.3, with the one Lead's console watching: each verdict's event reaches it.
+  type GateRun = LoadResult & { serverCpuMsPerCall: number };
+  let gate:
+    | Record<"plainInsert" | "verdict" | "ruleAllowed" | "plainHealth" | "health", GateRun[]>
+    | undefined;
+  if (isPhaseSelected("gate")) {
+    const plain = await startPlainServer({ databaseUrl, port: benchEnv.BENCH_PORT + 1 });
+    cleanups.push({ name: "stop the plain floor server", run: () => plain.stop() });
+    const gateAgents = await registerAgents(
+      server.url,
+      leadToken,
+      Array.from({ length: sizes.gateClients }, (_, index) => `bench-gate-${index}`),
+      1,
+    );
+    await keepAgentsAlive(databaseUrl);
+    await callApi(server.url, { token: leadToken }, "POST", "/rules", RULE_FOR_BENCH);
+    gate = { plainInsert: [], verdict: [], ruleAllowed: [], plainHealth: [], health: [] };
+    const load = (call: (worker: number) => Promise<Response>, durationMs = sizes.gateMs) =>
+      measureLoad({ clients: sizes.gateClients, durationMs, call });
+    const sides = {
+      plainInsert: plainCall(plain.url, "/tool-calls"),
+      verdict: gateVerdictCall(server.url, gateAgents),
+      ruleAllowed: gateVerdictCall(server.url, gateAgents, RULE_ALLOWED_TOOL_CALL),
+      plainHealth: plainCall(plain.url, "/health"),
+      health: healthCall(server.url),
+    };
+    for (const call of Object.values(sides)) await load(call, 500);
+    for (let roundIndex = 0; roundIndex < sizes.rounds; roundIndex++) {
+      for (const [side, call] of Object.entries(sides) as [
+        keyof typeof sides,
+        (worker: number) => Promise<Response>,
+      ][]) {
+        const cpuBefore = await server.readCpuSeconds();
+        const windows = side === "verdict" || side === "ruleAllowed" ? hotPaths[side] : [];
+        const measured = await inWindow(windows, () => load(call));
+        // Server CPU per call: robust to a busy machine, where latency and rate are not.
+        const cpuMs = ((await server.readCpuSeconds()) - cpuBefore) * 1000;
+        gate[side].push({ ...measured, serverCpuMsPerCall: cpuMs / measured.latenciesMs.length });
+      }
+      log(
+        `gate round ${roundIndex + 1}/${sizes.rounds}: plain ${gate.plainInsert.at(-1)?.perSecond.toFixed(0)}/s, verdict ${gate.verdict.at(-1)?.perSecond.toFixed(0)}/s, rule-allowed ${gate.ruleAllowed.at(-1)?.perSecond.toFixed(0)}/s, plain health ${gate.plainHealth.at(-1)?.perSecond.toFixed(0)}/s, health ${gate.health.at(-1)?.perSecond.toFixed(0)}/s`,
+      );
+    }
+    results.gate = Object.fromEntries(
+      Object.entries(gate).map(([side, runs]) => [
+        side,
+        {
+          latency: roundSummary(summarize(runs.flatMap((run) => run.latenciesMs))),
+          perSecond: round(median(runs.map((run) => run.perSecond)), 1),
+          errors: runs.reduce((sum, run) => sum + run.errors, 0),
+          // Meaningful for Handshake's sides only: the plain server is another process.
+          serverCpuMsPerCall: round(median(runs.map((run) => run.serverCpuMsPerCall)), 2),
+        },
+      ]),
+    );
+    await plain.stop();
+  }
 
   // ---- G3.6 what the Lead feels, in Chromium: committed → row on screen, Approve → agent free ----
   let lead: LeadResult | undefined;
@@ -586,19 +607,23 @@ async function main(): Promise<void> {
     await measureRates();
     if (!isPhaseSelected("throughput")) continue;
     const cpuBeforeSubmissions = await server.readCpuSeconds();
-    const submitted = await measureSubmissions({
-      baseUrl: server.url,
-      agents,
-      concurrency: sizes.throughputConcurrency,
-      durationMs: sizes.throughputMs,
-    });
+    const submitted = await inWindow(hotPaths.submission, () =>
+      measureSubmissions({
+        baseUrl: server.url,
+        agents,
+        concurrency: sizes.throughputConcurrency,
+        durationMs: sizes.throughputMs,
+      }),
+    );
     const cpuAfterSubmissions = await server.readCpuSeconds();
-    const decided = await measureDecisions({
-      baseUrl: server.url,
-      leadToken,
-      requestIds: submitted.pending,
-      concurrency: sizes.throughputConcurrency,
-    });
+    const decided = await inWindow(hotPaths.decision, () =>
+      measureDecisions({
+        baseUrl: server.url,
+        leadToken,
+        requestIds: submitted.pending,
+        concurrency: sizes.throughputConcurrency,
+      }),
+    );
     const cpuAfterDecisions = await server.readCpuSeconds();
     // Server CPU per call: the process is one event loop, so ~1 s of CPU per second is its ceiling.
     throughput.serverCpuMsPerSubmission.push(
@@ -796,6 +821,11 @@ async function main(): Promise<void> {
   isSucceeded = true;
   await cleanUp();
   const durationS = (Date.now() - startedAt) / 1000;
+  // The server wrote its profile when it stopped, just now.
+  const profiles = benchEnv.BENCH_CPU_PROF
+    ? profileHotPaths(benchEnv.BENCH_CPU_PROF, server.pid, hotPaths)
+    : undefined;
+  results.profiles = profiles;
 
   // ---- the table ----
   const ratio = (handshake: number, raw: number) =>
@@ -1218,6 +1248,7 @@ async function main(): Promise<void> {
       rows,
       notes,
       sizes,
+      profiles: profilesOfRun(profiles, baseline),
     });
     console.log("wrote docs/PERFORMANCE.md");
   } else {
