@@ -8,16 +8,18 @@ import { toRequestView } from "./views";
 
 /**
  * The common submission in one statement (decision 030): a worker's plan to the Lead, superseding
- * its pending plan if it has one. The full path (createRequestInTransaction) is a transaction of
- * eight round trips; this is one, writing the same rows and the same events in the same order.
+ * its pending plan if it has one. The full path (createRequestInTransaction) is eight statements
+ * inside BEGIN and COMMIT; this is one, writing the same rows and the same events in the same order.
  *
  * The statement reads the requests it depends on (the pending plan, an idempotency key's earlier
  * request, rejected plans) from its snapshot, and locks the agent row only if that row is still the
- * version the snapshot saw. Every writer that could change those reads holds the agent's lock and
- * updates its row (a plan's creation, decision and cancellation all set the agent's state), so a
- * writer that committed while this statement waited for the lock changed the row: nothing is
- * written and the full path runs. A repeat of a rejected plan (asked again, which compares plans
- * normalised in TypeScript) and a reused idempotency key also take the full path.
+ * version the snapshot saw. The writers that change those reads hold the agent's lock and update
+ * its row (a plan's creation and decision, an incarnation's end), so one that committed while this
+ * statement waited for the lock changed the row: nothing is written and the full path runs. What
+ * changes them without touching the row (a request of another type under the same idempotency key)
+ * trips a unique index, which rolls the statement back whole. A repeat of a rejected plan (asked
+ * again, which compares plans normalised in TypeScript) and a used idempotency key take the full
+ * path too.
  */
 const COMMON_SUBMISSION_SQL = `
   WITH agent AS (

@@ -257,4 +257,56 @@ describe("a worker's plan in one statement", () => {
     expect(again.request.askedAgainAfter).toEqual({ requestId: first.id, feedback: "no" });
     expect(await db.request.count({ where: { agentId: actor.agentId } })).toBe(2);
   });
+
+  it("rolls back whole when a request under its idempotency key commits while it waits", async () => {
+    const actor = await newActor();
+    await commonPath(actor, { plan: "first" });
+    const holder = new pg.Client({ connectionString: requireDatabaseUrl() });
+    await holder.connect();
+    try {
+      await holder.query("BEGIN");
+      await holder.query("SELECT 1 FROM agents WHERE id = $1 FOR UPDATE", [actor.agentId]);
+      const waiting = trySubmitCommonPlan(
+        db,
+        actor,
+        planApproval,
+        { plan: "second" },
+        { idempotencyKey: "shared" },
+      );
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      // Another type's request leaves the agent row as it was: only the unique key can tell.
+      await holder.query(
+        `INSERT INTO requests (id, type, agent_id, sender, target, payload, incarnation,
+           idempotency_key, expires_at)
+         VALUES ($1, 'question', $2, $3, 'lead', '{"question":"?"}', $4, 'shared',
+           now() + interval '1 hour')`,
+        [
+          `req_${"0".repeat(24)}${actor.agentId.slice(0, 8)}`,
+          actor.agentId,
+          actor.name,
+          actor.incarnation,
+        ],
+      );
+      await holder.query("COMMIT");
+      expect(await waiting).toBeNull();
+    } finally {
+      await holder.end();
+    }
+    const requests = await db.request.findMany({
+      where: { agentId: actor.agentId },
+      orderBy: { createdAt: "asc" },
+      select: { type: true, status: true },
+    });
+    expect(requests).toEqual([
+      { type: "plan_approval", status: "pending" },
+      { type: "question", status: "pending" },
+    ]);
+    await expect(
+      submitRequest(db, actor, {
+        type: "plan_approval",
+        payload: { plan: "second" },
+        idempotencyKey: "shared",
+      }),
+    ).rejects.toMatchObject({ code: "IDEMPOTENCY_KEY_REUSED" });
+  });
 });
