@@ -1,5 +1,5 @@
 import type { AgentActor } from "../auth/actor";
-import { isUniqueViolation, poolOf, type Db } from "../db";
+import { hasSqlState, isUniqueViolation, poolOf, type Db } from "../db";
 import type { Prisma, Request } from "../generated/prisma/client";
 import { describeTimeoutPolicy, type ProtocolTypeDefinition } from "../protocol/definition";
 import { agentStatusSchema, isAgentActive } from "../shared/agents/schema";
@@ -193,7 +193,7 @@ export async function trySubmitCommonPlan(
   } catch (error) {
     // A request committed under the same idempotency key, or a pending plan, while the statement
     // ran: it rolled back whole, and the full path judges the rows as they now are.
-    if (isUniqueViolation(error)) return null;
+    if (isUniqueViolation(error) || hasSqlState(error, "23505")) return null;
     throw error;
   }
   const [row] = rows;
