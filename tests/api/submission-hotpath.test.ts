@@ -1,8 +1,10 @@
+import { PrismaPg } from "@prisma/adapter-pg";
 import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
 import type { AgentActor } from "../../lib/auth/actor";
 import { getDb } from "../../lib/db";
 import { requireDatabaseUrl } from "../../lib/env";
+import { PrismaClient } from "../../lib/generated/prisma/client";
 import { getProtocolType } from "../../lib/protocol/registry";
 import { trySubmitCommonPlan } from "../../lib/requests/common-submission";
 import { createRequestInTransaction, submitRequest } from "../../lib/requests/mutations";
@@ -14,9 +16,13 @@ import { api, lead, registerAgent } from "./fixtures";
 // row and event they wrote, with ids, names and times replaced by what they stand for.
 
 const db = getDb();
+// A client not made by createDb: the statement goes through Prisma's raw query, not the pg pool.
+const prismaOnly = new PrismaClient({
+  adapter: new PrismaPg({ connectionString: requireDatabaseUrl(), max: 2 }),
+});
 const planApproval = getProtocolType("plan_approval");
 
-afterAll(() => db.$disconnect());
+afterAll(() => Promise.all([db.$disconnect(), prismaOnly.$disconnect()]));
 
 async function newActor(): Promise<AgentActor> {
   const agent = await registerAgent({ requirePlan: true });
@@ -258,55 +264,61 @@ describe("a worker's plan in one statement", () => {
     expect(await db.request.count({ where: { agentId: actor.agentId } })).toBe(2);
   });
 
-  it("rolls back whole when a request under its idempotency key commits while it waits", async () => {
-    const actor = await newActor();
-    await commonPath(actor, { plan: "first" });
-    const holder = new pg.Client({ connectionString: requireDatabaseUrl() });
-    await holder.connect();
-    try {
-      await holder.query("BEGIN");
-      await holder.query("SELECT 1 FROM agents WHERE id = $1 FOR UPDATE", [actor.agentId]);
-      const waiting = trySubmitCommonPlan(
-        db,
-        actor,
-        planApproval,
-        { plan: "second" },
-        { idempotencyKey: "shared" },
-      );
-      await new Promise((resolve) => setTimeout(resolve, 200));
-      // Another type's request leaves the agent row as it was: only the unique key can tell.
-      await holder.query(
-        `INSERT INTO requests (id, type, agent_id, sender, target, payload, incarnation,
+  it.each([
+    ["the pg pool", db],
+    ["Prisma's raw query", prismaOnly],
+  ])(
+    "rolls back whole when a request under its idempotency key commits while it waits (%s)",
+    async (_, client) => {
+      const actor = await newActor();
+      await commonPath(actor, { plan: "first" });
+      const holder = new pg.Client({ connectionString: requireDatabaseUrl() });
+      await holder.connect();
+      try {
+        await holder.query("BEGIN");
+        await holder.query("SELECT 1 FROM agents WHERE id = $1 FOR UPDATE", [actor.agentId]);
+        const waiting = trySubmitCommonPlan(
+          client,
+          actor,
+          planApproval,
+          { plan: "second" },
+          { idempotencyKey: "shared" },
+        );
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        // Another type's request leaves the agent row as it was: only the unique key can tell.
+        await holder.query(
+          `INSERT INTO requests (id, type, agent_id, sender, target, payload, incarnation,
            idempotency_key, expires_at)
          VALUES ($1, 'question', $2, $3, 'lead', '{"question":"?"}', $4, 'shared',
            now() + interval '1 hour')`,
-        [
-          `req_${"0".repeat(24)}${actor.agentId.slice(0, 8)}`,
-          actor.agentId,
-          actor.name,
-          actor.incarnation,
-        ],
-      );
-      await holder.query("COMMIT");
-      expect(await waiting).toBeNull();
-    } finally {
-      await holder.end();
-    }
-    const requests = await db.request.findMany({
-      where: { agentId: actor.agentId },
-      orderBy: { createdAt: "asc" },
-      select: { type: true, status: true },
-    });
-    expect(requests).toEqual([
-      { type: "plan_approval", status: "pending" },
-      { type: "question", status: "pending" },
-    ]);
-    await expect(
-      submitRequest(db, actor, {
-        type: "plan_approval",
-        payload: { plan: "second" },
-        idempotencyKey: "shared",
-      }),
-    ).rejects.toMatchObject({ code: "IDEMPOTENCY_KEY_REUSED" });
-  });
+          [
+            `req_${"0".repeat(24)}${actor.agentId.slice(0, 8)}`,
+            actor.agentId,
+            actor.name,
+            actor.incarnation,
+          ],
+        );
+        await holder.query("COMMIT");
+        expect(await waiting).toBeNull();
+      } finally {
+        await holder.end();
+      }
+      const requests = await db.request.findMany({
+        where: { agentId: actor.agentId },
+        orderBy: { createdAt: "asc" },
+        select: { type: true, status: true },
+      });
+      expect(requests).toEqual([
+        { type: "plan_approval", status: "pending" },
+        { type: "question", status: "pending" },
+      ]);
+      await expect(
+        submitRequest(db, actor, {
+          type: "plan_approval",
+          payload: { plan: "second" },
+          idempotencyKey: "shared",
+        }),
+      ).rejects.toMatchObject({ code: "IDEMPOTENCY_KEY_REUSED" });
+    },
+  );
 });
