@@ -20,6 +20,7 @@ import { canonicalJson } from "../protocol/canonical-json";
 import type { DecidedBy } from "../shared/api/request";
 import type { CreateRequestInput, RespondInput } from "./schema";
 import { findEarlierRejection } from "./asked-again";
+import { trySubmitCommonPlan } from "./common-submission";
 import { directionOf, toRequestView, type RequestView } from "./views";
 import { inTransaction } from "../transaction";
 import {
@@ -286,6 +287,8 @@ export async function submitRequest(
     throw new AppError("NOT_ALLOWED_TO_SEND", `agents cannot send '${input.type}' requests`);
   }
   const payload = await parsePayload(definition, input.payload);
+  const common = await trySubmitCommonPlan(db, actor, definition, payload, input);
+  if (common) return common;
   return inTransaction(db, (tx) =>
     createRequestInTransaction(tx, {
       definition,

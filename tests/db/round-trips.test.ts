@@ -56,9 +56,27 @@ async function statementsOf(work: () => Promise<unknown>): Promise<string[]> {
 const plan = (text: string) => ({ type: "plan_approval", payload: { plan: text } });
 
 describe("statements per mutation", () => {
-  it("a plan that supersedes the pending one: lock, find, supersede, find a rejected twin, insert, update, message, events", async () => {
+  it("a worker's plan that supersedes the pending one: one statement (decision 030)", async () => {
     await submitRequest(db, agent, plan("first"));
-    const sent = await statementsOf(() => submitRequest(db, agent, plan("second")));
+    const sent = await statementsOf(() =>
+      submitRequest(db, agent, { ...plan("second"), idempotencyKey: "second" }),
+    );
+    expect(sent).toHaveLength(1);
+    expect(sent[0]).toContain("INSERT INTO events");
+  });
+
+  it("the full path's plan: lock, find, supersede, find a rejected twin, insert, update, message, events", async () => {
+    const sent = await statementsOf(() =>
+      inTransaction(db, (tx) =>
+        createRequestInTransaction(tx, {
+          definition: getProtocolType("plan_approval"),
+          direction: "agent_to_lead",
+          agentId: agent.agentId,
+          payload: { plan: "full path" },
+          senderIncarnation: agent.incarnation,
+        }),
+      ),
+    );
     expect(sent).toHaveLength(8);
     expect(sent.filter((query) => query.includes('INSERT INTO "public"."events"'))).toHaveLength(1);
   });
