@@ -13,6 +13,9 @@ import { toRequestView, type RequestView } from "./views";
  */
 export const MAX_REQUEST_LIFETIME_SECONDS = 86_400;
 
+/** Raised by the database itself when a decision reaches a request past its deadline (migration 006). */
+export const LATE_DECISION_SQLSTATE = "P0002";
+
 /**
  * Gives a request waiting on the Lead more time. Under the agent's row lock, like every expiry, so
  * an extension and the sweeper never both win: a sweep that read the old deadline re-reads it under

@@ -21,6 +21,9 @@ import type { DecidedBy } from "../shared/api/request";
 import type { CreateRequestInput, RespondInput } from "./schema";
 import { findEarlierRejection } from "./asked-again";
 import { trySubmitCommonPlan } from "./common-submission";
+import { tryDecideCommonRequest } from "./common-decision";
+import { LATE_DECISION_SQLSTATE } from "./deadline";
+import { decidedByOf, responderLabel } from "./decided-by";
 import { directionOf, toRequestView, type RequestView } from "./views";
 import { inTransaction } from "../transaction";
 import {
@@ -336,26 +339,6 @@ function assertResponderIsTarget(request: Request, responder: Responder): void {
   );
 }
 
-function responderLabel(responder: Responder): string {
-  return responder.kind === "human" ? responder.email : responder.name;
-}
-
-/** Taken from the authenticated caller, never from the request body. */
-function decidedByOf(responder: Responder): DecidedBy {
-  if (responder.kind === "agent") {
-    return { kind: "agent", agent: responder.name, incarnation: responder.incarnation };
-  }
-  if (responder.via === "token") {
-    return {
-      kind: "token",
-      userId: responder.userId,
-      tokenId: responder.tokenId,
-      tokenName: responder.tokenName,
-    };
-  }
-  return { kind: "human", userId: responder.userId, sessionId: responder.sessionId };
-}
-
 function alreadyDecided(request: Request): AppError {
   return new AppError("ALREADY_DECIDED", `request ${request.id} is already ${request.status}`, {
     details: { request: toRequestView(request) },
@@ -396,9 +379,24 @@ function findRefusal(
 /**
  * The only way a request is decided. Every check runs inside one transaction holding the agent's
  * row lock, and the decision itself is a compare-and-set on `status = 'pending'`: of two Leads
- * clicking at once exactly one wins, and the other gets ALREADY_DECIDED with the winner.
+ * clicking at once exactly one wins, and the other gets ALREADY_DECIDED with the winner. The common
+ * case (one Lead, a plan or tool call as asked) is the same transaction in one statement; whatever
+ * it does not recognise it leaves untouched, for the full path to decide or refuse.
  */
 export async function decideRequest(
+  db: PrismaClient,
+  responder: Responder,
+  requestId: string,
+  input: RespondInput,
+): Promise<RequestView> {
+  return (
+    (await tryDecideCommonRequest(db, responder, requestId, input)) ??
+    decideRequestInFull(db, responder, requestId, input)
+  );
+}
+
+/** `decideRequest` without its one-statement common case (lib/requests/common-decision.ts). */
+export async function decideRequestInFull(
   db: PrismaClient,
   responder: Responder,
   requestId: string,
@@ -411,9 +409,6 @@ export async function decideRequest(
     throw await refuseLateDecision(db, requestId);
   }
 }
-
-/** Raised by the database itself when a decision reaches a request past its deadline (migration 006). */
-const LATE_DECISION_SQLSTATE = "P0002";
 
 /**
  * The database refused the decision by its own clock. The deadline has passed, so the request

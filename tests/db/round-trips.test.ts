@@ -10,6 +10,7 @@ import { getProtocolType } from "../../lib/protocol/registry";
 import {
   createRequestInTransaction,
   decideRequest,
+  decideRequestInFull,
   submitRequest,
 } from "../../lib/requests/mutations";
 import { recordToolCall } from "../../lib/tool-calls/mutations";
@@ -81,13 +82,27 @@ describe("statements per mutation", () => {
     expect(sent.filter((query) => query.includes('INSERT INTO "public"."events"'))).toHaveLength(1);
   });
 
-  it("a decision: read, lock, compare-and-set, update, message, events", async () => {
+  it("a decision in full: read, lock, compare-and-set, update, message, events", async () => {
     const { request } = await submitRequest(db, agent, plan("third"));
     const sent = await statementsOf(() =>
-      decideRequest(db, lead, request.id, { type: "plan_approval_response", approve: true }),
+      decideRequestInFull(db, lead, request.id, { type: "plan_approval_response", approve: true }),
     );
     expect(sent).toHaveLength(6);
     expect(sent.filter((query) => query.includes('INSERT INTO "public"."events"'))).toHaveLength(1);
+  });
+
+  it("the common decision, one Lead approving or rejecting as asked: one statement, no transaction", async () => {
+    for (const [text, decision] of [
+      ["approved as asked", { approve: true }],
+      ["rejected as asked", { approve: false, feedback: "smaller steps" }],
+    ] as const) {
+      const { request } = await submitRequest(db, agent, plan(text));
+      const sent = await statementsOf(() =>
+        decideRequest(db, lead, request.id, { type: "plan_approval_response", ...decision }),
+      );
+      expect(sent).toEqual([expect.stringContaining("decide_common_request")]);
+      expect(statements).toHaveLength(1);
+    }
   });
 
   it("writes a transaction's events in the order they were appended, and only if it commits", async () => {

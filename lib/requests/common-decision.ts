@@ -1,0 +1,118 @@
+import { hasSqlState, poolOf, type Db } from "../db";
+import type { GateState } from "../shared/agents/schema";
+import type { Request } from "../generated/prisma/client";
+import type { ProtocolTypeDefinition } from "../protocol/definition";
+import { planApproval } from "../protocol/plan-approval";
+import { toolApproval } from "../protocol/tool-approval";
+import { refuseRaisedToTwoLeads } from "./approvals";
+import { decidedByOf, responderLabel } from "./decided-by";
+import { LATE_DECISION_SQLSTATE } from "./deadline";
+import type { Responder } from "./mutations";
+import type { RespondInput } from "./schema";
+import { toRequestView, type RequestView } from "./views";
+
+/**
+ * The common decision in one statement (decision 031): one Lead approving or rejecting, as asked,
+ * a pending plan or tool call that needs one approval. The full path (`decideRequest` in
+ * ./mutations.ts) is a transaction of six round trips; this is one call of `decide_common_request`
+ * (migration 018), which reads the request, locks the agent, checks every fence under that lock,
+ * compare-and-sets the status and writes the agent, the answer and the events as the full path
+ * would. Anything it does not recognise writes nothing and returns no row: the caller then takes
+ * the full path, which decides the unusual case or produces the right refusal.
+ */
+
+/** What each covered type does to the agent, restated from its definition's onApproved/onRejected. */
+type CommonEffect = {
+  definition: ProtocolTypeDefinition;
+  /** The gate after the decision; null leaves it alone. */
+  gateAfter: (approve: boolean) => GateState | null;
+  /** The agent waits on the Lead while another request of its incarnation does (parallel calls). */
+  isWaitingWhileOthersPend: boolean;
+};
+
+const COMMON_EFFECTS: readonly CommonEffect[] = [
+  {
+    definition: planApproval,
+    gateAfter: (approve) => (approve ? "approved" : "rejected"),
+    isWaitingWhileOthersPend: false,
+  },
+  { definition: toolApproval, gateAfter: () => null, isWaitingWhileOthersPend: true },
+];
+
+// Every column, aliased to the client's field names, so the row is what `findUnique` returns.
+const REQUEST_COLUMNS = {
+  id: "id",
+  type: "type",
+  agentId: "agent_id",
+  sender: "sender",
+  target: "target",
+  status: "status",
+  payload: "payload",
+  feedback: "feedback",
+  respondedBy: "responded_by",
+  respondedAt: "responded_at",
+  decidedBy: "decided_by",
+  response: "response",
+  askedAgainAfter: "asked_again_after",
+  incarnation: "incarnation",
+  workVersion: "work_version",
+  taskId: "task_id",
+  idempotencyKey: "idempotency_key",
+  createdAt: "created_at",
+  expiresAt: "expires_at",
+  requiredApprovals: "required_approvals",
+} as const satisfies Record<keyof Request, string>;
+
+const COMMON_DECISION_SQL = `
+  SELECT ${Object.entries(REQUEST_COLUMNS)
+    .map(([field, column]) => `${column} AS "${field}"`)
+    .join(", ")}
+  FROM decide_common_request($1, $2, $3::request_status, $4::boolean, $5, $6, $7::jsonb,
+    $8::timestamptz, $9, $10::gate_state, $11::boolean)`;
+
+/**
+ * Decides the request in one statement and returns it, or returns null (nothing written) when the
+ * decision is not the common case or the rows are not what the common case needs.
+ */
+export async function tryDecideCommonRequest(
+  db: Db,
+  responder: Responder,
+  requestId: string,
+  input: RespondInput,
+): Promise<RequestView | null> {
+  if (responder.kind !== "human" || responder.role !== "lead") return null;
+  const { type: responseType, approve, feedback: rawFeedback, ...fields } = input;
+  // Edits need the type's own checks (prepareResponse): the full path.
+  if (Object.keys(fields).length > 0) return null;
+  const effect = COMMON_EFFECTS.find(({ definition }) => definition.responseType === responseType);
+  const feedback = rawFeedback?.trim() || null;
+  // A rejection without a reason is refused by the full path.
+  if (!effect || (!approve && !feedback)) return null;
+
+  const { definition } = effect;
+  const values = [
+    requestId,
+    definition.type,
+    definition.decisionOutcome(approve),
+    approve,
+    feedback,
+    responderLabel(responder),
+    JSON.stringify(decidedByOf(responder)),
+    new Date().toISOString(),
+    definition.responseType,
+    effect.gateAfter(approve),
+    effect.isWaitingWhileOthersPend,
+  ];
+  const pool = poolOf(db);
+  try {
+    const [decided] = pool
+      ? (await pool.query<Request>(COMMON_DECISION_SQL, values)).rows
+      : await db.$queryRawUnsafe<Request[]>(COMMON_DECISION_SQL, ...values);
+    return decided ? toRequestView(decided) : null;
+  } catch (error) {
+    // A deadline moved into the past while the statement waited for the lock: nothing was
+    // written, and the full path expires the request (REQUEST_EXPIRED).
+    if (hasSqlState(error, LATE_DECISION_SQLSTATE)) return null;
+    throw refuseRaisedToTwoLeads(error);
+  }
+}

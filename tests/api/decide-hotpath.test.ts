@@ -1,0 +1,394 @@
+import pg from "pg";
+import { afterAll, describe, expect, it } from "vitest";
+import type { HumanActor } from "../../lib/auth/actor";
+import { getDb } from "../../lib/db";
+import { requireDatabaseUrl } from "../../lib/env";
+import { getProtocolType } from "../../lib/protocol/registry";
+import { tryDecideCommonRequest } from "../../lib/requests/common-decision";
+import { createRequestInTransaction, decideRequestInFull } from "../../lib/requests/mutations";
+import type { RespondInput } from "../../lib/requests/schema";
+import type { RequestView } from "../../lib/requests/views";
+import { inTransaction } from "../../lib/transaction";
+import { signedInHuman } from "../route-client";
+import { api, registerAgent, submitPlan, type TestAgent } from "./fixtures";
+
+// The common decision is one statement that restates the full path's transaction for one Lead
+// deciding a plan or a tool call as asked (decision 031). The first tests hold the two paths to the
+// same rows, message and events; the rest change what the decision depends on behind its back.
+
+const db = getDb();
+afterAll(() => db.$disconnect());
+
+const RISKY = { tool: "bash", args: { command: "rm -rf build" } };
+const OTHER_RISKY = { tool: "bash", args: { command: "rm -rf dist" } };
+
+const TOKEN_LEAD: HumanActor = {
+  kind: "human",
+  userId: "hotpath-lead",
+  email: "hotpath-lead@example.com",
+  name: "Lead",
+  role: "lead",
+  via: "token",
+  tokenId: "00000000-0000-4000-8000-000000000031",
+  tokenName: "decide hot path",
+  scope: "decide",
+};
+const SESSION_LEAD: HumanActor = {
+  kind: "human",
+  userId: "hotpath-session-lead",
+  email: "hotpath-session@example.com",
+  name: "Session Lead",
+  role: "lead",
+  via: "session",
+  sessionId: "hotpath-session",
+};
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function raiseToolApproval(agent: TestAgent, call = RISKY): Promise<string> {
+  const asked = await api.toolCall(agent.headers, call);
+  expect(asked.json).toMatchObject({ allowed: false, code: "TOOL_APPROVAL_REQUIRED" });
+  return String(asked.json.requestId);
+}
+
+async function raisePlan(agent: TestAgent): Promise<string> {
+  const submitted = await submitPlan(agent);
+  expect(submitted.status).toBe(201);
+  return String(submitted.json.id);
+}
+
+async function agentRow(agent: TestAgent) {
+  return db.agent.findUniqueOrThrow({ where: { name: agent.name } });
+}
+
+/** Everything a decision writes or returns, with the ids that differ between two runs named. */
+async function decideAndRead(
+  decide: (...args: Parameters<typeof decideRequestInFull>) => Promise<RequestView | null>,
+  lead: HumanActor,
+  agent: TestAgent,
+  requestId: string,
+  input: RespondInput,
+) {
+  const row = await agentRow(agent);
+  const lastEvent = (await db.event.aggregate({ _max: { id: true } }))._max.id ?? 0n;
+  const lastMessage = (await db.message.aggregate({ _max: { id: true } }))._max.id ?? 0n;
+  const view = await decide(db, lead, requestId, input);
+  if (!view) throw new Error(`${requestId} was not decided`);
+  const request = await db.request.findUniqueOrThrow({
+    where: { id: requestId },
+    omit: { id: true, agentId: true, payload: true, createdAt: true, expiresAt: true },
+  });
+  const agentAfter = await db.agent.findUniqueOrThrow({
+    where: { id: row.id },
+    omit: { id: true, name: true, tokenHash: true, createdAt: true },
+  });
+  const messages = await db.message.findMany({
+    where: { id: { gt: lastMessage }, OR: [{ agentId: row.id }, { recipient: agent.name }] },
+    orderBy: { id: "asc" },
+    omit: { createdAt: true },
+  });
+  const events = await db.event.findMany({
+    where: {
+      id: { gt: lastEvent },
+      subject: { in: [`agent:${agent.name}`, `inbox:${agent.name}`, `request:${requestId}`] },
+    },
+    orderBy: { id: "asc" },
+    select: { kind: true, subject: true, data: true },
+  });
+  const written = {
+    view: { ...view, respondedAt: typeof view.respondedAt, createdAt: null, expiresAt: null },
+    request: { ...request, respondedAt: request.respondedAt instanceof Date },
+    agent: { ...agentAfter, updatedAt: agentAfter.updatedAt > row.updatedAt },
+    messages,
+    events,
+  };
+  const messageNames = new Map(
+    messages.map((message, index) => [String(message.id), `MESSAGE${index}`]),
+  );
+  const names: [string, string][] = [
+    [requestId, "REQUEST"],
+    [row.id, "AGENT_ID"],
+    [agent.name, "AGENT"],
+  ];
+  return JSON.parse(
+    JSON.stringify(written, (_key, value: unknown) => {
+      if (typeof value === "bigint" || typeof value === "number") {
+        return messageNames.get(String(value)) ?? String(value);
+      }
+      if (typeof value !== "string") return value;
+      return names.reduce((text, [id, name]) => text.replaceAll(id, name), value);
+    }),
+  ) as unknown;
+}
+
+type Case = {
+  name: string;
+  raise: (agent: TestAgent) => Promise<string>;
+  input: RespondInput;
+};
+
+const CASES: Case[] = [
+  {
+    name: "a plan approved",
+    raise: raisePlan,
+    input: { type: "plan_approval_response", approve: true, feedback: "go" },
+  },
+  {
+    name: "a plan rejected",
+    raise: raisePlan,
+    input: { type: "plan_approval_response", approve: false, feedback: "smaller steps" },
+  },
+  {
+    name: "a tool call approved",
+    raise: (agent) => raiseToolApproval(agent),
+    input: { type: "tool_approval_response", approve: true },
+  },
+  {
+    name: "a tool call rejected",
+    raise: (agent) => raiseToolApproval(agent),
+    input: { type: "tool_approval_response", approve: false, feedback: "not that" },
+  },
+  {
+    name: "a tool call approved while another waits on the Lead",
+    raise: async (agent) => {
+      const first = await raiseToolApproval(agent);
+      await raiseToolApproval(agent, OTHER_RISKY);
+      return first;
+    },
+    input: { type: "tool_approval_response", approve: true },
+  },
+];
+
+describe("the common decision", () => {
+  for (const { name, raise, input } of CASES) {
+    it(`writes what the full path writes: ${name}`, async () => {
+      for (const lead of [TOKEN_LEAD, SESSION_LEAD]) {
+        const [common, full] = [await registerAgent(), await registerAgent()];
+        const commonRequest = await raise(common);
+        const fullRequest = await raise(full);
+        const viaCommon = await decideAndRead(
+          tryDecideCommonRequest,
+          lead,
+          common,
+          commonRequest,
+          input,
+        );
+        const viaFull = await decideAndRead(decideRequestInFull, lead, full, fullRequest, input);
+        expect(viaCommon).toEqual(viaFull);
+        expect(viaCommon).toMatchObject({
+          request: { status: input.approve ? "approved" : "rejected" },
+          events: [
+            { kind: "agent.updated" },
+            { kind: "message.sent" },
+            { kind: "request.decided" },
+          ],
+        });
+      }
+    });
+  }
+
+  it("is the path a plain decision takes, and leaves anything else untouched", async () => {
+    const agent = await registerAgent({ requirePlan: true });
+    const planId = await raisePlan(agent);
+    const approve = { type: "plan_approval_response", approve: true } as const;
+    const untouched = [
+      tryDecideCommonRequest(db, TOKEN_LEAD, planId, { ...approve, editedPlan: "1. other" }),
+      tryDecideCommonRequest(db, TOKEN_LEAD, planId, { ...approve, approve: false }),
+      tryDecideCommonRequest(db, TOKEN_LEAD, planId, { ...approve, type: "shutdown_response" }),
+      tryDecideCommonRequest(db, TOKEN_LEAD, planId, {
+        type: "tool_approval_response",
+        approve: true,
+      }),
+      tryDecideCommonRequest(db, { ...TOKEN_LEAD, role: "viewer" }, planId, approve),
+      tryDecideCommonRequest(
+        db,
+        { kind: "agent", agentId: (await agentRow(agent)).id, name: agent.name, incarnation: 1 },
+        planId,
+        approve,
+      ),
+      tryDecideCommonRequest(db, TOKEN_LEAD, "req_missing", approve),
+    ];
+    expect(await Promise.all(untouched)).toEqual(untouched.map(() => null));
+    expect(await db.request.findUniqueOrThrow({ where: { id: planId } })).toMatchObject({
+      status: "pending",
+    });
+    expect(await tryDecideCommonRequest(db, TOKEN_LEAD, planId, approve)).toMatchObject({
+      status: "approved",
+      respondedBy: TOKEN_LEAD.email,
+    });
+  });
+});
+
+describe("the common decision under attack", () => {
+  /** Holds the agent's row lock from another connection while `during` runs, then commits. */
+  async function whileLocked<T>(
+    agentId: string,
+    start: () => Promise<T>,
+    during: (holder: pg.Client) => Promise<void> = async () => undefined,
+  ): Promise<T> {
+    const holder = new pg.Client({ connectionString: requireDatabaseUrl() });
+    await holder.connect();
+    try {
+      await holder.query("BEGIN");
+      await holder.query("SELECT 1 FROM agents WHERE id = $1 FOR UPDATE", [agentId]);
+      const started = start();
+      await sleep(200);
+      await during(holder);
+      await holder.query("COMMIT");
+      return await started;
+    } finally {
+      await holder.end();
+    }
+  }
+
+  it("two Leads racing: exactly one wins, the other gets ALREADY_DECIDED with the winner", async () => {
+    const [first, second] = [await signedInHuman("lead"), await signedInHuman("lead")];
+    const agent = await registerAgent({ requirePlan: true });
+    const requestId = await raisePlan(agent);
+    const outcomes = await whileLocked((await agentRow(agent)).id, () =>
+      Promise.all([
+        api.respond(first.headers, requestId, { type: "plan_approval_response", approve: true }),
+        api.respond(second.headers, requestId, {
+          type: "plan_approval_response",
+          approve: false,
+          feedback: "no",
+        }),
+      ]),
+    );
+    const statuses = outcomes.map((outcome) => outcome.status).sort();
+    expect(statuses).toEqual([200, 409]);
+    const winner = outcomes.find((outcome) => outcome.status === 200)!;
+    const loser = outcomes.find((outcome) => outcome.status === 409)!;
+    expect(loser.json).toMatchObject({
+      error: {
+        code: "ALREADY_DECIDED",
+        request: { status: winner.json.status, decidedBy: winner.json.decidedBy },
+      },
+    });
+    expect(
+      await db.event.count({ where: { subject: `request:${requestId}`, kind: "request.decided" } }),
+    ).toBe(1);
+    expect(
+      await db.message.count({
+        where: { recipient: agent.name, metadata: { path: ["requestId"], equals: requestId } },
+      }),
+    ).toBe(1);
+  });
+
+  it("a decision for an incarnation that ended while it waited: STALE_INCARNATION, nothing decided", async () => {
+    const lead = await signedInHuman("lead");
+    const agent = await registerAgent();
+    const requestId = await raiseToolApproval(agent);
+    const row = await agentRow(agent);
+    const outcome = await whileLocked(
+      row.id,
+      () => api.respond(lead.headers, requestId, { type: "tool_approval_response", approve: true }),
+      async (holder) => {
+        await holder.query("UPDATE agents SET incarnation = incarnation + 1 WHERE id = $1", [
+          row.id,
+        ]);
+      },
+    );
+    expect(outcome).toMatchObject({ status: 409, json: { error: { code: "STALE_INCARNATION" } } });
+    expect(await db.request.findUniqueOrThrow({ where: { id: requestId } })).toMatchObject({
+      status: "pending",
+      decidedBy: null,
+    });
+    expect(
+      await db.message.count({ where: { agentId: row.id, type: "tool_approval_response" } }),
+    ).toBe(0);
+  });
+
+  it("a decision for work the agent has left: STALE_WORK_VERSION, the gate untouched", async () => {
+    const lead = await signedInHuman("lead");
+    const agent = await registerAgent({ requirePlan: true });
+    const requestId = await raisePlan(agent);
+    await db.agent.update({
+      where: { name: agent.name },
+      data: { workVersion: { increment: 1 } },
+    });
+    const outcome = await api.respond(lead.headers, requestId, {
+      type: "plan_approval_response",
+      approve: true,
+    });
+    expect(outcome).toMatchObject({ status: 409, json: { error: { code: "STALE_WORK_VERSION" } } });
+    expect(await agentRow(agent)).toMatchObject({ gate: "pending" });
+  });
+
+  it("a decision after the deadline: REQUEST_EXPIRED, the timeout policy applied once", async () => {
+    const lead = await signedInHuman("lead");
+    const agent = await registerAgent({ requirePlan: true });
+    const requestId = await raisePlan(agent);
+    await db.$executeRaw`
+      UPDATE requests SET expires_at = now() - interval '1 second' WHERE id = ${requestId}`;
+    const outcome = await api.respond(lead.headers, requestId, {
+      type: "plan_approval_response",
+      approve: true,
+    });
+    expect(outcome).toMatchObject({
+      status: 409,
+      json: { error: { code: "REQUEST_EXPIRED", request: { status: "expired" } } },
+    });
+    expect(await agentRow(agent)).toMatchObject({ gate: "rejected" });
+  });
+
+  it("a deadline moved past while the decision waits on the lock: REQUEST_EXPIRED", async () => {
+    const lead = await signedInHuman("lead");
+    const agent = await registerAgent({ requirePlan: true });
+    const requestId = await raisePlan(agent);
+    const outcome = await whileLocked(
+      (await agentRow(agent)).id,
+      () => api.respond(lead.headers, requestId, { type: "plan_approval_response", approve: true }),
+      async (holder) => {
+        await holder.query(
+          "UPDATE requests SET expires_at = now() - interval '1 second' WHERE id = $1",
+          [requestId],
+        );
+      },
+    );
+    expect(outcome).toMatchObject({
+      status: 409,
+      json: { error: { code: "REQUEST_EXPIRED", request: { status: "expired" } } },
+    });
+    expect(
+      await db.event.count({ where: { subject: `request:${requestId}`, kind: "request.decided" } }),
+    ).toBe(0);
+  });
+
+  it("a request that needs two Leads is not decided by one Lead's approval", async () => {
+    const lead = await signedInHuman("lead");
+    const agent = await registerAgent({ requirePlan: true });
+    const row = await agentRow(agent);
+    const { request } = await inTransaction(db, (tx) =>
+      createRequestInTransaction(tx, {
+        definition: getProtocolType("plan_approval"),
+        direction: "agent_to_lead",
+        agentId: row.id,
+        payload: { plan: "1. deploy" },
+        senderIncarnation: row.incarnation,
+        requiredApprovals: 2,
+      }),
+    );
+    const approve = { type: "plan_approval_response", approve: true } as const;
+    expect(await tryDecideCommonRequest(db, TOKEN_LEAD, request.id, approve)).toBeNull();
+    const outcome = await api.respond(lead.headers, request.id, approve);
+    expect(outcome).toMatchObject({ status: 200, json: { status: "pending" } });
+    expect(outcome.json.approvals).toHaveLength(1);
+    expect(await agentRow(agent)).toMatchObject({ gate: "pending" });
+  });
+
+  it("an agent that agreed to stop is left to the full path, which keeps it stopping", async () => {
+    const lead = await signedInHuman("lead");
+    const agent = await registerAgent();
+    const requestId = await raiseToolApproval(agent);
+    await db.agent.update({ where: { name: agent.name }, data: { status: "stopping" } });
+    const approve = { type: "tool_approval_response", approve: true } as const;
+    expect(await tryDecideCommonRequest(db, TOKEN_LEAD, requestId, approve)).toBeNull();
+    expect(await db.request.findUniqueOrThrow({ where: { id: requestId } })).toMatchObject({
+      status: "pending",
+    });
+    const outcome = await api.respond(lead.headers, requestId, approve);
+    expect(outcome).toMatchObject({ status: 200, json: { status: "approved" } });
+    expect(await agentRow(agent)).toMatchObject({ status: "stopping" });
+  });
+});
