@@ -25,7 +25,8 @@ export class EventWitness {
     const witness = new EventWitness(client);
     client.on("notification", (message) => {
       const at = now();
-      const id = Number(message.payload);
+      // The payload starts with the id, alone or before the signed event (migration 016).
+      const id = Number.parseInt(message.payload ?? "", 10);
       const waiter = witness.waiters.get(id);
       if (waiter) {
         witness.waiters.delete(id);

@@ -133,8 +133,8 @@ received the \`request.created\` event. *Commit time* is not visible from outsid
 holds its own raw \`LISTEN handshake_events\` connection (the "witness"): PostgreSQL signals every
 listener of a commit at the same moment, so the witness receives the event's id at *commit + raw
 NOTIFY latency*, the very path Handshake's bridge starts from. Each console receipt is timed against
-the witness (\`console − witness\`, the latency Handshake adds: bridge read of the new events, hub,
-socket.io, client parse) and reported as *commit → console* = that added latency + the raw NOTIFY
+the witness (\`console − witness\`, the latency Handshake adds: the bridge's check of the signed
+payload or its read of the new events, hub, socket.io, client parse) and reported as *commit → console* = that added latency + the raw NOTIFY
 p50 measured in the same run. Both percentiles are over every (request, console) delivery. For
 cross-checking, the JSON also has "console receipt − moment POST returned" (which can be negative:
 the event may beat the HTTP response) and the POST round trip itself.

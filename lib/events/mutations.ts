@@ -5,7 +5,7 @@ import type { EventKind, EventPayload } from "../shared/events/catalog";
 
 /**
  * Appends to the one log. Call it inside the transaction that makes the change, so the event
- * exists exactly when the change does; the insert trigger NOTIFYs the id on commit. Inside
+ * exists exactly when the change does; the insert trigger NOTIFYs it on commit. Inside
  * `inTransaction` the event is written with the others at the transaction's end. The payload is
  * checked against the catalog at compile time (lib/shared/events/catalog.ts).
  */

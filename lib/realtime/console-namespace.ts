@@ -74,7 +74,11 @@ async function replayEvents(
 }
 
 type ConsoleFeed = {
-  deliverLive(event: ConsoleEvent): void;
+  /**
+   * Takes a live event: true when the socket is to be sent it now (counted as sent), false when
+   * the feed holds it for after a replay or has sent it already.
+   */
+  takeLive(event: ConsoleEvent): boolean;
   resume(after: number): void;
 };
 
@@ -106,10 +110,14 @@ function createFeed(db: Db, socket: ConsoleSocket, maxReplayEvents: number): Con
   let isTruncated = false;
   let isRunning = false;
 
-  function sendLive(event: ConsoleEvent): void {
-    if (event.id <= lastSentId) return;
+  function isDue(event: ConsoleEvent): boolean {
+    if (event.id <= lastSentId) return false;
     lastSentId = event.id;
-    socket.emit("event", event);
+    return true;
+  }
+
+  function sendLive(event: ConsoleEvent): void {
+    if (isDue(event)) socket.emit("event", event);
   }
 
   async function replay(after: number): Promise<void> {
@@ -148,9 +156,10 @@ function createFeed(db: Db, socket: ConsoleSocket, maxReplayEvents: number): Con
   }
 
   return {
-    deliverLive(event) {
-      if (held) held.push(event);
-      else sendLive(event);
+    takeLive(event) {
+      if (!held) return isDue(event);
+      held.push(event);
+      return false;
     },
     resume(after) {
       unansweredResumes += 1;
@@ -319,12 +328,20 @@ export function watchConsoleSessions(
 }
 
 /**
- * Sends every event the hub publishes to every /console socket (through its feed, see createFeed).
- * Call after attachConsoleNamespace; returns the unsubscribe.
+ * Sends every event the hub publishes to every /console socket whose feed takes it (see
+ * createFeed). One broadcast, encoded and framed once for all of them, instead of an emit per
+ * socket (decision 032); the sockets whose feed holds the event or has sent it are left out of
+ * it. Local: every node's own bridge feeds its own sockets. Call after attachConsoleNamespace;
+ * returns the unsubscribe.
  */
 export function broadcastHubEvents(io: ConsoleServer, hub: EventHub): () => void {
   const namespace = io.of(CONSOLE_NAMESPACE);
   return hub.subscribe((event) => {
-    for (const socket of namespace.sockets.values()) socket.data.feed.deliverLive(event);
+    const leftOut: string[] = [];
+    for (const socket of namespace.sockets.values()) {
+      if (!socket.data.feed.takeLive(event)) leftOut.push(socket.id);
+    }
+    if (leftOut.length === namespace.sockets.size) return;
+    namespace.local.except(leftOut).emit("event", event);
   });
 }

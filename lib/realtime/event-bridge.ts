@@ -9,6 +9,7 @@ import {
 } from "../events/data";
 import type { ConsoleEvent } from "../shared/realtime/contract";
 import type { EventHub } from "./event-hub";
+import { parseEventNotification, readEventNotifyKey } from "./event-notification";
 
 /** The channel the events insert trigger notifies (prisma/migrations/001_initial.sql). */
 const CHANNEL = "handshake_events";
@@ -48,9 +49,11 @@ export type EventBridge = {
 };
 
 /**
- * Feeds the hub with committed events, in id order, each once. NOTIFY only says "something was
- * committed"; the events themselves are always read from the table after the cursor, so a lost or
- * duplicated notification costs nothing but latency.
+ * Feeds the hub with committed events, in id order, each once. A notification that carries the
+ * next id after the cursor, signed by the insert trigger, is published as it arrives (decision
+ * 032); anything else (a gap, an id alone, an unsigned or malformed payload, a reconnect, a read
+ * under way) only says "something was committed", and the events are read from the table after the
+ * cursor, so a lost, duplicated or forged notification costs nothing but latency.
  */
 export async function startEventBridge(options: EventBridgeOptions): Promise<EventBridge> {
   const { databaseUrl, db, hub } = options;
@@ -62,6 +65,7 @@ export async function startEventBridge(options: EventBridgeOptions): Promise<Eve
   // below this id whose transaction is still open now; it is never published live.
   let cursor = await findNewestEventId(db);
   let listener: pg.Client | undefined;
+  let notifyKey: Buffer | undefined;
   let isStopped = false;
 
   // One catch-up at a time; requests arriving meanwhile collapse into a single rerun.
@@ -134,9 +138,21 @@ export async function startEventBridge(options: EventBridgeOptions): Promise<Eve
   }
 
   function onNotification(message: pg.Notification): void {
+    const { id, event } = parseEventNotification(message.payload ?? "", notifyKey);
     // Published already, or skipped as a permanent gap: nothing left to read for it.
-    if (Number(message.payload) <= cursor) return;
-    requestCatchUp();
+    if (id !== undefined && id <= cursor) return;
+    // A read under way or asked for may cover this id too; publishing beside it could reorder.
+    if (event && event.id === cursor + 1 && !catchUpRun) publishNotified(event);
+    else requestCatchUp();
+  }
+
+  function publishNotified(event: ConsoleEvent): void {
+    cursor = event.id;
+    while ((sightings[0]?.upTo ?? Infinity) <= cursor) sightings.shift();
+    hub.publish([event]);
+    // A read saw ids beyond this one, held back by the gap it filled: read them now, not at the
+    // gap recheck.
+    if (sightings.length > 0) requestCatchUp();
   }
 
   async function runCatchUps(): Promise<void> {
@@ -168,6 +184,12 @@ export async function startEventBridge(options: EventBridgeOptions): Promise<Eve
       onNotification,
       onDrop: dropListener,
     });
+    try {
+      notifyKey ??= await readEventNotifyKey(candidate);
+    } catch (error) {
+      await candidate.end().catch(() => undefined);
+      throw error;
+    }
     if (isStopped) {
       await candidate.end();
       return;

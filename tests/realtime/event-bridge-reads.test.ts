@@ -7,6 +7,7 @@ import { PrismaClient } from "../../lib/generated/prisma/client";
 import { applyMigrations } from "../../lib/migrations";
 import { startEventBridge } from "../../lib/realtime/event-bridge";
 import { EventHub } from "../../lib/realtime/event-hub";
+import type { ConsoleEvent } from "../../lib/shared/realtime/contract";
 import { inTransaction } from "../../lib/transaction";
 import { createScratchDatabase, dropScratchDatabase } from "../test-database";
 
@@ -44,7 +45,10 @@ afterAll(async () => {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-it("reads once for a commit of several events, not once per notification", async () => {
+// Too large for a NOTIFY payload, so the trigger sends its id alone (migration 016).
+const OVERSIZE = "x".repeat(9_000);
+
+it("reads once for a commit of several id-only events, not once per notification", async () => {
   const hub = new EventHub();
   const published: number[] = [];
   hub.subscribe((event) => published.push(event.id));
@@ -61,6 +65,8 @@ it("reads once for a commit of several events, not once per notification", async
             from: "lead",
             to: "ada",
             type: "message",
+            // Beyond the catalog's fields, as a future larger payload would be.
+            ...{ padding: OVERSIZE },
           });
       });
       const deadline = Date.now() + 5_000;
@@ -98,5 +104,181 @@ it("reads on a plain connection exactly the page Prisma reads", async () => {
     expect(await listEventsAfterOn(connection, middle)).toEqual(await listEventsAfter(db, middle));
   } finally {
     await connection.end();
+  }
+});
+
+async function startQuietBridge(hub: EventHub) {
+  // No poll during a test: every read is one a notification asked for.
+  const bridge = await startEventBridge({ databaseUrl, db, hub, pollIntervalMs: 60_000 });
+  await sleep(200);
+  return bridge;
+}
+
+async function waitFor(condition: () => boolean, timeoutMs = 5_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition() && Date.now() < deadline) await sleep(10);
+}
+
+async function notifyFromElsewhere(payload: string): Promise<void> {
+  const connection = new pg.Client({ connectionString: databaseUrl });
+  await connection.connect();
+  try {
+    await connection.query("SELECT pg_notify('handshake_events', $1)", [payload]);
+  } finally {
+    await connection.end();
+  }
+}
+
+it("publishes an event from its signed notification, without reading the table", async () => {
+  const hub = new EventHub();
+  const published: ConsoleEvent[] = [];
+  hub.subscribe((event) => published.push(event));
+  const bridge = await startQuietBridge(hub);
+  try {
+    const before = bridge.lastId;
+    eventReads.length = 0;
+    await inTransaction(db, async (tx) => {
+      await appendEvent(tx, "request.decided", "request:req_p", {
+        requestId: "req_p",
+        type: "plan_approval",
+        agent: "ada",
+        status: "approved",
+        respondedBy: "lead",
+        decidedBy: { nested: { list: [1, "two", "é"] } },
+      });
+      await appendEvent(tx, "session.ended", "user:ada", { userId: "ada" });
+    });
+    await waitFor(() => published.length >= 2);
+    await sleep(150);
+    expect(eventReads).toEqual([]);
+    // The same events, in the same shape and key order, as a read of the table gives.
+    const fromTable = await listEventsAfter(db, before);
+    expect(JSON.stringify(published)).toBe(JSON.stringify(fromTable));
+    expect(bridge.lastId).toBe(fromTable.at(-1)?.id);
+  } finally {
+    await bridge.stop();
+  }
+});
+
+it("delivers an event too large for a payload by its id, read from the table", async () => {
+  const hub = new EventHub();
+  const published: ConsoleEvent[] = [];
+  hub.subscribe((event) => published.push(event));
+  const bridge = await startQuietBridge(hub);
+  try {
+    const before = bridge.lastId;
+    eventReads.length = 0;
+    await db.event.create({
+      data: { kind: "test.large", subject: "test:large", data: { padding: OVERSIZE } },
+    });
+    await waitFor(() => published.length >= 1);
+    expect(eventReads).toHaveLength(1);
+    expect(published).toEqual(await listEventsAfter(db, before));
+  } finally {
+    await bridge.stop();
+  }
+});
+
+it("publishes a higher id committed first after the lower one, in id order", async () => {
+  const hub = new EventHub();
+  const published: number[] = [];
+  hub.subscribe((event) => published.push(event.id));
+  const bridge = await startQuietBridge(hub);
+  let commitLow!: () => void;
+  const lowCommitted = new Promise<void>((resolve) => (commitLow = resolve));
+  let reportLow!: (id: number) => void;
+  const lowId = new Promise<number>((resolve) => (reportLow = resolve));
+  try {
+    const settled = db.$transaction(async (tx) => {
+      const row = await tx.event.create({
+        data: { kind: "test.low", subject: "test:order", data: {} },
+        select: { id: true },
+      });
+      reportLow(Number(row.id));
+      await lowCommitted;
+    });
+    const low = await lowId;
+    const high = Number(
+      (
+        await db.event.create({
+          data: { kind: "test.high", subject: "test:order", data: {} },
+          select: { id: true },
+        })
+      ).id,
+    );
+    expect(high).toBeGreaterThan(low);
+    await sleep(300);
+    expect(published).toEqual([]);
+    commitLow();
+    await settled;
+    await waitFor(() => published.length >= 2);
+    await sleep(100);
+    expect(published).toEqual([low, high]);
+  } finally {
+    commitLow();
+    await bridge.stop();
+  }
+});
+
+it("publishes no event a forged or malformed notification names", async () => {
+  const hub = new EventHub();
+  const published: ConsoleEvent[] = [];
+  hub.subscribe((event) => published.push(event));
+  const bridge = await startQuietBridge(hub);
+  try {
+    const next = bridge.lastId + 1;
+    const forged = JSON.stringify({
+      id: next,
+      kind: "request.decided",
+      subject: "request:req_forged",
+      data: { requestId: "req_forged", status: "approved" },
+      at: new Date().toISOString(),
+    });
+    // A signed payload captured from the channel, replayed with another body.
+    const signed = new Promise<string>((resolve) => {
+      void (async () => {
+        const spy = new pg.Client({ connectionString: databaseUrl });
+        await spy.connect();
+        await spy.query("LISTEN handshake_events");
+        spy.on("notification", (message) => {
+          resolve(message.payload ?? "");
+          void spy.end();
+        });
+        await db.event.create({ data: { kind: "test.real", subject: "test:spied", data: {} } });
+      })();
+    });
+    const realPayload = await signed;
+    await waitFor(() => published.length >= 1);
+    expect(published.map((event) => event.subject)).toEqual(["test:spied"]);
+    const [, capturedMac] = realPayload.split(" ");
+    const target = next + 1;
+    const forgedAtTarget = forged.replace(`"id":${next}`, `"id":${target}`);
+    for (const payload of [
+      `${target} ${"0".repeat(64)} ${forgedAtTarget}`,
+      `${target} ${capturedMac} ${forgedAtTarget}`,
+      `${target} ${forgedAtTarget}`,
+      forgedAtTarget,
+      `${target} ${capturedMac}`,
+      `${target} ${capturedMac} {not json`,
+      "",
+      "-1",
+      "9".repeat(40),
+    ]) {
+      await notifyFromElsewhere(payload);
+    }
+    await sleep(300);
+    expect(published.map((event) => event.subject)).toEqual(["test:spied"]);
+    expect(bridge.lastId).toBe(next);
+
+    // The id the forgeries named is published as committed, once, not skipped as already sent.
+    await db.event.create({ data: { kind: "test.real", subject: "test:after", data: { n: 1 } } });
+    await waitFor(() => published.length >= 2);
+    await sleep(100);
+    expect(published.map((event) => [event.id, event.subject, event.data])).toEqual([
+      [next, "test:spied", {}],
+      [target, "test:after", { n: 1 }],
+    ]);
+  } finally {
+    await bridge.stop();
   }
 });

@@ -1,7 +1,7 @@
 import { startConsoleServer } from "../support/console-server";
 import { randomBytes } from "node:crypto";
 import { io as connect, type Socket } from "socket.io-client";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { signedInHuman } from "../route-client";
 import { getDb } from "../../lib/db";
 import { requireDatabaseUrl } from "../../lib/env";
@@ -290,6 +290,48 @@ describe("/console live events", () => {
     await waitUntil(() => idsOfSubject().length >= inserted.length);
     await sleep(300);
     expect(idsOfSubject()).toEqual(inserted.map((entry) => entry.id));
+  });
+
+  it("encodes a live event once for all consoles, and each console gets it once", async () => {
+    const subject = uniqueSubject("broadcast");
+    const hub = new EventHub();
+    unsubscribeBroadcast = broadcastHubEvents(io, hub);
+    const consoles: ReturnType<typeof openConsole>[] = [];
+    for (let i = 0; i < 3; i++) {
+      const lead = await signedInHuman("viewer");
+      const opened = openConsole(lead.headers);
+      await opened.connected;
+      consoles.push(opened);
+    }
+    const encode = vi.spyOn(io.encoder, "encode");
+    try {
+      const firstId = 2 ** 40 + Math.floor(Math.random() * 2 ** 30);
+      const published: ConsoleEvent[] = [0, 1, 2].map((offset) => ({
+        id: firstId + offset,
+        kind: "message.sent",
+        subject,
+        at: new Date().toISOString(),
+        data: { messageId: offset, from: "lead", to: subject, type: "message" },
+      }));
+      hub.publish(published);
+      // Published again (another hub path, a duplicate): nobody is sent it twice.
+      unsubscribeBroadcast();
+      unsubscribeBroadcast = broadcastHubEvents(io, hub);
+      hub.publish(published);
+      const idsOf = (received: ConsoleEvent[]) =>
+        received.filter((event) => event.subject === subject).map((event) => event.id);
+      await waitUntil(() => consoles.every((entry) => idsOf(entry.received).length >= 3));
+      await sleep(100);
+      for (const entry of consoles)
+        expect(idsOf(entry.received)).toEqual(published.map((e) => e.id));
+      const encodedOfSubject = encode.mock.calls.filter(([packet]) => {
+        const data = (packet as { data?: unknown[] }).data;
+        return data?.[0] === "event" && (data[1] as ConsoleEvent | undefined)?.subject === subject;
+      });
+      expect(encodedOfSubject).toHaveLength(published.length);
+    } finally {
+      encode.mockRestore();
+    }
   });
 
   it("sends each event once when live events overlap a resume's replay", async () => {
