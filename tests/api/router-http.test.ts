@@ -1,5 +1,5 @@
 import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
+import { connect, type AddressInfo } from "node:net";
 import { getRequestListener } from "@hono/node-server";
 import { Hono } from "hono";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
@@ -135,6 +135,37 @@ describe("how the node listener writes answers", () => {
     } as RequestInit);
     expect(response.status).toBe(413);
     expect(await response.json()).toMatchObject({ error: { code: "PAYLOAD_TOO_LARGE" } });
+  });
+});
+
+describe("what bounds a body read in one piece", () => {
+  it("is the parser: a request declaring both a length and chunked framing never reaches a route", async () => {
+    const { port } = new URL(server.url);
+    const reply = await new Promise<string>((resolve, reject) => {
+      const socket = connect(Number(port), "127.0.0.1", () => {
+        socket.write(
+          [
+            "POST /api/v1/auth/login HTTP/1.1",
+            "Host: 127.0.0.1",
+            "Content-Type: application/json",
+            "Content-Length: 2",
+            "Transfer-Encoding: chunked",
+            "",
+            "2",
+            "{}",
+            "0",
+            "",
+            "",
+          ].join("\r\n"),
+        );
+      });
+      let received = "";
+      socket.on("data", (chunk) => (received += chunk.toString("latin1")));
+      socket.on("close", () => resolve(received));
+      socket.on("error", reject);
+      socket.setTimeout(5_000, () => socket.destroy());
+    });
+    expect(reply).toMatch(/^HTTP\/1\.1 400 /);
   });
 });
 
