@@ -1,9 +1,9 @@
 import { createServer } from "node:http";
-import { getRequestListener } from "@hono/node-server";
 import next from "next";
 import { createApi } from "./lib/api/v1/routes";
 import { getDb } from "./lib/db";
 import { env, requireDatabaseUrl } from "./lib/env";
+import { createNodeListener } from "./lib/http/node-listener";
 import { isApiTarget } from "./lib/http/router";
 import { stampClientAddress, startWebNodeServices } from "./lib/realtime/web-node";
 import { ensureFirstLead } from "./lib/users/mutations";
@@ -20,8 +20,7 @@ async function main(): Promise<void> {
     email: env.HANDSHAKE_ADMIN_EMAIL,
     password: env.HANDSHAKE_ADMIN_PASSWORD,
   });
-  // Globals stay Node's own: Next runs in this process too.
-  const handleApi = getRequestListener(createApi().fetch, { overrideGlobalObjects: false });
+  const handleApi = createNodeListener(createApi());
   const httpServer = createServer((req, res) => {
     stampClientAddress(req);
     void (isApiTarget(req.url ?? "/") ? handleApi(req, res) : handle(req, res));

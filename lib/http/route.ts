@@ -74,6 +74,14 @@ export type RouteContext<A extends Access, B, Q, P> = {
 
 const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
 
+// The text each JSON answer was made from, for the node listener to write without reading the
+// Response's stream back (lib/http/node-listener.ts); weak, so an answer never sent is collected.
+const encodedBodies = new WeakMap<Response, string>();
+
+export function encodedJsonOf(response: Response): string | undefined {
+  return encodedBodies.get(response);
+}
+
 export function jsonResponse(data: unknown, init: ResponseInit = {}): Response {
   const headers = new Headers(init.headers);
   headers.set("content-type", "application/json; charset=utf-8");
@@ -82,7 +90,9 @@ export function jsonResponse(data: unknown, init: ResponseInit = {}): Response {
   const body = JSON.stringify(data, (_key, value: unknown) =>
     typeof value === "bigint" ? Number(value) : value,
   );
-  return new Response(body, { ...init, headers });
+  const response = new Response(body, { ...init, headers });
+  encodedBodies.set(response, body);
+  return response;
 }
 
 export function errorResponse(error: AppError): Response {

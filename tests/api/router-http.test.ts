@@ -1,5 +1,5 @@
 import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
+import { connect, type AddressInfo } from "node:net";
 import { getRequestListener } from "@hono/node-server";
 import { Hono } from "hono";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
@@ -10,6 +10,8 @@ vi.hoisted(() => {
 
 import { CLIENT_IP_HEADER } from "../../lib/auth/sign-in-limit";
 import { getDb } from "../../lib/db";
+import { createNodeListener } from "../../lib/http/node-listener";
+import { jsonResponse } from "../../lib/http/route";
 import { isApiTarget } from "../../lib/http/router";
 import { stampClientAddress } from "../../lib/realtime/web-node";
 import { startApiServer } from "../support/api-server";
@@ -69,6 +71,101 @@ describe("the API's router over HTTP", () => {
     const wrong = await fetch(`${server.url}/api/v1/health`, { method: "DELETE" });
     expect(wrong.status).toBe(405);
     expect(wrong.headers.get("allow")).toBe("GET");
+  });
+});
+
+describe("how the node listener writes answers", () => {
+  it("writes a JSON answer from its text, never reading the Response's stream back", async () => {
+    const answers: Response[] = [];
+    const app = new Hono().get("/", () => {
+      const answer = jsonResponse({ word: "déjà ✓" }, { status: 201, headers: { "x-a": "1" } });
+      answers.push(answer);
+      return answer;
+    });
+    const probe = createServer(
+      (request, response) => void createNodeListener(app)(request, response),
+    );
+    await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
+    try {
+      const { port } = probe.address() as AddressInfo;
+      const response = await fetch(`http://127.0.0.1:${port}/`);
+      const text = await response.text();
+      expect(response.status).toBe(201);
+      expect(JSON.parse(text)).toEqual({ word: "déjà ✓" });
+      expect(response.headers.get("content-length")).toBe(String(Buffer.byteLength(text)));
+      expect(response.headers.get("content-type")).toBe("application/json; charset=utf-8");
+      expect(response.headers.get("x-a")).toBe("1");
+      expect(answers).toHaveLength(1);
+      expect(answers[0]?.bodyUsed).toBe(false);
+    } finally {
+      await new Promise<void>((resolve) => probe.close(() => resolve()));
+    }
+  });
+
+  it("keeps the API's security headers on answers it writes, and HEAD without a body", async () => {
+    for (const method of ["GET", "HEAD"]) {
+      const response = await fetch(`${server.url}/api/v1/health`, { method });
+      expect(response.status).toBe(200);
+      expect(response.headers.get("x-content-type-options")).toBe("nosniff");
+      expect(response.headers.get("content-security-policy")).toContain("default-src 'none'");
+      expect(await response.text()).toEqual(method === "HEAD" ? "" : expect.stringContaining("{"));
+    }
+  });
+
+  it("refuses a chunked body past the cap, which declares no length to check first", async () => {
+    const chunk = new TextEncoder().encode("x".repeat(16 * 1024));
+    let sent = 0;
+    const body = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (sent === 0) controller.enqueue(new TextEncoder().encode('{"email":"'));
+        if (sent >= 8) {
+          controller.enqueue(new TextEncoder().encode('"}'));
+          controller.close();
+          return;
+        }
+        controller.enqueue(chunk);
+        sent += 1;
+      },
+    });
+    const response = await fetch(`${server.url}/api/v1/auth/login`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body,
+      duplex: "half",
+    } as RequestInit);
+    expect(response.status).toBe(413);
+    expect(await response.json()).toMatchObject({ error: { code: "PAYLOAD_TOO_LARGE" } });
+  });
+});
+
+describe("what bounds a body read in one piece", () => {
+  it("is the parser: a request declaring both a length and chunked framing never reaches a route", async () => {
+    const { port } = new URL(server.url);
+    const reply = await new Promise<string>((resolve, reject) => {
+      const socket = connect(Number(port), "127.0.0.1", () => {
+        socket.write(
+          [
+            "POST /api/v1/auth/login HTTP/1.1",
+            "Host: 127.0.0.1",
+            "Content-Type: application/json",
+            "Content-Length: 2",
+            "Transfer-Encoding: chunked",
+            "",
+            "2",
+            "{}",
+            "0",
+            "",
+            "",
+          ].join("\r\n"),
+        );
+      });
+      let received = "";
+      socket.on("data", (chunk) => (received += chunk.toString("latin1")));
+      socket.on("close", () => resolve(received));
+      socket.on("error", reject);
+      socket.setTimeout(5_000, () => socket.destroy());
+    });
+    expect(reply).toMatch(/^HTTP\/1\.1 400 /);
   });
 });
 

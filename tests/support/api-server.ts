@@ -1,7 +1,7 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { getRequestListener } from "@hono/node-server";
 import { createApi } from "../../lib/api/v1/routes";
+import { createNodeListener } from "../../lib/http/node-listener";
 import { stampClientAddress } from "../../lib/realtime/web-node";
 
 /**
@@ -13,7 +13,7 @@ export async function startApiServer(): Promise<{
   server: Server;
   close: () => Promise<void>;
 }> {
-  const handleApi = getRequestListener(createApi().fetch, { overrideGlobalObjects: false });
+  const handleApi = createNodeListener(createApi());
   const server = createServer((request, response) => {
     stampClientAddress(request);
     void handleApi(request, response);
