@@ -60,6 +60,14 @@ export function prepareAgentCall(
   return prepareCall(tool, args, callLocationOf(agent, cwd), analyzeShellCommand);
 }
 
+/** A call no allow rule may let through: a refused path among its reasons, or no location. */
+export function isRefusedAnywhere(agent: RuleAgent, input: ToolCallInput, risk: ToolRisk): boolean {
+  return (
+    risk.reasons.some((reason) => reason.class === "refused") ||
+    callLocationOf(agent, input.cwd) === null
+  );
+}
+
 /** The plan gate's verdict before rules: the shape both gates (worker, connector) share. */
 type GateVerdictLike =
   | { allowed: true }
@@ -80,13 +88,34 @@ export type RuleTrace = { ruleId?: string; shadowRuleId?: string; shadowEffect?:
 
 export type RuledVerdict = { verdict: ToolVerdict; trace: RuleTrace };
 
-function describeRule(rule: StoredRule): string {
+function describeRule(rule: Pick<StoredRule, "id" | "pattern">): string {
   return `rule ${rule.pattern} (${rule.id})`;
+}
+
+/** What a rule's approval of a call records: the card's payload and who decided it. */
+export function ruleApprovalOf(
+  input: ToolCallInput,
+  risk: ToolRisk,
+  rule: Pick<StoredRule, "id" | "pattern">,
+): { payload: Prisma.InputJsonObject; decidedBy: DecidedBy; respondedBy: string } {
+  return {
+    payload: {
+      tool: input.tool,
+      args: input.args as Prisma.InputJsonObject,
+      reason: `allowed by ${describeRule(rule)}`,
+      callHash: hashToolCall(input.tool, input.args, input.cwd),
+      risk: { class: risk.class, reasons: risk.reasons } as unknown as Prisma.InputJsonObject,
+      ...(input.cwd ? { cwd: input.cwd } : {}),
+    },
+    decidedBy: { kind: "rule", ruleId: rule.id, pattern: rule.pattern },
+    respondedBy: `rule ${rule.pattern}`,
+  };
 }
 
 /**
  * A rule's standing yes, written down like the Lead's: a tool_approval request already approved,
- * decided by the rule, which the recorded call then uses. History shows it with its rule.
+ * decided by the rule, which the recorded call then uses. History shows it with its rule. The
+ * common verdict writes the same in one statement (lib/tool-calls/common-verdict.ts).
  */
 async function approveByRule(
   tx: Db,
@@ -95,8 +124,7 @@ async function approveByRule(
   risk: ToolRisk,
   rule: StoredRule,
 ): Promise<string> {
-  const decidedBy: DecidedBy = { kind: "rule", ruleId: rule.id, pattern: rule.pattern };
-  const respondedBy = `rule ${rule.pattern}`;
+  const { payload, decidedBy, respondedBy } = ruleApprovalOf(input, risk, rule);
   const now = new Date();
   const request = await tx.request.create({
     data: {
@@ -106,14 +134,7 @@ async function approveByRule(
       sender: agent.name,
       target: "lead",
       status: "approved",
-      payload: {
-        tool: input.tool,
-        args: input.args as Prisma.InputJsonObject,
-        reason: `allowed by ${describeRule(rule)}`,
-        callHash: hashToolCall(input.tool, input.args, input.cwd),
-        risk: { class: risk.class, reasons: risk.reasons } as unknown as Prisma.InputJsonObject,
-        ...(input.cwd ? { cwd: input.cwd } : {}),
-      },
+      payload,
       respondedBy,
       respondedAt: now,
       decidedBy,
@@ -182,10 +203,7 @@ export async function decideWithRules(
         trace,
       };
     case "allow": {
-      const isRefusedAnywhere =
-        risk.reasons.some((reason) => reason.class === "refused") ||
-        callLocationOf(agent, input.cwd) === null;
-      if (gate.allowed || !gate.needsApproval || isRefusedAnywhere) {
+      if (gate.allowed || !gate.needsApproval || isRefusedAnywhere(agent, input, risk)) {
         return { verdict: await gateVerdict(), trace: shadowTrace };
       }
       const requestId = await approveByRule(tx, agent, input, risk, rule);

@@ -1,7 +1,14 @@
 import type { AgentActor } from "../auth/actor";
 import { poolOf, type Db } from "../db";
 import type { Agent } from "../generated/prisma/client";
-import { prepareAgentCall, ruleSubjectOf, type RuleTrace } from "../rules/evaluate";
+import {
+  isRefusedAnywhere,
+  prepareAgentCall,
+  ruleApprovalOf,
+  ruleSubjectOf,
+  type RuleTrace,
+} from "../rules/evaluate";
+import { newRequestId } from "../requests/mutations";
 import { loadLiveRules } from "../rules/rule-cache";
 import { agentStatusSchema, gateStateSchema, isAgentActive } from "../shared/agents/schema";
 import { decideGate } from "../shared/protocol/gate";
@@ -11,9 +18,10 @@ import { judgeByRules } from "../shared/rules/verdict";
 import type { ToolCallInput, ToolVerdict } from "./schema";
 
 /**
- * The common verdict in one statement (decision 028): a worker's call that the plan gate allows and
- * no enforced rule decides (a read, or anything under an open gate), with no card to find or raise.
- * The full path (lib/tool-calls/mutations.ts) is a transaction of five round trips; this is one.
+ * The common verdicts in one statement each (decision 028 and its amendment): a worker's call that
+ * the plan gate allows and no enforced rule decides (a read, or anything under an open gate), and a
+ * call an enforced allow rule lets through instead of a card; neither has a card to find or raise.
+ * The full path (lib/tool-calls/mutations.ts) is a transaction of five round trips or more.
  *
  * What that verdict depends on in the agent's row (incarnation, status, gate, and the name, role
  * and `connect` token a rule's scope is matched with) is guessed from the agent's last full
@@ -45,11 +53,10 @@ export function rememberVerdictFacts(agent: Agent): void {
   facts.set(agent.id, { name, role, ownerTokenId, incarnation });
 }
 
-// Locks the row only if it still is what the verdict assumed, then records the attempt and its
-// event; the event's data is the full path's, with the gate taken from the locked row.
-const COMMON_VERDICT_SQL = `
+// Locks the row only if it still is what the verdict assumed.
+const LOCKED_AGENT_CTE = `
   WITH agent AS (
-    SELECT id, gate FROM agents
+    SELECT id, gate, work_version, task_id FROM agents
     WHERE id = $1::uuid
       AND incarnation = $2
       AND name = $3
@@ -59,7 +66,11 @@ const COMMON_VERDICT_SQL = `
       AND status::text = ANY($6::text[])
       AND gate::text = ANY($7::text[])
     FOR UPDATE
-  ), call AS (
+  )`;
+
+// Records the attempt and its event; the event's data is the full path's, with the gate taken from
+// the locked row.
+const COMMON_VERDICT_SQL = `${LOCKED_AGENT_CTE}, call AS (
     INSERT INTO tool_calls (agent_id, incarnation, tool, args, gate, is_allowed, risk)
     SELECT id, $2, $8, $9::jsonb, gate, true, $10::jsonb FROM agent
     RETURNING gate
@@ -68,13 +79,51 @@ const COMMON_VERDICT_SQL = `
   SELECT 'tool.allowed', $11, $12::jsonb || jsonb_build_object('gate', gate::text) FROM call
   RETURNING id`;
 
+// A call an allow rule lets through: the rule's approval (lib/rules/evaluate.ts, approveByRule),
+// fenced to the work the locked row has, then the attempt that uses it, then their two events in
+// the full path's order.
+const RULE_ALLOWED_VERDICT_SQL = `${LOCKED_AGENT_CTE}, approval AS (
+    INSERT INTO requests (id, type, agent_id, sender, target, status, payload, responded_by,
+                          responded_at, decided_by, incarnation, work_version, task_id, expires_at)
+    SELECT $13, 'tool_approval', id, $3, 'lead', 'approved', $14::jsonb, $15, $16::timestamptz,
+           $17::jsonb, $2, work_version, task_id, $16::timestamptz
+    FROM agent
+    RETURNING id
+  ), call AS (
+    INSERT INTO tool_calls (agent_id, incarnation, tool, args, gate, is_allowed, risk, request_id)
+    SELECT agent.id, $2, $8, $9::jsonb, agent.gate, true, $10::jsonb, approval.id
+    FROM agent, approval
+    RETURNING gate
+  )
+  INSERT INTO events (kind, subject, data)
+  SELECT kind, subject, data FROM (
+    SELECT 1 AS position, 'request.decided' AS kind, 'request:' || $13 AS subject,
+           $18::jsonb AS data
+    FROM approval
+    UNION ALL
+    SELECT 2, 'tool.allowed', $11, $12::jsonb || jsonb_build_object('gate', gate::text) FROM call
+  ) event
+  ORDER BY position
+  RETURNING id`;
+
+const ACTIVE_STATUSES = (tool: string) =>
+  agentStatusSchema.options.filter(
+    (status) => isAgentActive(status) && refuseWhileStopping(status === "stopping", tool) === null,
+  );
+
 /** Every agent status and plan-gate value under which the plan gate allows this call. */
 function allowingStates(tool: string, risk: ToolRisk) {
   const gates = gateStateSchema.options.filter((gate) => decideGate(gate, tool, risk).allowed);
-  const statuses = agentStatusSchema.options.filter(
-    (status) => isAgentActive(status) && refuseWhileStopping(status === "stopping", tool) === null,
-  );
-  return { gates, statuses };
+  return { gates, statuses: ACTIVE_STATUSES(tool) };
+}
+
+/** Every status and gate under which the plan gate would raise a card for this call. */
+function cardStates(tool: string, risk: ToolRisk) {
+  const gates = gateStateSchema.options.filter((gate) => {
+    const verdict = decideGate(gate, tool, risk);
+    return !verdict.allowed && "needsApproval" in verdict;
+  });
+  return { gates, statuses: ACTIVE_STATUSES(tool) };
 }
 
 /**
@@ -91,34 +140,37 @@ export async function tryRecordCommonVerdict(
   if (input.cwd !== undefined || input.file !== undefined) return null;
   const facts = rememberedFacts().get(actor.agentId);
   if (!facts || facts.incarnation !== actor.incarnation) return null;
-  const { gates, statuses } = allowingStates(input.tool, risk);
-  if (gates.length === 0 || statuses.length === 0) return null;
 
   const now = new Date();
   const rules = await loadLiveRules(db, now);
-  let trace: RuleTrace = {};
-  if (rules.length > 0) {
-    const worker = { ...facts, connector: null, connectorKey: null };
-    const judged = judgeByRules(
-      rules,
-      prepareAgentCall(worker, input.tool, input.args, undefined),
-      ruleSubjectOf(worker),
-      now,
-    );
-    // An enforced rule may deny, ask or write its own approval: the full path decides those.
-    if (judged.rule !== null) return null;
-    if (judged.shadow) {
-      trace = { shadowRuleId: judged.shadow.id, shadowEffect: judged.shadow.effect };
-    }
+  const worker = { ...facts, connector: null, connectorKey: null };
+  const judged =
+    rules.length > 0
+      ? judgeByRules(
+          rules,
+          prepareAgentCall(worker, input.tool, input.args, undefined),
+          ruleSubjectOf(worker),
+          now,
+        )
+      : null;
+  const shadowTrace: RuleTrace = judged?.shadow
+    ? { shadowRuleId: judged.shadow.id, shadowEffect: judged.shadow.effect }
+    : {};
+  const rule = judged?.rule ?? null;
+  // An enforced deny or ask, and an allow of a call it may not let through: the full path.
+  if (rule !== null && (rule.effect !== "allow" || isRefusedAnywhere(worker, input, risk))) {
+    return null;
   }
+  const { gates, statuses } =
+    rule === null ? allowingStates(input.tool, risk) : cardStates(input.tool, risk);
+  if (gates.length === 0 || statuses.length === 0) return null;
 
   const toolCallRisk = {
     class: risk.class,
     ...(risk.code ? { code: risk.code } : {}),
     reasons: risk.reasons,
   };
-  const eventData = { agent: facts.name, tool: input.tool, riskClass: risk.class, ...trace };
-  const values = [
+  const callValues = (trace: RuleTrace & { requestId?: string }) => [
     actor.agentId,
     facts.incarnation,
     facts.name,
@@ -130,11 +182,39 @@ export async function tryRecordCommonVerdict(
     JSON.stringify(input.args),
     JSON.stringify(toolCallRisk),
     `agent:${facts.name}`,
-    JSON.stringify(eventData),
+    JSON.stringify({ agent: facts.name, tool: input.tool, riskClass: risk.class, ...trace }),
   ];
+  if (rule === null) {
+    const recorded = await query(db, COMMON_VERDICT_SQL, callValues(shadowTrace));
+    return recorded.length === 1 ? { allowed: true } : null;
+  }
+
+  const requestId = newRequestId();
+  const { payload, decidedBy, respondedBy } = ruleApprovalOf(input, risk, rule);
+  const decided = {
+    requestId,
+    type: "tool_approval",
+    agent: facts.name,
+    status: "approved",
+    respondedBy,
+    decidedBy,
+  };
+  const recorded = await query(db, RULE_ALLOWED_VERDICT_SQL, [
+    ...callValues({ requestId, ...shadowTrace, ruleId: rule.id }),
+    requestId,
+    JSON.stringify(payload),
+    respondedBy,
+    now,
+    JSON.stringify(decidedBy),
+    JSON.stringify(decided),
+  ]);
+  return recorded.length === 2 ? { allowed: true, requestId, ruleId: rule.id } : null;
+}
+
+/** Straight to the pool, or through the client when it has none of ours (decision 028). */
+async function query(db: Db, sql: string, values: unknown[]): Promise<unknown[]> {
   const pool = poolOf(db);
-  const recorded = pool
-    ? (await pool.query(COMMON_VERDICT_SQL, values)).rows
-    : await db.$queryRawUnsafe<unknown[]>(COMMON_VERDICT_SQL, ...values);
-  return recorded.length === 1 ? { allowed: true } : null;
+  return pool
+    ? (await pool.query(sql, values)).rows
+    : db.$queryRawUnsafe<unknown[]>(sql, ...values);
 }

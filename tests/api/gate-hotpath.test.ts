@@ -21,6 +21,7 @@ import { api, lead, registerAgent, type TestAgent } from "./fixtures";
 const db = getDb();
 const READ = { tool: "read_file", args: { path: "notes.txt" } };
 const WRITE = { tool: "write_file", args: { path: "notes.txt", content: "x" } };
+const PUSH = { tool: "bash", args: { command: "git push origin main" } };
 
 afterAll(() => db.$disconnect());
 
@@ -77,6 +78,77 @@ describe("the common verdict", () => {
     expect(events[1]).toEqual(events[0]);
   });
 
+  it("writes the same approval, attempt and events as the full path for a call an allow rule lets through", async () => {
+    const agent = await registerAgent();
+    await db.agent.update({ where: { name: agent.name }, data: { gate: "approved" } });
+    const ruleId = await createRule({
+      pattern: "bash(git push origin main)",
+      effect: "allow",
+      scope: { kind: "agent", agent: agent.name },
+    });
+    const before = await db.event.aggregate({ _max: { id: true } });
+    const verdicts = [];
+    for (let round = 0; round < 2; round += 1) {
+      verdicts.push((await api.toolCall(agent.headers, PUSH)).json as { requestId: string });
+    }
+    expect(verdicts[0]).toEqual({ allowed: true, requestId: expect.any(String), ruleId });
+    expect(verdicts[1]).toEqual({ ...verdicts[0], requestId: expect.any(String) });
+    const [first, second] = verdicts.map((verdict) => verdict.requestId);
+    expect(second).not.toBe(first);
+
+    const approvals = await db.request.findMany({
+      where: { id: { in: [first as string, second as string] } },
+      orderBy: { createdAt: "asc" },
+    });
+    expect(approvals).toHaveLength(2);
+    const comparable = ({
+      id: _id,
+      createdAt,
+      respondedAt,
+      expiresAt,
+      ...rest
+    }: (typeof approvals)[number]) => {
+      expect(respondedAt).toEqual(expiresAt);
+      expect(createdAt.getTime()).toBeLessThanOrEqual((respondedAt as Date).getTime() + 1_000);
+      return rest;
+    };
+    expect(comparable(approvals[1] as (typeof approvals)[number])).toEqual(
+      comparable(approvals[0] as (typeof approvals)[number]),
+    );
+    const calls = await db.toolCall.findMany({
+      where: { agent: { name: agent.name } },
+      orderBy: { id: "asc" },
+      select: {
+        incarnation: true,
+        tool: true,
+        args: true,
+        gate: true,
+        isAllowed: true,
+        code: true,
+        reason: true,
+        risk: true,
+        requestId: true,
+      },
+    });
+    expect(calls.map((call) => call.requestId)).toEqual([first, second]);
+    expect({ ...calls[1], requestId: null }).toEqual({ ...calls[0], requestId: null });
+
+    const events = await db.event.findMany({
+      where: { id: { gt: before._max.id ?? 0n } },
+      orderBy: { id: "asc" },
+      select: { kind: true, subject: true, data: true },
+    });
+    const forCall = (requestId: string) =>
+      events
+        .filter((event) => JSON.stringify(event).includes(requestId))
+        .map((event) => JSON.parse(JSON.stringify(event).replaceAll(requestId, "<request>")));
+    expect(forCall(first as string).map((event) => event.kind)).toEqual([
+      "request.decided",
+      "tool.allowed",
+    ]);
+    expect(forCall(second as string)).toEqual(forCall(first as string));
+  });
+
   it("refuses a stale incarnation whose respawn commits while the verdict waits on the row lock", async () => {
     const agent = await registerAgent();
     await warm(agent);
@@ -121,6 +193,30 @@ describe("the common verdict", () => {
     expect((await api.toolCall(agent.headers, WRITE)).json).toMatchObject({
       allowed: false,
       code: "AGENT_STOPPING",
+    });
+  });
+
+  it("lets an allow rule through only under the row as it is now: gate closed, role changed", async () => {
+    const agent = await registerAgent();
+    const role = `pusher-${agent.name}`;
+    await db.agent.update({ where: { name: agent.name }, data: { gate: "approved", role } });
+    await createRule({
+      pattern: "bash(git push origin main)",
+      effect: "allow",
+      scope: { kind: "role", role },
+    });
+    await warm(agent, PUSH);
+    await db.agent.update({ where: { name: agent.name }, data: { gate: "required" } });
+    expect((await api.toolCall(agent.headers, PUSH)).json).toMatchObject({
+      allowed: false,
+      code: "PLAN_GATE_BLOCKED",
+    });
+    await db.agent.update({ where: { name: agent.name }, data: { gate: "approved" } });
+    await warm(agent, PUSH);
+    await db.agent.update({ where: { name: agent.name }, data: { role: "someone-else" } });
+    expect((await api.toolCall(agent.headers, PUSH)).json).toMatchObject({
+      allowed: false,
+      code: "TOOL_APPROVAL_REQUIRED",
     });
   });
 

@@ -224,4 +224,36 @@ describe("a gate verdict", () => {
       expect.stringContaining("INSERT INTO events"),
     ]);
   });
+
+  it("a call an allow rule lets through, of an agent the gate has judged before: one statement", async () => {
+    const name = `rt-${randomBytes(4).toString("hex")}`;
+    await registerAgent(db, { name, role: "tester" });
+    const row = await db.agent.update({ where: { name }, data: { gate: "approved" } });
+    const caller: AgentActor = {
+      kind: "agent",
+      agentId: row.id,
+      name,
+      incarnation: row.incarnation,
+    };
+    const rule = await db.rule.create({
+      data: {
+        pattern: "bash(git push origin main)",
+        effect: "allow",
+        scope: { kind: "agent", agent: name },
+        createdBy: "round trips",
+      },
+    });
+    const call = { tool: "bash", args: { command: "git push origin main" } };
+    await recordToolCall(db, caller, call);
+    statements.length = 0;
+    expect(await recordToolCall(db, caller, call)).toEqual({
+      allowed: true,
+      requestId: expect.any(String),
+      ruleId: rule.id,
+    });
+    expect(statements.filter((query) => !query.includes('FROM "public"."rules"'))).toEqual([
+      expect.stringContaining("INSERT INTO requests"),
+    ]);
+    await db.rule.delete({ where: { id: rule.id } });
+  });
 });
