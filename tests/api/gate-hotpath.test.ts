@@ -31,7 +31,10 @@ async function actorOf(agent: TestAgent) {
 }
 
 /** Two calls: the first takes the full path and remembers the row, the second the common one. */
-async function warm(agent: TestAgent, call = READ): Promise<void> {
+async function warm(
+  agent: TestAgent,
+  call: { tool: string; args: Record<string, unknown> } = READ,
+): Promise<void> {
   for (let round = 0; round < 2; round += 1) {
     expect((await api.toolCall(agent.headers, call)).json).toMatchObject({ allowed: true });
   }
