@@ -1019,11 +1019,12 @@ async function main(): Promise<void> {
       const value = median(values);
       rows.push({
         goal: label,
-        target: "≥ 60% of raw INSERT+NOTIFY @8",
+        // Issue 18 set this goal at 40% (issue 7 had asked for 60%).
+        target: "≥ 40% of raw INSERT+NOTIFY @8",
         raw: formatRate(floor),
         handshake: formatRate(value),
         ratio: `${((value / floor) * 100).toFixed(0)}%`,
-        verdict: verdict(value >= 0.6 * floor),
+        verdict: verdict(value >= 0.4 * floor),
       });
     }
   }
