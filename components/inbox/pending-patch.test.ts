@@ -168,6 +168,28 @@ describe("patchPendingList", () => {
     expect(patchPendingList(list, recorded("zzz")).fetchRow).toBeNull();
   });
 
+  it("adds a new request's row the socket sent with its event, fetching nothing", () => {
+    const created = event("request.created", {
+      requestId: "c",
+      type: "plan_approval",
+      agent: "alice",
+      sender: "alice",
+      target: "lead",
+      expiresAt: null,
+    });
+    const patch = patchPendingList(list, created, request("c"));
+    expect(patch.list?.map((item) => item.id)).toEqual(["a", "b", "c"]);
+    expect(patch.fetchRow).toBeNull();
+    // Read after a decision that already committed: not added, and its event follows.
+    const decided = patchPendingList(list, created, request("c", { status: "approved" }));
+    expect(decided).toMatchObject({ list, fetchRow: null });
+    // A row that is not the event's request is not trusted for it: the row is fetched.
+    expect(patchPendingList(list, created, request("other"))).toMatchObject({
+      list,
+      fetchRow: "c",
+    });
+  });
+
   it("leaves the list as it is for requests not on it, other events and a list not loaded", () => {
     const decided = event("request.decided", {
       requestId: "zzz",

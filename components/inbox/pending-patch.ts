@@ -1,6 +1,7 @@
 import type { RequestView } from "@/lib/requests/views";
 import { decidedBySchema } from "@/lib/shared/api/request";
 import type { ConsoleEvent } from "@/lib/shared/events/catalog";
+import type { RequestRow } from "@/lib/shared/realtime/contract";
 
 /**
  * The Lead's pending list with one request as it is now: added or replaced while it is pending
@@ -53,18 +54,22 @@ function readDecidedBy(value: unknown): RequestView["decidedBy"] {
 /**
  * Patches the pending list from one event, never refetching it: events carry what a row's status
  * needs (docs/PROTOCOL.md, "What an event carries"), not its payload. Requests that are not on the
- * list (another target, already gone, a list not loaded yet) leave it as it is.
+ * list (another target, already gone, a list not loaded yet) leave it as it is. `row`: the new
+ * request's row the socket sent with its `request.created` (decision 035), added without a fetch;
+ * without it (a replayed event), the row is fetched.
  */
 export function patchPendingList(
   list: RequestView[] | undefined,
   event: ConsoleEvent,
+  row?: RequestRow,
 ): PendingPatch {
   const unchanged: PendingPatch = { list, ended: null, fetchRow: null };
   switch (event.kind) {
     case "request.created":
-      return event.data.target === "lead"
-        ? { ...unchanged, fetchRow: event.data.requestId }
-        : unchanged;
+      if (event.data.target !== "lead") return unchanged;
+      return row?.id === event.data.requestId
+        ? { ...unchanged, list: withPendingRequest(list, row) }
+        : { ...unchanged, fetchRow: event.data.requestId };
     case "request.approval_recorded":
       return list?.some((item) => item.id === event.data.requestId)
         ? { ...unchanged, fetchRow: event.data.requestId }

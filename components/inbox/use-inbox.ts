@@ -88,7 +88,7 @@ export function useInbox() {
     );
   }
 
-  useConsoleEvent((event) => {
+  useConsoleEvent((event, row) => {
     if ("requestId" in event.data && typeof event.data.requestId === "string") {
       rowReads.current.noteEvent(event.data.requestId);
     }
@@ -102,6 +102,7 @@ export function useInbox() {
     const { list, ended, fetchRow } = patchPendingList(
       queryClient.getQueryData<RequestView[]>(queryKeys.pendingRequests),
       event,
+      row,
     );
     if (list !== queryClient.getQueryData(queryKeys.pendingRequests)) patchList(() => list);
     if (ended) {

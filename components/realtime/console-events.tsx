@@ -9,12 +9,14 @@ import {
   type ClientToServerEvents,
   type ConsoleEvent,
   type PresencePayload,
+  type RequestRow,
   type ServerToClientEvents,
 } from "@/lib/shared/realtime/contract";
 import { patchedKeysFor, staleKeysFor } from "./query-keys";
 
 export type ConnectionState = "connecting" | "live" | "offline";
-type Listener = (event: ConsoleEvent) => void;
+/** `row`: the request row the server sent with the event, if any (decision 035). */
+type Listener = (event: ConsoleEvent, row: RequestRow | undefined) => void;
 
 type PresenceListener = (payload: PresencePayload) => void;
 
@@ -98,14 +100,14 @@ export function ConsoleEventsProvider({
       // The replay failed: a new connection resumes from the last event this tab has seen.
       else if (code === "INTERNAL") socket.disconnect().connect();
     });
-    socket.on("event", (event) => {
+    socket.on("event", (event, row) => {
       if (event.id <= lastId.current) return;
       lastId.current = event.id;
       for (const key of staleKeysFor(event.kind))
         void queryClient.invalidateQueries({ queryKey: key });
       for (const key of patchedKeysFor(event.kind))
         void queryClient.invalidateQueries({ queryKey: key, exact: true, refetchType: "none" });
-      for (const listener of listeners.current) listener(event);
+      for (const listener of listeners.current) listener(event, row);
     });
     return () => {
       socketRef.current = null;
@@ -137,7 +139,7 @@ export function useConsoleEvent(listener: Listener): void {
   useEffect(() => {
     latest.current = listener;
   });
-  useEffect(() => subscribe((event) => latest.current(event)), [subscribe]);
+  useEffect(() => subscribe((event, row) => latest.current(event, row)), [subscribe]);
 }
 
 /** Who else has `requestId` open, as the server last said; this tab shows it while mounted. */

@@ -10,10 +10,12 @@ import {
   viewingSchema,
   type ClientToServerEvents,
   type ConsoleEvent,
+  type RequestRow,
   type ServerToClientEvents,
 } from "../shared/realtime/contract";
 import type { EventHub } from "./event-hub";
 import { MAX_VIEWING_CHANGES_PER_10S, type Presence } from "./presence";
+import { mayReceiveRequestRows, readRequestRow, requestRowCarriedBy } from "./request-rows";
 
 type SocketData = { actor: HumanActor; sessionId: string; feed: ConsoleFeed };
 export type ConsoleServer = Server<
@@ -74,7 +76,8 @@ async function replayEvents(
 }
 
 type ConsoleFeed = {
-  deliverLive(event: ConsoleEvent): void;
+  /** `row`: the request row this socket may be sent with the event (see broadcastHubEvents). */
+  deliverLive(event: ConsoleEvent, row?: RequestRow): void;
   resume(after: number): void;
 };
 
@@ -99,21 +102,22 @@ function createFeed(db: Db, socket: ConsoleSocket, maxReplayEvents: number): Con
   let lastSentId = 0;
   // Every event after this id, up to lastSentId, has been sent; unknown until the first replay.
   let coveredAfter: number | undefined;
-  let held: ConsoleEvent[] | undefined;
+  let held: { event: ConsoleEvent; row: RequestRow | undefined }[] | undefined;
   let lowestAsked: number | undefined;
   let replayingAfter: number | undefined;
   let unansweredResumes = 0;
   let isTruncated = false;
   let isRunning = false;
 
-  function sendLive(event: ConsoleEvent): void {
+  function sendLive(event: ConsoleEvent, row: RequestRow | undefined): void {
     if (event.id <= lastSentId) return;
     lastSentId = event.id;
-    socket.emit("event", event);
+    if (row) socket.emit("event", event, row);
+    else socket.emit("event", event);
   }
 
   async function replay(after: number): Promise<void> {
-    const buffer: ConsoleEvent[] = [];
+    const buffer: { event: ConsoleEvent; row: RequestRow | undefined }[] = [];
     held = buffer;
     try {
       const replayed = await replayEvents(db, socket, after, maxReplayEvents);
@@ -125,7 +129,7 @@ function createFeed(db: Db, socket: ConsoleSocket, maxReplayEvents: number): Con
       socket.emit("error", { code: "INTERNAL", message: "could not replay events; reconnect" });
     } finally {
       held = undefined;
-      for (const event of buffer) sendLive(event);
+      for (const { event, row } of buffer) sendLive(event, row);
     }
   }
 
@@ -148,9 +152,9 @@ function createFeed(db: Db, socket: ConsoleSocket, maxReplayEvents: number): Con
   }
 
   return {
-    deliverLive(event) {
-      if (held) held.push(event);
-      else sendLive(event);
+    deliverLive(event, row) {
+      if (held) held.push({ event, row });
+      else sendLive(event, row);
     },
     resume(after) {
       unansweredResumes += 1;
@@ -319,12 +323,32 @@ export function watchConsoleSessions(
 }
 
 /**
- * Sends every event the hub publishes to every /console socket (through its feed, see createFeed).
- * Call after attachConsoleNamespace; returns the unsubscribe.
+ * Sends every event the hub publishes to every /console socket (through its feed, see createFeed),
+ * with a new request's row to the sockets that may receive it (lib/realtime/request-rows.ts). The
+ * row is read once per event, after its commit, and events leave in the hub's order: those after
+ * one whose row is being read wait for it, so a later event (its decision) is never sent before
+ * the row it changes. Call after attachConsoleNamespace; returns the unsubscribe.
  */
-export function broadcastHubEvents(io: ConsoleServer, hub: EventHub): () => void {
+export function broadcastHubEvents(io: ConsoleServer, hub: EventHub, db: Db): () => void {
   const namespace = io.of(CONSOLE_NAMESPACE);
+  const send = (event: ConsoleEvent, row: RequestRow | undefined) => {
+    for (const socket of namespace.sockets.values()) {
+      const isRowFor = row !== undefined && mayReceiveRequestRows(socket.data.actor);
+      socket.data.feed.deliverLive(event, isRowFor ? row : undefined);
+    }
+  };
+  let waiting = 0;
+  let queue: Promise<void> = Promise.resolve();
   return hub.subscribe((event) => {
-    for (const socket of namespace.sockets.values()) socket.data.feed.deliverLive(event);
+    const requestId = requestRowCarriedBy(event);
+    if (requestId === null && waiting === 0) return send(event, undefined);
+    const row = requestId === null ? undefined : readRequestRow(db, requestId);
+    waiting += 1;
+    queue = queue
+      .then(async () => send(event, await row))
+      .catch((error: unknown) => console.error("[console] could not send an event", error))
+      .finally(() => {
+        waiting -= 1;
+      });
   });
 }

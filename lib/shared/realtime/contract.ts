@@ -1,4 +1,5 @@
 import { z } from "zod";
+import type { RequestViewWire } from "../api/request";
 import type { ConsoleEvent } from "../events/catalog";
 
 /**
@@ -6,7 +7,7 @@ import type { ConsoleEvent } from "../events/catalog";
  * bump CONSOLE_PROTOCOL_VERSION when a payload changes shape.
  */
 export const CONSOLE_NAMESPACE = "/console";
-export const CONSOLE_PROTOCOL_VERSION = 3;
+export const CONSOLE_PROTOCOL_VERSION = 4;
 
 export type { ConsoleEvent } from "../events/catalog";
 
@@ -30,11 +31,21 @@ export type ViewingPayload = z.infer<typeof viewingSchema>;
 /** Who has a card open now, across every web node: each person once. */
 export type PresencePayload = { requestId: string; viewers: { email: string }[] };
 
+/**
+ * A request's row as `GET /requests/{id}` shows the socket's user, sent with the event that makes
+ * a Lead's inbox need it (decision 035), so the inbox adds it without that round trip.
+ */
+export type RequestRow = RequestViewWire;
+
 /** `SESSION_ENDED` comes right before the server disconnects the socket: reload to sign in again. */
 export type ConsoleErrorPayload = { code: string; message: string };
 
 export type ServerToClientEvents = {
-  event: (event: ConsoleEvent) => void;
+  /**
+   * `row`: only live, only with a `request.created` for the Lead, only to a Lead's socket (decision
+   * 035). Without it (a replay, a viewer, a failed read) the console fetches the row.
+   */
+  event: (event: ConsoleEvent, row?: RequestRow) => void;
   /**
    * Answers each resume once everything up to `lastId` is replayed. `isTruncated`: the console was
    * too far behind to replay (MAX_REPLAY_EVENTS); it refetches its data and continues from `lastId`.
