@@ -54,16 +54,17 @@ async function openConsole(headers: Record<string, string>): Promise<Received[]>
 }
 
 /** A new plan for the Lead, and its `request.created` event as the bridge would publish it. */
-async function newRequest(): Promise<{ id: string; created: ConsoleEvent }> {
+async function newRequest(): Promise<{ id: string; agent: string; created: ConsoleEvent }> {
   const before = hub.lastId;
-  const response = await submitPlan(await registerAgent(), "1. a plan only the API may show");
+  const agent = await registerAgent();
+  const response = await submitPlan(agent, "1. a plan only the API may show");
   const id = String(response.json.id);
   const events = await listEventsAfter(getDb(), before);
   const created = events.find(
     (event) => event.kind === "request.created" && event.data.requestId === id,
   );
   if (!created) throw new Error(`no request.created for ${id}`);
-  return { id, created };
+  return { id, agent: agent.name, created };
 }
 
 async function waitFor(check: () => boolean): Promise<void> {
@@ -91,15 +92,20 @@ describe("a new request's row on the console socket (decision 035)", () => {
 
   it("sends no event after a new request before that request's row", async () => {
     const leadSocket = await openConsole((await lead()).headers);
-    const { created } = await newRequest();
-    const next = { ...created, id: created.id + 1, kind: "test.after" } as ConsoleEvent;
+    const { id, agent, created } = await newRequest();
+    const next: ConsoleEvent = {
+      ...created,
+      id: created.id + 1,
+      kind: "request.superseded",
+      data: { requestId: id, agent, type: "plan_approval" },
+    };
 
     hub.publish([created, next]);
     await waitFor(() => leadSocket.length === 2);
 
     expect(leadSocket.map(({ event, row }) => [event.kind, row?.id])).toEqual([
-      ["request.created", created.data.requestId],
-      ["test.after", undefined],
+      ["request.created", id],
+      ["request.superseded", undefined],
     ]);
   });
 
