@@ -1,7 +1,12 @@
 import { describe, expect, it } from "vitest";
 import type { RequestView } from "@/lib/requests/views";
 import type { ConsoleEvent } from "@/lib/shared/events/catalog";
-import { patchPendingList, RowReads, withPendingRequest } from "./pending-patch";
+import {
+  patchFromSocketRow,
+  patchPendingList,
+  RowReads,
+  withPendingRequest,
+} from "./pending-patch";
 
 function request(id: string, changes: Partial<RequestView> = {}): RequestView {
   return {
@@ -168,28 +173,6 @@ describe("patchPendingList", () => {
     expect(patchPendingList(list, recorded("zzz")).fetchRow).toBeNull();
   });
 
-  it("adds a new request's row the socket sent with its event, fetching nothing", () => {
-    const created = event("request.created", {
-      requestId: "c",
-      type: "plan_approval",
-      agent: "alice",
-      sender: "alice",
-      target: "lead",
-      expiresAt: null,
-    });
-    const patch = patchPendingList(list, created, request("c"));
-    expect(patch.list?.map((item) => item.id)).toEqual(["a", "b", "c"]);
-    expect(patch.fetchRow).toBeNull();
-    // Read after a decision that already committed: not added, and its event follows.
-    const decided = patchPendingList(list, created, request("c", { status: "approved" }));
-    expect(decided).toMatchObject({ list, fetchRow: null });
-    // A row that is not the event's request is not trusted for it: the row is fetched.
-    expect(patchPendingList(list, created, request("other"))).toMatchObject({
-      list,
-      fetchRow: "c",
-    });
-  });
-
   it("leaves the list as it is for requests not on it, other events and a list not loaded", () => {
     const decided = event("request.decided", {
       requestId: "zzz",
@@ -218,5 +201,33 @@ describe("RowReads", () => {
     reads.noteEvent("a");
     reads.start("a");
     expect(reads.finish("a")).toBe(false);
+  });
+});
+
+describe("patchFromSocketRow", () => {
+  const list = [request("a"), request("b")];
+
+  it("adds the new request's row the socket sent, fetching nothing", () => {
+    const patch = patchFromSocketRow(list, { requestId: "c", row: request("c") }, false);
+    expect(patch.list?.map((item) => item.id)).toEqual(["a", "b", "c"]);
+    expect(patch.fetchRow).toBeNull();
+  });
+
+  it("adds nothing for a row read after its decision committed", () => {
+    const row = request("c", { status: "approved" });
+    expect(patchFromSocketRow(list, { requestId: "c", row }, false)).toEqual({
+      list,
+      fetchRow: null,
+    });
+  });
+
+  it("fetches the row when none came, when it is another request's, or when an event overtook it", () => {
+    for (const [payload, isOvertaken] of [
+      [{ requestId: "c", row: null }, false],
+      [{ requestId: "c", row: request("other") }, false],
+      [{ requestId: "c", row: request("c") }, true],
+    ] as const) {
+      expect(patchFromSocketRow(list, payload, isOvertaken)).toEqual({ list, fetchRow: "c" });
+    }
   });
 });

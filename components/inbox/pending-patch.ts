@@ -1,7 +1,7 @@
 import type { RequestView } from "@/lib/requests/views";
 import { decidedBySchema } from "@/lib/shared/api/request";
 import type { ConsoleEvent } from "@/lib/shared/events/catalog";
-import type { RequestRow } from "@/lib/shared/realtime/contract";
+import type { RequestRowPayload } from "@/lib/shared/realtime/contract";
 
 /**
  * The Lead's pending list with one request as it is now: added or replaced while it is pending
@@ -54,22 +54,18 @@ function readDecidedBy(value: unknown): RequestView["decidedBy"] {
 /**
  * Patches the pending list from one event, never refetching it: events carry what a row's status
  * needs (docs/PROTOCOL.md, "What an event carries"), not its payload. Requests that are not on the
- * list (another target, already gone, a list not loaded yet) leave it as it is. `row`: the new
- * request's row the socket sent with its `request.created` (decision 035), added without a fetch;
- * without it (a replayed event), the row is fetched.
+ * list (another target, already gone, a list not loaded yet) leave it as it is.
  */
 export function patchPendingList(
   list: RequestView[] | undefined,
   event: ConsoleEvent,
-  row?: RequestRow,
 ): PendingPatch {
   const unchanged: PendingPatch = { list, ended: null, fetchRow: null };
   switch (event.kind) {
     case "request.created":
-      if (event.data.target !== "lead") return unchanged;
-      return row?.id === event.data.requestId
-        ? { ...unchanged, list: withPendingRequest(list, row) }
-        : { ...unchanged, fetchRow: event.data.requestId };
+      return event.data.target === "lead"
+        ? { ...unchanged, fetchRow: event.data.requestId }
+        : unchanged;
     case "request.approval_recorded":
       return list?.some((item) => item.id === event.data.requestId)
         ? { ...unchanged, fetchRow: event.data.requestId }
@@ -113,6 +109,20 @@ export function patchPendingList(
     default:
       return unchanged;
   }
+}
+
+/**
+ * What a row the socket sent (decision 035) does to the list: added (or dropped, if no longer
+ * pending for the Lead) when it is current; `fetchRow` when it is missing, or `isOvertaken` (an
+ * event about the request arrived after it was announced, so it may predate that event).
+ */
+export function patchFromSocketRow(
+  list: RequestView[] | undefined,
+  { requestId, row }: RequestRowPayload,
+  isOvertaken: boolean,
+): Pick<PendingPatch, "list" | "fetchRow"> {
+  if (!row || row.id !== requestId || isOvertaken) return { list, fetchRow: requestId };
+  return { list: withPendingRequest(list, row), fetchRow: null };
 }
 
 /**

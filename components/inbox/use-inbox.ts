@@ -2,11 +2,16 @@
 
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useCallback, useMemo, useRef, useState } from "react";
-import { useConsoleEvent } from "@/components/realtime/console-events";
+import { useConsoleEvent, useRequestRow } from "@/components/realtime/console-events";
 import { invalidateRequestsBesidesPending, queryKeys } from "@/components/realtime/query-keys";
 import { apiFetch, ApiRequestError } from "@/lib/shared/http/api-fetch";
 import type { RequestView } from "@/lib/requests/views";
-import { patchPendingList, RowReads, withPendingRequest } from "./pending-patch";
+import {
+  patchFromSocketRow,
+  patchPendingList,
+  RowReads,
+  withPendingRequest,
+} from "./pending-patch";
 
 /** The events whose row is patched from the event at once, then filled in by one fetch of it. */
 const ENDED_WITH_FEEDBACK = new Set(["request.decided", "request.expired"]);
@@ -88,7 +93,7 @@ export function useInbox() {
     );
   }
 
-  useConsoleEvent((event, row) => {
+  useConsoleEvent((event, rowFollows) => {
     if ("requestId" in event.data && typeof event.data.requestId === "string") {
       rowReads.current.noteEvent(event.data.requestId);
     }
@@ -102,7 +107,6 @@ export function useInbox() {
     const { list, ended, fetchRow } = patchPendingList(
       queryClient.getQueryData<RequestView[]>(queryKeys.pendingRequests),
       event,
-      row,
     );
     if (list !== queryClient.getQueryData(queryKeys.pendingRequests)) patchList(() => list);
     if (ended) {
@@ -112,6 +116,17 @@ export function useInbox() {
         void apiFetch<RequestView>(`/requests/${ended.id}`).then(remember, () => undefined);
       }
     }
+    // The socket sends the row next (decision 035): awaited like a read, so an event overtaking it
+    // is noticed.
+    if (fetchRow && rowFollows) rowReads.current.start(fetchRow);
+    else if (fetchRow) readRowIntoList(fetchRow);
+  });
+
+  useRequestRow((payload) => {
+    const isOvertaken = rowReads.current.finish(payload.requestId);
+    const current = queryClient.getQueryData<RequestView[]>(queryKeys.pendingRequests);
+    const { list, fetchRow } = patchFromSocketRow(current, payload, isOvertaken);
+    if (list !== current) patchList(() => list);
     if (fetchRow) readRowIntoList(fetchRow);
   });
 

@@ -10,7 +10,6 @@ import {
   viewingSchema,
   type ClientToServerEvents,
   type ConsoleEvent,
-  type RequestRow,
   type ServerToClientEvents,
 } from "../shared/realtime/contract";
 import type { EventHub } from "./event-hub";
@@ -76,8 +75,12 @@ async function replayEvents(
 }
 
 type ConsoleFeed = {
-  /** `row`: the request row this socket may be sent with the event (see broadcastHubEvents). */
-  deliverLive(event: ConsoleEvent, row?: RequestRow): void;
+  /**
+   * Sends the event now, or holds it while a replay runs. `rowFollows`: the caller sends its
+   * request's row next (see broadcastHubEvents); said only when the event goes out now, and then
+   * true is returned.
+   */
+  deliverLive(event: ConsoleEvent, rowFollows: boolean): boolean;
   resume(after: number): void;
 };
 
@@ -102,22 +105,23 @@ function createFeed(db: Db, socket: ConsoleSocket, maxReplayEvents: number): Con
   let lastSentId = 0;
   // Every event after this id, up to lastSentId, has been sent; unknown until the first replay.
   let coveredAfter: number | undefined;
-  let held: { event: ConsoleEvent; row: RequestRow | undefined }[] | undefined;
+  let held: ConsoleEvent[] | undefined;
   let lowestAsked: number | undefined;
   let replayingAfter: number | undefined;
   let unansweredResumes = 0;
   let isTruncated = false;
   let isRunning = false;
 
-  function sendLive(event: ConsoleEvent, row: RequestRow | undefined): void {
-    if (event.id <= lastSentId) return;
+  function sendLive(event: ConsoleEvent, rowFollows: boolean): boolean {
+    if (event.id <= lastSentId) return false;
     lastSentId = event.id;
-    if (row) socket.emit("event", event, row);
+    if (rowFollows) socket.emit("event", event, true);
     else socket.emit("event", event);
+    return true;
   }
 
   async function replay(after: number): Promise<void> {
-    const buffer: { event: ConsoleEvent; row: RequestRow | undefined }[] = [];
+    const buffer: ConsoleEvent[] = [];
     held = buffer;
     try {
       const replayed = await replayEvents(db, socket, after, maxReplayEvents);
@@ -129,7 +133,7 @@ function createFeed(db: Db, socket: ConsoleSocket, maxReplayEvents: number): Con
       socket.emit("error", { code: "INTERNAL", message: "could not replay events; reconnect" });
     } finally {
       held = undefined;
-      for (const { event, row } of buffer) sendLive(event, row);
+      for (const event of buffer) sendLive(event, false);
     }
   }
 
@@ -152,9 +156,10 @@ function createFeed(db: Db, socket: ConsoleSocket, maxReplayEvents: number): Con
   }
 
   return {
-    deliverLive(event, row) {
-      if (held) held.push({ event, row });
-      else sendLive(event, row);
+    deliverLive(event, rowFollows) {
+      if (!held) return sendLive(event, rowFollows);
+      held.push(event);
+      return false;
     },
     resume(after) {
       unansweredResumes += 1;
@@ -324,31 +329,23 @@ export function watchConsoleSessions(
 
 /**
  * Sends every event the hub publishes to every /console socket (through its feed, see createFeed),
- * with a new request's row to the sockets that may receive it (lib/realtime/request-rows.ts). The
- * row is read once per event, after its commit, and events leave in the hub's order: those after
- * one whose row is being read wait for it, so a later event (its decision) is never sent before
- * the row it changes. Call after attachConsoleNamespace; returns the unsubscribe.
+ * at once. A new request's row follows on the sockets that may receive it
+ * (lib/realtime/request-rows.ts): read once per event after the event went out, so no event waits
+ * for a read, and sent only to the sockets told `rowFollows`. Call after attachConsoleNamespace;
+ * returns the unsubscribe.
  */
 export function broadcastHubEvents(io: ConsoleServer, hub: EventHub, db: Db): () => void {
   const namespace = io.of(CONSOLE_NAMESPACE);
-  const send = (event: ConsoleEvent, row: RequestRow | undefined) => {
-    for (const socket of namespace.sockets.values()) {
-      const isRowFor = row !== undefined && mayReceiveRequestRows(socket.data.actor);
-      socket.data.feed.deliverLive(event, isRowFor ? row : undefined);
-    }
-  };
-  let waiting = 0;
-  let queue: Promise<void> = Promise.resolve();
   return hub.subscribe((event) => {
     const requestId = requestRowCarriedBy(event);
-    if (requestId === null && waiting === 0) return send(event, undefined);
-    const row = requestId === null ? undefined : readRequestRow(db, requestId);
-    waiting += 1;
-    queue = queue
-      .then(async () => send(event, await row))
-      .catch((error: unknown) => console.error("[console] could not send an event", error))
-      .finally(() => {
-        waiting -= 1;
-      });
+    const awaiting: ConsoleSocket[] = [];
+    for (const socket of namespace.sockets.values()) {
+      const rowFollows = requestId !== null && mayReceiveRequestRows(socket.data.actor);
+      if (socket.data.feed.deliverLive(event, rowFollows) && rowFollows) awaiting.push(socket);
+    }
+    if (requestId === null || awaiting.length === 0) return;
+    void readRequestRow(db, requestId).then((row) => {
+      for (const socket of awaiting) socket.emit("requestRow", { requestId, row: row ?? null });
+    });
   });
 }

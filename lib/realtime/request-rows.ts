@@ -1,10 +1,11 @@
 import type { HumanActor } from "../auth/actor";
 import type { Db } from "../db";
 import { findRequestView } from "../requests/data";
-import type { ConsoleEvent, RequestRow } from "../shared/realtime/contract";
+import type { RequestViewWire } from "../shared/api/request";
+import type { ConsoleEvent } from "../shared/realtime/contract";
 
 /**
- * The request whose row rides with an event to the console (decision 035): a new request for the
+ * The request whose row follows an event to the console (decision 035): a new request for the
  * Lead, which every Lead's inbox adds at once. Everything else about a request its event carries,
  * or one `GET /requests/{id}` reads (docs/PROTOCOL.md, "What an event carries").
  */
@@ -24,7 +25,10 @@ export function mayReceiveRequestRows(actor: HumanActor): boolean {
 }
 
 /** The row, read once per event for every socket on this node; none if it cannot be read. */
-export async function readRequestRow(db: Db, requestId: string): Promise<RequestRow | undefined> {
+export async function readRequestRow(
+  db: Db,
+  requestId: string,
+): Promise<RequestViewWire | undefined> {
   try {
     return (await findRequestView(db, requestId)) ?? undefined;
   } catch (error) {

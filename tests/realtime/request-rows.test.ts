@@ -7,7 +7,7 @@ import { EventHub } from "../../lib/realtime/event-hub";
 import type {
   ClientToServerEvents,
   ConsoleEvent,
-  RequestRow,
+  RequestRowPayload,
   ServerToClientEvents,
 } from "../../lib/shared/realtime/contract";
 import { api, lead, registerAgent, submitPlan } from "../api/fixtures";
@@ -15,7 +15,10 @@ import { signedInHuman } from "../route-client";
 import { startConsoleServer } from "../support/console-server";
 
 type ConsoleClient = Socket<ServerToClientEvents, ClientToServerEvents>;
-type Received = { event: ConsoleEvent; row: RequestRow | undefined };
+/** What one socket got, in order: events (with `rowFollows`) and rows. */
+type Received =
+  | { event: ConsoleEvent; rowFollows: boolean }
+  | { requestId: string; row: RequestRowPayload["row"] };
 
 let baseUrl: string;
 let stopServer: () => Promise<void>;
@@ -45,7 +48,10 @@ async function openConsole(headers: Record<string, string>): Promise<Received[]>
   });
   sockets.push(socket);
   const received: Received[] = [];
-  socket.on("event", (event, row) => received.push({ event, row }));
+  socket.on("event", (event, rowFollows) =>
+    received.push({ event, rowFollows: rowFollows === true }),
+  );
+  socket.on("requestRow", (payload) => received.push(payload));
   await new Promise<void>((resolve, reject) => {
     socket.on("connect", resolve);
     socket.on("connect_error", reject);
@@ -75,22 +81,27 @@ async function waitFor(check: () => boolean): Promise<void> {
 }
 
 describe("a new request's row on the console socket (decision 035)", () => {
-  it("goes to a Lead's socket as GET /requests/{id} shows it, and never to a viewer's", async () => {
+  it("follows the event to a Lead's socket as GET /requests/{id} shows it, and never to a viewer's", async () => {
     const leadSocket = await openConsole((await lead()).headers);
     const viewer = await signedInHuman("viewer");
     const viewerSocket = await openConsole(viewer.headers);
     const { id, created } = await newRequest();
 
     hub.publish([created]);
-    await waitFor(() => leadSocket.length > 0 && viewerSocket.length > 0);
+    await waitFor(() => leadSocket.length === 2 && viewerSocket.length > 0);
+    await new Promise((resolve) => setTimeout(resolve, 200));
 
     const asTheApiShowsIt = await api.getRequest((await lead()).headers, id);
-    expect(leadSocket).toEqual([{ event: created, row: asTheApiShowsIt.json }]);
-    expect(viewerSocket).toEqual([{ event: created, row: undefined }]);
+    expect(asTheApiShowsIt.status).toBe(200);
+    expect(leadSocket).toEqual([
+      { event: created, rowFollows: true },
+      { requestId: id, row: asTheApiShowsIt.json },
+    ]);
+    expect(viewerSocket).toEqual([{ event: created, rowFollows: false }]);
     expect(JSON.stringify(viewerSocket)).not.toContain("a plan only the API may show");
   });
 
-  it("sends no event after a new request before that request's row", async () => {
+  it("sends the event before the row is read: nothing live waits for it", async () => {
     const leadSocket = await openConsole((await lead()).headers);
     const { id, agent, created } = await newRequest();
     const next: ConsoleEvent = {
@@ -101,25 +112,27 @@ describe("a new request's row on the console socket (decision 035)", () => {
     };
 
     hub.publish([created, next]);
-    await waitFor(() => leadSocket.length === 2);
+    await waitFor(() => leadSocket.length === 3);
 
-    expect(leadSocket.map(({ event, row }) => [event.kind, row?.id])).toEqual([
-      ["request.created", id],
-      ["request.superseded", undefined],
+    expect(leadSocket.slice(0, 2)).toEqual([
+      { event: created, rowFollows: true },
+      { event: next, rowFollows: false },
     ]);
+    expect(leadSocket[2]).toMatchObject({ requestId: id, row: { id } });
   });
 
-  it("leaves the row out for a request to an agent and for an event replayed on resume", async () => {
+  it("announces no row for a request to an agent, nor for an event replayed on resume", async () => {
     const leadSocket = await openConsole((await lead()).headers);
     const { created } = await newRequest();
     const toAgent = { ...created, data: { ...created.data, target: "agent-x" } } as ConsoleEvent;
     hub.publish([toAgent]);
     await waitFor(() => leadSocket.length === 1);
-    expect(leadSocket[0]?.row).toBeUndefined();
 
     const replayed = await openConsole((await lead()).headers);
     sockets.at(-1)?.emit("resume", { after: created.id - 1 });
-    await waitFor(() => replayed.some(({ event }) => event.id === created.id));
-    expect(replayed.find(({ event }) => event.id === created.id)?.row).toBeUndefined();
+    await waitFor(() => replayed.some((item) => "event" in item && item.event.id === created.id));
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(leadSocket).toEqual([{ event: toAgent, rowFollows: false }]);
+    expect(replayed.filter((item) => "requestId" in item || item.rowFollows)).toEqual([]);
   });
 });

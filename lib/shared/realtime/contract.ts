@@ -32,20 +32,24 @@ export type ViewingPayload = z.infer<typeof viewingSchema>;
 export type PresencePayload = { requestId: string; viewers: { email: string }[] };
 
 /**
- * A request's row as `GET /requests/{id}` shows the socket's user, sent with the event that makes
- * a Lead's inbox need it (decision 035), so the inbox adds it without that round trip.
+ * A new request's row as `GET /requests/{id}` shows the socket's user, sent after the event that
+ * announced `rowFollows` (decision 035) so the inbox adds it without that round trip. `row` is null
+ * when it could not be read: the console fetches it then.
  */
-export type RequestRow = RequestViewWire;
+export type RequestRowPayload = { requestId: string; row: RequestViewWire | null };
 
 /** `SESSION_ENDED` comes right before the server disconnects the socket: reload to sign in again. */
 export type ConsoleErrorPayload = { code: string; message: string };
 
 export type ServerToClientEvents = {
   /**
-   * `row`: only live, only with a `request.created` for the Lead, only to a Lead's socket (decision
-   * 035). Without it (a replay, a viewer, a failed read) the console fetches the row.
+   * `rowFollows`: a `requestRow` for this event's request comes next on this socket; only live,
+   * only with a `request.created` for the Lead, only to a Lead's socket (decision 035). Without it
+   * (a replay, a viewer) the console fetches the row.
    */
-  event: (event: ConsoleEvent, row?: RequestRow) => void;
+  event: (event: ConsoleEvent, rowFollows?: true) => void;
+  /** The row an `event` with `rowFollows` announced, read once per node after it was sent. */
+  requestRow: (payload: RequestRowPayload) => void;
   /**
    * Answers each resume once everything up to `lastId` is replayed. `isTruncated`: the console was
    * too far behind to replay (MAX_REPLAY_EVENTS); it refetches its data and continues from `lastId`.
