@@ -68,7 +68,11 @@ export function useInbox() {
     queryFn: listAllPendingForLead,
   });
 
+  // Cleared rows: the Lead's own answer or a decision's details (feedback, an answer) may arrive
+  // after the clear, when the event already showed the outcome; they do not bring the row back.
+  const cleared = useRef(new Set<string>());
   const remember = useCallback((request: RequestView) => {
+    if (cleared.current.has(request.id)) return;
     setResolved((current) => new Map(current).set(request.id, request));
   }, []);
 
@@ -170,7 +174,10 @@ export function useInbox() {
   }, [pending.data, resolved]);
 
   const pendingCount = items.filter((request) => request.status === "pending").length;
-  const dismissResolved = useCallback(() => setResolved(new Map()), []);
+  const dismissResolved = useCallback(() => {
+    for (const id of resolved.keys()) cleared.current.add(id);
+    setResolved(new Map());
+  }, [resolved]);
 
   return {
     items,
