@@ -2,7 +2,10 @@ import { describe, expect, it } from "vitest";
 import type { RequestView } from "@/lib/requests/views";
 import type { ConsoleEvent } from "@/lib/shared/events/catalog";
 import {
+  clearResolved,
+  NO_RESOLVED_ROWS,
   patchFromSocketRow,
+  rememberResolved,
   patchPendingList,
   RowReads,
   withPendingRequest,
@@ -229,5 +232,17 @@ describe("patchFromSocketRow", () => {
     ] as const) {
       expect(patchFromSocketRow(list, payload, isOvertaken)).toEqual({ list, fetchRow: "c" });
     }
+  });
+});
+
+describe("resolved rows", () => {
+  it("keeps a decided row until cleared, and a late answer for it does not bring it back", () => {
+    const shown = rememberResolved(NO_RESOLVED_ROWS, request("a", { status: "approved" }));
+    expect([...shown.rows.keys()]).toEqual(["a"]);
+    const cleared = clearResolved(shown);
+    expect(cleared.rows.size).toBe(0);
+    const lateAnswer = rememberResolved(cleared, request("a", { status: "approved" }));
+    expect(lateAnswer.rows.size).toBe(0);
+    expect([...rememberResolved(lateAnswer, request("b")).rows.keys()]).toEqual(["b"]);
   });
 });

@@ -148,3 +148,24 @@ export class RowReads {
     return isOvertaken;
   }
 }
+
+/**
+ * Rows that left the pending list and stay on screen with their outcome, and the ids the Lead
+ * cleared. A cleared row is not brought back: the Lead's own answer, or a decision's details
+ * (feedback, an answer), may arrive after the clear when the event showed the outcome first.
+ */
+export type ResolvedRows = {
+  rows: ReadonlyMap<string, RequestView>;
+  cleared: ReadonlySet<string>;
+};
+
+export const NO_RESOLVED_ROWS: ResolvedRows = { rows: new Map(), cleared: new Set() };
+
+export function rememberResolved(state: ResolvedRows, request: RequestView): ResolvedRows {
+  if (state.cleared.has(request.id)) return state;
+  return { ...state, rows: new Map(state.rows).set(request.id, request) };
+}
+
+export function clearResolved(state: ResolvedRows): ResolvedRows {
+  return { rows: new Map(), cleared: new Set([...state.cleared, ...state.rows.keys()]) };
+}

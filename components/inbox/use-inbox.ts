@@ -7,10 +7,14 @@ import { invalidateRequestsBesidesPending, queryKeys } from "@/components/realti
 import { apiFetch, ApiRequestError } from "@/lib/shared/http/api-fetch";
 import type { RequestView } from "@/lib/requests/views";
 import {
+  clearResolved,
+  NO_RESOLVED_ROWS,
   patchFromSocketRow,
   patchPendingList,
+  rememberResolved,
   RowReads,
   withPendingRequest,
+  type ResolvedRows,
 } from "./pending-patch";
 
 /** The events whose row is patched from the event at once, then filled in by one fetch of it. */
@@ -60,7 +64,8 @@ async function listAllPendingForLead(): Promise<RequestView[]> {
  */
 export function useInbox() {
   const queryClient = useQueryClient();
-  const [resolved, setResolved] = useState<ReadonlyMap<string, RequestView>>(new Map());
+  const [resolvedRows, setResolvedRows] = useState<ResolvedRows>(NO_RESOLVED_ROWS);
+  const resolved = resolvedRows.rows;
   const [conflicts, setConflicts] = useState<ReadonlySet<string>>(new Set());
 
   const pending = useQuery({
@@ -68,12 +73,8 @@ export function useInbox() {
     queryFn: listAllPendingForLead,
   });
 
-  // Cleared rows: the Lead's own answer or a decision's details (feedback, an answer) may arrive
-  // after the clear, when the event already showed the outcome; they do not bring the row back.
-  const cleared = useRef(new Set<string>());
   const remember = useCallback((request: RequestView) => {
-    if (cleared.current.has(request.id)) return;
-    setResolved((current) => new Map(current).set(request.id, request));
+    setResolvedRows((current) => rememberResolved(current, request));
   }, []);
 
   const patchList = useCallback(
@@ -174,10 +175,7 @@ export function useInbox() {
   }, [pending.data, resolved]);
 
   const pendingCount = items.filter((request) => request.status === "pending").length;
-  const dismissResolved = useCallback(() => {
-    for (const id of resolved.keys()) cleared.current.add(id);
-    setResolved(new Map());
-  }, [resolved]);
+  const dismissResolved = useCallback(() => setResolvedRows(clearResolved), []);
 
   return {
     items,
