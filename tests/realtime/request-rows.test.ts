@@ -1,7 +1,7 @@
 import { io as connect, type Socket } from "socket.io-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getDb } from "../../lib/db";
-import { listEventsAfter } from "../../lib/events/data";
+import { findNewestEventId, listEventsAfter } from "../../lib/events/data";
 import { broadcastHubEvents } from "../../lib/realtime/console-namespace";
 import { EventHub } from "../../lib/realtime/event-hub";
 import type {
@@ -61,7 +61,7 @@ async function openConsole(headers: Record<string, string>): Promise<Received[]>
 
 /** A new plan for the Lead, and its `request.created` event as the bridge would publish it. */
 async function newRequest(): Promise<{ id: string; agent: string; created: ConsoleEvent }> {
-  const before = hub.lastId;
+  const before = await findNewestEventId(getDb());
   const agent = await registerAgent();
   const response = await submitPlan(agent, "1. a plan only the API may show");
   const id = String(response.json.id);
