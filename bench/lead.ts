@@ -19,12 +19,44 @@ export type LeadSamples = {
   frameWaitMs: number[];
   /** Click on Approve (an in-page click on the button) → the agent's long-poll answered. */
   approveToReleaseMs: number[];
+  /** Of which, in the page's own clock (resource timing): the click → the decision's POST sent. */
+  clickToSendMs: number[];
+  /** Of which, in the page's own clock: the decision's POST, sent → its answer read. */
+  decisionPostMs: number[];
+  /** `GET /requests/{id}` calls the page made for a new row before showing it (decision 035: 0). */
+  rowFetches: number;
   errors: number;
   hopMs: number;
 };
 
 export type LeadResult =
   { isSkipped: false; samples: LeadSamples } | { isSkipped: true; reason: string };
+
+/** How many times the page has fetched one request's row so far, by its resource timing. */
+function countRowFetches(page: Page, requestId: string): Promise<number> {
+  const path = JSON.stringify(`/api/v1/requests/${requestId}`);
+  return page.evaluate(
+    `performance.getEntriesByType("resource").filter((entry) => new URL(entry.name).pathname === ${path}).length`,
+  );
+}
+
+/**
+ * The decision's POST as the page saw it, against the click's moment in the page's clock (set by
+ * the click itself): diagnostics only, never compared with the bench's clock.
+ */
+function readDecisionPost(
+  page: Page,
+  requestId: string,
+): Promise<{ clickToSendMs: number; postMs: number } | null> {
+  const path = JSON.stringify(`/api/v1/requests/${requestId}/responses`);
+  return page.evaluate(`(() => {
+    const post = performance
+      .getEntriesByType("resource")
+      .find((entry) => new URL(entry.name).pathname === ${path});
+    if (!post || window.benchClickAt === undefined) return null;
+    return { clickToSendMs: post.startTime - window.benchClickAt, postMs: post.responseEnd - post.startTime };
+  })()`);
+}
 
 /**
  * Sets a watch in the page that calls back when a row with `label` is in the list. A string, not a
@@ -79,6 +111,9 @@ export async function measureLead(options: {
     rowVisibleMs: [],
     frameWaitMs: [],
     approveToReleaseMs: [],
+    clickToSendMs: [],
+    decisionPostMs: [],
+    rowFetches: 0,
     errors: 0,
     hopMs: 0,
   };
@@ -111,6 +146,8 @@ export async function measureLead(options: {
     for (const [index, agent] of options.agents.entries()) {
       const isCounted = index >= options.warmup;
       const label = `Plan from ${agent.name}`;
+      // Not timed: a bounded resource-timing buffer, holding this iteration's calls only.
+      await page.evaluate(() => performance.clearResourceTimings());
       const rowSeen = new Promise<{ at: number; frameWaitMs: number }>((resolve) =>
         seen.set(label, (at, frameWaitMs) => resolve({ at, frameWaitMs })),
       );
@@ -129,6 +166,8 @@ export async function measureLead(options: {
         samples.errors += 1;
         continue;
       }
+
+      const rowFetches = await countRowFetches(page, request.id);
 
       // Not timed: the Lead opens the card; the agent waits on its request as a worker does.
       await page
@@ -149,7 +188,10 @@ export async function measureLead(options: {
       await sleep(100);
       const button = await approve.elementHandle();
       const clickedAt = performance.now();
-      void button?.evaluate((element) => (element as HTMLButtonElement).click());
+      void button?.evaluate((element) => {
+        (window as unknown as { benchClickAt: number }).benchClickAt = performance.now();
+        (element as HTMLButtonElement).click();
+      });
       const answer = await released.catch(() => null);
       const releasedAt = performance.now();
       if (answer?.status !== "approved") samples.errors += 1;
@@ -157,6 +199,12 @@ export async function measureLead(options: {
         samples.rowVisibleMs.push(row.at - committedAt);
         samples.frameWaitMs.push(row.frameWaitMs);
         samples.approveToReleaseMs.push(releasedAt - clickedAt);
+        samples.rowFetches += rowFetches;
+        const post = await readDecisionPost(page, request.id);
+        if (post) {
+          samples.clickToSendMs.push(post.clickToSendMs);
+          samples.decisionPostMs.push(post.postMs);
+        }
       }
 
       // Not timed: an empty list for the next request, as a Lead who keeps up has.

@@ -494,6 +494,9 @@ async function main(): Promise<void> {
         rowVisible: roundSummary(summarize(samples.rowVisibleMs)),
         frameWait: roundSummary(summarize(samples.frameWaitMs)),
         approveToRelease: roundSummary(summarize(samples.approveToReleaseMs)),
+        clickToSend: roundSummary(summarize(samples.clickToSendMs)),
+        decisionPost: roundSummary(summarize(samples.decisionPostMs)),
+        rowFetches: samples.rowFetches,
         hopMs: round(samples.hopMs, 3),
         errors: samples.errors,
       };
@@ -1181,7 +1184,7 @@ async function main(): Promise<void> {
         });
       }
       notes.push(
-        `G3.6: ${samples.rowVisibleMs.length} requests in Chromium, one clock (the bench's); of "row visible", waiting for the frame that paints the row p50 ${formatMs(median(samples.frameWaitMs))}; the page → bench hop, included in both, about ${formatMs(samples.hopMs)}; ${samples.errors} failed iterations.`,
+        `G3.6: ${samples.rowVisibleMs.length} requests in Chromium, one clock (the bench's); of "row visible", waiting for the frame that paints the row p50 ${formatMs(median(samples.frameWaitMs))}; the page → bench hop, included in both, about ${formatMs(samples.hopMs)}; ${samples.errors} failed iterations. Of "Approve → released", in the page's clock: click → POST sent p50 ${formatMs(median(samples.clickToSendMs))}, the POST's round trip p50 ${formatMs(median(samples.decisionPostMs))}; new rows fetched by GET before showing: ${samples.rowFetches}.`,
       );
     }
   }

@@ -43,3 +43,24 @@ test("events patch the inbox in place: a new request, a decision elsewhere and t
   await expect(inbox.requestItem(second.name)).toHaveCount(0);
   expect(listFetches).toEqual([]);
 });
+
+test("a new request's row comes with its event on the socket: the inbox shows it without fetching it", async ({
+  browser,
+}) => {
+  const { page, inbox } = await signedInPage(browser);
+  const lead = await humanApi();
+  const agent = await registerApiAgent(lead);
+  const rowFetches: string[] = [];
+  page.on("request", (request) => {
+    const { pathname } = new URL(request.url());
+    if (/^\/api\/v1\/requests\/req_[0-9a-f]+$/.test(pathname) && request.method() === "GET") {
+      rowFetches.push(pathname);
+    }
+  });
+
+  const id = await submitPlan(agent.api, "plan whose row rides the socket");
+  await expect(inbox.requestItem(agent.name)).toBeVisible();
+  await inbox.select(agent.name);
+  await expect(page.getByRole("article")).toContainText("plan whose row rides the socket");
+  expect(rowFetches.filter((path) => path === `/api/v1/requests/${id}`)).toEqual([]);
+});

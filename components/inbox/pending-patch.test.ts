@@ -1,7 +1,15 @@
 import { describe, expect, it } from "vitest";
 import type { RequestView } from "@/lib/requests/views";
 import type { ConsoleEvent } from "@/lib/shared/events/catalog";
-import { patchPendingList, RowReads, withPendingRequest } from "./pending-patch";
+import {
+  clearResolved,
+  NO_RESOLVED_ROWS,
+  patchFromSocketRow,
+  rememberResolved,
+  patchPendingList,
+  RowReads,
+  withPendingRequest,
+} from "./pending-patch";
 
 function request(id: string, changes: Partial<RequestView> = {}): RequestView {
   return {
@@ -196,5 +204,45 @@ describe("RowReads", () => {
     reads.noteEvent("a");
     reads.start("a");
     expect(reads.finish("a")).toBe(false);
+  });
+});
+
+describe("patchFromSocketRow", () => {
+  const list = [request("a"), request("b")];
+
+  it("adds the new request's row the socket sent, fetching nothing", () => {
+    const patch = patchFromSocketRow(list, { requestId: "c", row: request("c") }, false);
+    expect(patch.list?.map((item) => item.id)).toEqual(["a", "b", "c"]);
+    expect(patch.fetchRow).toBeNull();
+  });
+
+  it("adds nothing for a row read after its decision committed", () => {
+    const row = request("c", { status: "approved" });
+    expect(patchFromSocketRow(list, { requestId: "c", row }, false)).toEqual({
+      list,
+      fetchRow: null,
+    });
+  });
+
+  it("fetches the row when none came, when it is another request's, or when an event overtook it", () => {
+    for (const [payload, isOvertaken] of [
+      [{ requestId: "c", row: null }, false],
+      [{ requestId: "c", row: request("other") }, false],
+      [{ requestId: "c", row: request("c") }, true],
+    ] as const) {
+      expect(patchFromSocketRow(list, payload, isOvertaken)).toEqual({ list, fetchRow: "c" });
+    }
+  });
+});
+
+describe("resolved rows", () => {
+  it("keeps a decided row until cleared, and a late answer for it does not bring it back", () => {
+    const shown = rememberResolved(NO_RESOLVED_ROWS, request("a", { status: "approved" }));
+    expect([...shown.rows.keys()]).toEqual(["a"]);
+    const cleared = clearResolved(shown);
+    expect(cleared.rows.size).toBe(0);
+    const lateAnswer = rememberResolved(cleared, request("a", { status: "approved" }));
+    expect(lateAnswer.rows.size).toBe(0);
+    expect([...rememberResolved(lateAnswer, request("b")).rows.keys()]).toEqual(["b"]);
   });
 });

@@ -1,6 +1,7 @@
 import type { RequestView } from "@/lib/requests/views";
 import { decidedBySchema } from "@/lib/shared/api/request";
 import type { ConsoleEvent } from "@/lib/shared/events/catalog";
+import type { RequestRowPayload } from "@/lib/shared/realtime/contract";
 
 /**
  * The Lead's pending list with one request as it is now: added or replaced while it is pending
@@ -111,6 +112,20 @@ export function patchPendingList(
 }
 
 /**
+ * What a row the socket sent (decision 035) does to the list: added (or dropped, if no longer
+ * pending for the Lead) when it is current; `fetchRow` when it is missing, or `isOvertaken` (an
+ * event about the request arrived after it was announced, so it may predate that event).
+ */
+export function patchFromSocketRow(
+  list: RequestView[] | undefined,
+  { requestId, row }: RequestRowPayload,
+  isOvertaken: boolean,
+): Pick<PendingPatch, "list" | "fetchRow"> {
+  if (!row || row.id !== requestId || isOvertaken) return { list, fetchRow: requestId };
+  return { list: withPendingRequest(list, row), fetchRow: null };
+}
+
+/**
  * Single rows being read, and whether an event about one arrived meanwhile: the read may then
  * predate it (a request decided while its new row was in flight would be added as pending), so
  * its answer is thrown away and the row read again.
@@ -132,4 +147,25 @@ export class RowReads {
     this.reads.delete(requestId);
     return isOvertaken;
   }
+}
+
+/**
+ * Rows that left the pending list and stay on screen with their outcome, and the ids the Lead
+ * cleared. A cleared row is not brought back: the Lead's own answer, or a decision's details
+ * (feedback, an answer), may arrive after the clear when the event showed the outcome first.
+ */
+export type ResolvedRows = {
+  rows: ReadonlyMap<string, RequestView>;
+  cleared: ReadonlySet<string>;
+};
+
+export const NO_RESOLVED_ROWS: ResolvedRows = { rows: new Map(), cleared: new Set() };
+
+export function rememberResolved(state: ResolvedRows, request: RequestView): ResolvedRows {
+  if (state.cleared.has(request.id)) return state;
+  return { ...state, rows: new Map(state.rows).set(request.id, request) };
+}
+
+export function clearResolved(state: ResolvedRows): ResolvedRows {
+  return { rows: new Map(), cleared: new Set([...state.cleared, ...state.rows.keys()]) };
 }

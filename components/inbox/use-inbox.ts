@@ -2,11 +2,20 @@
 
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useCallback, useMemo, useRef, useState } from "react";
-import { useConsoleEvent } from "@/components/realtime/console-events";
+import { useConsoleEvent, useRequestRow } from "@/components/realtime/console-events";
 import { invalidateRequestsBesidesPending, queryKeys } from "@/components/realtime/query-keys";
 import { apiFetch, ApiRequestError } from "@/lib/shared/http/api-fetch";
 import type { RequestView } from "@/lib/requests/views";
-import { patchPendingList, RowReads, withPendingRequest } from "./pending-patch";
+import {
+  clearResolved,
+  NO_RESOLVED_ROWS,
+  patchFromSocketRow,
+  patchPendingList,
+  rememberResolved,
+  RowReads,
+  withPendingRequest,
+  type ResolvedRows,
+} from "./pending-patch";
 
 /** The events whose row is patched from the event at once, then filled in by one fetch of it. */
 const ENDED_WITH_FEEDBACK = new Set(["request.decided", "request.expired"]);
@@ -55,7 +64,8 @@ async function listAllPendingForLead(): Promise<RequestView[]> {
  */
 export function useInbox() {
   const queryClient = useQueryClient();
-  const [resolved, setResolved] = useState<ReadonlyMap<string, RequestView>>(new Map());
+  const [resolvedRows, setResolvedRows] = useState<ResolvedRows>(NO_RESOLVED_ROWS);
+  const resolved = resolvedRows.rows;
   const [conflicts, setConflicts] = useState<ReadonlySet<string>>(new Set());
 
   const pending = useQuery({
@@ -64,7 +74,7 @@ export function useInbox() {
   });
 
   const remember = useCallback((request: RequestView) => {
-    setResolved((current) => new Map(current).set(request.id, request));
+    setResolvedRows((current) => rememberResolved(current, request));
   }, []);
 
   const patchList = useCallback(
@@ -88,7 +98,7 @@ export function useInbox() {
     );
   }
 
-  useConsoleEvent((event) => {
+  useConsoleEvent((event, rowFollows) => {
     if ("requestId" in event.data && typeof event.data.requestId === "string") {
       rowReads.current.noteEvent(event.data.requestId);
     }
@@ -111,6 +121,17 @@ export function useInbox() {
         void apiFetch<RequestView>(`/requests/${ended.id}`).then(remember, () => undefined);
       }
     }
+    // The socket sends the row next (decision 035): awaited like a read, so an event overtaking it
+    // is noticed.
+    if (fetchRow && rowFollows) rowReads.current.start(fetchRow);
+    else if (fetchRow) readRowIntoList(fetchRow);
+  });
+
+  useRequestRow((payload) => {
+    const isOvertaken = rowReads.current.finish(payload.requestId);
+    const current = queryClient.getQueryData<RequestView[]>(queryKeys.pendingRequests);
+    const { list, fetchRow } = patchFromSocketRow(current, payload, isOvertaken);
+    if (list !== current) patchList(() => list);
     if (fetchRow) readRowIntoList(fetchRow);
   });
 
@@ -154,7 +175,7 @@ export function useInbox() {
   }, [pending.data, resolved]);
 
   const pendingCount = items.filter((request) => request.status === "pending").length;
-  const dismissResolved = useCallback(() => setResolved(new Map()), []);
+  const dismissResolved = useCallback(() => setResolvedRows(clearResolved), []);
 
   return {
     items,

@@ -9,18 +9,22 @@ import {
   type ClientToServerEvents,
   type ConsoleEvent,
   type PresencePayload,
+  type RequestRowPayload,
   type ServerToClientEvents,
 } from "@/lib/shared/realtime/contract";
 import { patchedKeysFor, staleKeysFor } from "./query-keys";
 
 export type ConnectionState = "connecting" | "live" | "offline";
-type Listener = (event: ConsoleEvent) => void;
+/** `rowFollows`: the event's request row comes next, to `useRequestRow` (decision 035). */
+type Listener = (event: ConsoleEvent, rowFollows: boolean) => void;
+type RowListener = (payload: RequestRowPayload) => void;
 
 type PresenceListener = (payload: PresencePayload) => void;
 
 type ConsoleEvents = {
   state: ConnectionState;
   subscribe: (listener: Listener) => () => void;
+  subscribeRows: (listener: RowListener) => () => void;
   /** Tells the server which card this tab shows (null: none); said again on every reconnect. */
   setViewing: (requestId: string | null) => void;
   subscribePresence: (listener: PresenceListener) => () => void;
@@ -44,6 +48,9 @@ export function ConsoleEventsProvider({
   const [state, setState] = useState<ConnectionState>("connecting");
   const lastId = useRef(initialEventId);
   const listeners = useRef(new Set<Listener>());
+  const rowListeners = useRef(new Set<RowListener>());
+  // Rows announced by `rowFollows` and not arrived yet: a lost connection answers them with none.
+  const awaitedRows = useRef(new Set<string>());
   const presenceListeners = useRef(new Set<PresenceListener>());
   const viewing = useRef<string | null>(null);
   const socketRef = useRef<Socket<ServerToClientEvents, ClientToServerEvents> | null>(null);
@@ -52,6 +59,10 @@ export function ConsoleEventsProvider({
     subscribe: (listener) => {
       listeners.current.add(listener);
       return () => listeners.current.delete(listener);
+    },
+    subscribeRows: (listener) => {
+      rowListeners.current.add(listener);
+      return () => rowListeners.current.delete(listener);
     },
     setViewing: (requestId) => {
       viewing.current = requestId;
@@ -77,7 +88,15 @@ export function ConsoleEventsProvider({
     socket.on("presence", (payload) => {
       for (const listener of presenceListeners.current) listener(payload);
     });
-    socket.on("disconnect", () => setState("offline"));
+    const deliverRow = (payload: RequestRowPayload) => {
+      if (!awaitedRows.current.delete(payload.requestId)) return;
+      for (const listener of rowListeners.current) listener(payload);
+    };
+    socket.on("requestRow", deliverRow);
+    socket.on("disconnect", () => {
+      setState("offline");
+      for (const requestId of [...awaitedRows.current]) deliverRow({ requestId, row: null });
+    });
     socket.on("connect_error", () => setState("offline"));
     socket.on("resumed", ({ lastId: resumedAt, version, isTruncated }) => {
       // The server speaks another version of the contract than this page was built for: only a
@@ -98,14 +117,17 @@ export function ConsoleEventsProvider({
       // The replay failed: a new connection resumes from the last event this tab has seen.
       else if (code === "INTERNAL") socket.disconnect().connect();
     });
-    socket.on("event", (event) => {
+    socket.on("event", (event, rowFollows) => {
       if (event.id <= lastId.current) return;
       lastId.current = event.id;
       for (const key of staleKeysFor(event.kind))
         void queryClient.invalidateQueries({ queryKey: key });
       for (const key of patchedKeysFor(event.kind))
         void queryClient.invalidateQueries({ queryKey: key, exact: true, refetchType: "none" });
-      for (const listener of listeners.current) listener(event);
+      const requestId = "requestId" in event.data ? event.data.requestId : undefined;
+      const isRowFollowing = rowFollows === true && typeof requestId === "string";
+      if (isRowFollowing) awaitedRows.current.add(requestId);
+      for (const listener of listeners.current) listener(event, isRowFollowing);
     });
     return () => {
       socketRef.current = null;
@@ -137,7 +159,20 @@ export function useConsoleEvent(listener: Listener): void {
   useEffect(() => {
     latest.current = listener;
   });
-  useEffect(() => subscribe((event) => latest.current(event)), [subscribe]);
+  useEffect(() => subscribe((event, rowFollows) => latest.current(event, rowFollows)), [subscribe]);
+}
+
+/**
+ * Calls `listener` with each request row the socket sends after an event that said `rowFollows`
+ * (decision 035), or with `row: null` when it will not come (unreadable, connection lost).
+ */
+export function useRequestRow(listener: RowListener): void {
+  const { subscribeRows } = useConsoleEvents();
+  const latest = useRef(listener);
+  useEffect(() => {
+    latest.current = listener;
+  });
+  useEffect(() => subscribeRows((payload) => latest.current(payload)), [subscribeRows]);
 }
 
 /** Who else has `requestId` open, as the server last said; this tab shows it while mounted. */

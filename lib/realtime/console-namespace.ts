@@ -14,6 +14,7 @@ import {
 } from "../shared/realtime/contract";
 import type { EventHub } from "./event-hub";
 import { MAX_VIEWING_CHANGES_PER_10S, type Presence } from "./presence";
+import { mayReceiveRequestRows, readRequestRow, requestRowCarriedBy } from "./request-rows";
 
 type SocketData = { actor: HumanActor; sessionId: string; feed: ConsoleFeed };
 export type ConsoleServer = Server<
@@ -331,17 +332,34 @@ export function watchConsoleSessions(
  * Sends every event the hub publishes to every /console socket whose feed takes it (see
  * createFeed). One broadcast, encoded and framed once for all of them, instead of an emit per
  * socket (decision 032); the sockets whose feed holds the event or has sent it are left out of
- * it. Local: every node's own bridge feeds its own sockets. Call after attachConsoleNamespace;
- * returns the unsubscribe.
+ * it. A new request's event goes to the sockets that may receive its row (lib/realtime/
+ * request-rows.ts, decision 035) in a second broadcast, flagged `rowFollows`, and the row follows
+ * them once read, once per event, after the event went out: no event waits for a read. Local:
+ * every node's own bridge feeds its own sockets. Call after attachConsoleNamespace; returns the
+ * unsubscribe.
  */
-export function broadcastHubEvents(io: ConsoleServer, hub: EventHub): () => void {
+export function broadcastHubEvents(io: ConsoleServer, hub: EventHub, db: Db): () => void {
   const namespace = io.of(CONSOLE_NAMESPACE);
   return hub.subscribe((event) => {
+    const requestId = requestRowCarriedBy(event);
     const leftOut: string[] = [];
+    const awaiting: string[] = [];
     for (const socket of namespace.sockets.values()) {
-      if (!socket.data.feed.takeLive(event)) leftOut.push(socket.id);
+      if (!socket.data.feed.takeLive(event)) {
+        leftOut.push(socket.id);
+      } else if (requestId !== null && mayReceiveRequestRows(socket.data.actor)) {
+        leftOut.push(socket.id);
+        awaiting.push(socket.id);
+      }
     }
-    if (leftOut.length === namespace.sockets.size) return;
-    namespace.local.except(leftOut).emit("event", event);
+    if (leftOut.length < namespace.sockets.size) {
+      namespace.local.except(leftOut).emit("event", event);
+    }
+    if (requestId === null || awaiting.length === 0) return;
+    // A socket is in the room of its own id.
+    namespace.local.to(awaiting).emit("event", event, true);
+    void readRequestRow(db, requestId).then((row) => {
+      namespace.local.to(awaiting).emit("requestRow", { requestId, row: row ?? null });
+    });
   });
 }

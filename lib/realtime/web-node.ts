@@ -54,7 +54,7 @@ export async function startWebNodeServices(
   const io: ConsoleServer = new Server(httpServer, { destroyUpgrade: false, serveClient: false });
   const presence = await startPresence(io, databaseUrl);
   attachConsoleNamespace(io, db, { presence });
-  broadcastHubEvents(io, hub);
+  broadcastHubEvents(io, hub, db);
   const stopWatchingSessions = watchConsoleSessions(io, db, hub);
 
   let isStopping = false;

@@ -140,6 +140,13 @@ export async function getRequestForActor(db: Db, actor: Actor, id: string): Prom
   return toRequestView(request, (await findApprovals(db, [request])).get(request.id));
 }
 
+/** One request as `GET /requests/{id}` shows it to a human (the view is the same for every human). */
+export async function findRequestView(db: Db, id: string): Promise<RequestView | null> {
+  const request = await db.request.findUnique({ where: { id } });
+  if (!request) return null;
+  return toRequestView(request, (await findApprovals(db, [request])).get(request.id));
+}
+
 /**
  * One request, held up to `wait` seconds while it is pending, so that each of a session's
  * parallel hook processes can wait on its own request instead of racing on the agent's inbox.

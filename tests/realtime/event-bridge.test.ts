@@ -276,7 +276,7 @@ describe("/console live events", () => {
     const subject = uniqueSubject("socket-kill");
     const hub = new EventHub();
     const bridge = await startBridge(hub);
-    unsubscribeBroadcast = broadcastHubEvents(io, hub);
+    unsubscribeBroadcast = broadcastHubEvents(io, hub, getDb());
     const lead = await signedInHuman("viewer");
     const { socket, received, connected } = openConsole(lead.headers);
     await connected;
@@ -295,7 +295,7 @@ describe("/console live events", () => {
   it("encodes a live event once for all consoles, and each console gets it once", async () => {
     const subject = uniqueSubject("broadcast");
     const hub = new EventHub();
-    unsubscribeBroadcast = broadcastHubEvents(io, hub);
+    unsubscribeBroadcast = broadcastHubEvents(io, hub, getDb());
     const consoles: ReturnType<typeof openConsole>[] = [];
     for (let i = 0; i < 3; i++) {
       const lead = await signedInHuman("viewer");
@@ -316,7 +316,7 @@ describe("/console live events", () => {
       hub.publish(published);
       // Published again (another hub path, a duplicate): nobody is sent it twice.
       unsubscribeBroadcast();
-      unsubscribeBroadcast = broadcastHubEvents(io, hub);
+      unsubscribeBroadcast = broadcastHubEvents(io, hub, getDb());
       hub.publish(published);
       const idsOf = (received: ConsoleEvent[]) =>
         received.filter((event) => event.subject === subject).map((event) => event.id);
@@ -337,7 +337,7 @@ describe("/console live events", () => {
   it("sends each event once when live events overlap a resume's replay", async () => {
     const subject = uniqueSubject("overlap");
     const hub = new EventHub();
-    unsubscribeBroadcast = broadcastHubEvents(io, hub);
+    unsubscribeBroadcast = broadcastHubEvents(io, hub, getDb());
     const ids: number[] = [];
     for (let i = 0; i < 700; i++)
       ids.push(await appendEvent(getDb(), "message.sent", subject, { i }));

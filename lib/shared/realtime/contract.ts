@@ -1,4 +1,5 @@
 import { z } from "zod";
+import type { RequestViewWire } from "../api/request";
 import type { ConsoleEvent } from "../events/catalog";
 
 /**
@@ -6,7 +7,7 @@ import type { ConsoleEvent } from "../events/catalog";
  * bump CONSOLE_PROTOCOL_VERSION when a payload changes shape.
  */
 export const CONSOLE_NAMESPACE = "/console";
-export const CONSOLE_PROTOCOL_VERSION = 3;
+export const CONSOLE_PROTOCOL_VERSION = 4;
 
 export type { ConsoleEvent } from "../events/catalog";
 
@@ -30,11 +31,25 @@ export type ViewingPayload = z.infer<typeof viewingSchema>;
 /** Who has a card open now, across every web node: each person once. */
 export type PresencePayload = { requestId: string; viewers: { email: string }[] };
 
+/**
+ * A new request's row as `GET /requests/{id}` shows the socket's user, sent after the event that
+ * announced `rowFollows` (decision 035) so the inbox adds it without that round trip. `row` is null
+ * when it could not be read: the console fetches it then.
+ */
+export type RequestRowPayload = { requestId: string; row: RequestViewWire | null };
+
 /** `SESSION_ENDED` comes right before the server disconnects the socket: reload to sign in again. */
 export type ConsoleErrorPayload = { code: string; message: string };
 
 export type ServerToClientEvents = {
-  event: (event: ConsoleEvent) => void;
+  /**
+   * `rowFollows`: a `requestRow` for this event's request comes next on this socket; only live,
+   * only with a `request.created` for the Lead, only to a Lead's socket (decision 035). Without it
+   * (a replay, a viewer) the console fetches the row.
+   */
+  event: (event: ConsoleEvent, rowFollows?: true) => void;
+  /** The row an `event` with `rowFollows` announced, read once per node after it was sent. */
+  requestRow: (payload: RequestRowPayload) => void;
   /**
    * Answers each resume once everything up to `lastId` is replayed. `isTruncated`: the console was
    * too far behind to replay (MAX_REPLAY_EVENTS); it refetches its data and continues from `lastId`.

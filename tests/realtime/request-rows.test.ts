@@ -1,0 +1,138 @@
+import { io as connect, type Socket } from "socket.io-client";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { getDb } from "../../lib/db";
+import { findNewestEventId, listEventsAfter } from "../../lib/events/data";
+import { broadcastHubEvents } from "../../lib/realtime/console-namespace";
+import { EventHub } from "../../lib/realtime/event-hub";
+import type {
+  ClientToServerEvents,
+  ConsoleEvent,
+  RequestRowPayload,
+  ServerToClientEvents,
+} from "../../lib/shared/realtime/contract";
+import { api, lead, registerAgent, submitPlan } from "../api/fixtures";
+import { signedInHuman } from "../route-client";
+import { startConsoleServer } from "../support/console-server";
+
+type ConsoleClient = Socket<ServerToClientEvents, ClientToServerEvents>;
+/** What one socket got, in order: events (with `rowFollows`) and rows. */
+type Received =
+  | { event: ConsoleEvent; rowFollows: boolean }
+  | { requestId: string; row: RequestRowPayload["row"] };
+
+let baseUrl: string;
+let stopServer: () => Promise<void>;
+let stopBroadcast: () => void;
+const hub = new EventHub();
+const sockets: ConsoleClient[] = [];
+
+beforeAll(async () => {
+  const server = await startConsoleServer();
+  ({ baseUrl } = server);
+  stopServer = server.stop;
+  stopBroadcast = broadcastHubEvents(server.io, hub, getDb());
+});
+
+afterAll(async () => {
+  for (const socket of sockets) socket.disconnect();
+  stopBroadcast();
+  await stopServer();
+  await getDb().$disconnect();
+});
+
+async function openConsole(headers: Record<string, string>): Promise<Received[]> {
+  const socket: ConsoleClient = connect(`${baseUrl}/console`, {
+    transports: ["websocket"],
+    extraHeaders: { origin: baseUrl, ...headers },
+    reconnection: false,
+  });
+  sockets.push(socket);
+  const received: Received[] = [];
+  socket.on("event", (event, rowFollows) =>
+    received.push({ event, rowFollows: rowFollows === true }),
+  );
+  socket.on("requestRow", (payload) => received.push(payload));
+  await new Promise<void>((resolve, reject) => {
+    socket.on("connect", resolve);
+    socket.on("connect_error", reject);
+  });
+  return received;
+}
+
+/** A new plan for the Lead, and its `request.created` event as the bridge would publish it. */
+async function newRequest(): Promise<{ id: string; agent: string; created: ConsoleEvent }> {
+  const before = await findNewestEventId(getDb());
+  const agent = await registerAgent();
+  const response = await submitPlan(agent, "1. a plan only the API may show");
+  const id = String(response.json.id);
+  const events = await listEventsAfter(getDb(), before);
+  const created = events.find(
+    (event) => event.kind === "request.created" && event.data.requestId === id,
+  );
+  if (!created) throw new Error(`no request.created for ${id}`);
+  return { id, agent: agent.name, created };
+}
+
+async function waitFor(check: () => boolean): Promise<void> {
+  for (let tries = 0; !check(); tries++) {
+    if (tries > 200) throw new Error("timed out");
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+describe("a new request's row on the console socket (decision 035)", () => {
+  it("follows the event to a Lead's socket as GET /requests/{id} shows it, and never to a viewer's", async () => {
+    const leadSocket = await openConsole((await lead()).headers);
+    const viewer = await signedInHuman("viewer");
+    const viewerSocket = await openConsole(viewer.headers);
+    const { id, created } = await newRequest();
+
+    hub.publish([created]);
+    await waitFor(() => leadSocket.length === 2 && viewerSocket.length > 0);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+
+    const asTheApiShowsIt = await api.getRequest((await lead()).headers, id);
+    expect(asTheApiShowsIt.status).toBe(200);
+    expect(leadSocket).toEqual([
+      { event: created, rowFollows: true },
+      { requestId: id, row: asTheApiShowsIt.json },
+    ]);
+    expect(viewerSocket).toEqual([{ event: created, rowFollows: false }]);
+    expect(JSON.stringify(viewerSocket)).not.toContain("a plan only the API may show");
+  });
+
+  it("sends the event before the row is read: nothing live waits for it", async () => {
+    const leadSocket = await openConsole((await lead()).headers);
+    const { id, agent, created } = await newRequest();
+    const next: ConsoleEvent = {
+      ...created,
+      id: created.id + 1,
+      kind: "request.superseded",
+      data: { requestId: id, agent, type: "plan_approval" },
+    };
+
+    hub.publish([created, next]);
+    await waitFor(() => leadSocket.length === 3);
+
+    expect(leadSocket.slice(0, 2)).toEqual([
+      { event: created, rowFollows: true },
+      { event: next, rowFollows: false },
+    ]);
+    expect(leadSocket[2]).toMatchObject({ requestId: id, row: { id } });
+  });
+
+  it("announces no row for a request to an agent, nor for an event replayed on resume", async () => {
+    const leadSocket = await openConsole((await lead()).headers);
+    const { created } = await newRequest();
+    const toAgent = { ...created, data: { ...created.data, target: "agent-x" } } as ConsoleEvent;
+    hub.publish([toAgent]);
+    await waitFor(() => leadSocket.length === 1);
+
+    const replayed = await openConsole((await lead()).headers);
+    sockets.at(-1)?.emit("resume", { after: created.id - 1 });
+    await waitFor(() => replayed.some((item) => "event" in item && item.event.id === created.id));
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(leadSocket).toEqual([{ event: toAgent, rowFollows: false }]);
+    expect(replayed.filter((item) => "requestId" in item || item.rowFollows)).toEqual([]);
+  });
+});
