@@ -165,14 +165,16 @@ server's CPU time (\`/proc/<pid>/stat\`) over each window gives CPU per submissi
 returns) and ${sizes.scaleConsoles} consoles are connected; G3.1 is measured again against all
 ${sizes.scaleConsoles} consoles (${sizes.scalePushRequests.toLocaleString("en-US")} requests), interleaved with raw
 NOTIFY latency under the same load (that is the floor for these rows). Server RSS is read from
-\`/proc/<pid>/status\` (VmRSS). *RSS per open long-poll* is measured before any push load and
-before the extra consoles connect: RSS is read every ${RSS_INTERVAL_MS} ms until it settles (the medians
-of the last two windows of ${RSS_WINDOW} readings within ${RSS_TOLERANCE_MIB} MiB, at most
-${RSS_MAX_WAIT_MS / 1000} s) with the server idle, then the long-polls open (5 s to reach their wait)
-and RSS settles the same way; (median of the last window with them − the idle one) / ${sizes.agents}.
-Settled and a median, because V8 gives heap back for seconds after a busy phase and a collection
-moves RSS by a few MiB between two readings; the baseline is measured by the same code. The peak
-row (RSS read once a second through the whole load, peak − idle, / ${sizes.agents}) is a diagnosis:
+\`/proc/<pid>/status\` (VmRSS). *RSS per open long-poll* is measured with every console attached and
+before any push load, twice the same way: a full garbage collection in the server
+(\`HeapProfiler.collectGarbage\` through its \`--inspect\` port on loopback, bench/inspector-gc.ts),
+then RSS read every ${RSS_INTERVAL_MS} ms until it settles (the medians of the last two windows of
+${RSS_WINDOW} readings within ${RSS_TOLERANCE_MIB} MiB, at most ${RSS_MAX_WAIT_MS / 1000} s) — once idle,
+once with the long-polls open (after 5 s to reach their wait); (median of the last window with them
+− the idle one) / ${sizes.agents}. Without the collection, the garbage of the phases before decides
+the figure (the long-polls' own allocations trigger the collection that frees it, so it came out
+negative); the baseline is measured by the same code. The peak row (RSS read once a second through
+the whole load, peak − the collected idle, / ${sizes.agents}) is a diagnosis:
 it is mostly the push load's garbage. The *idle cost* rows compare server CPU time and the
 database's committed transactions (\`pg_stat_database\`) over a quiet window before the load and
 one with every long-poll and console attached but nothing happening. Event-loop lag is measured from outside, with no

@@ -670,7 +670,14 @@ async function main(): Promise<void> {
     const healthIdleProbe = startHealthProbe(server.url, 50);
     await sleep(5_000);
     const healthIdle = summarize(await healthIdleProbe.stop());
-    // RSS of the long-polls alone, settled before and after they open, before any push load.
+    const more = await openConsoles(
+      server,
+      cookie,
+      sizes.scaleConsoles - consoles.length,
+      await newestEventId(),
+    );
+    const allConsoles = [...consoles, ...more];
+    // RSS of the long-polls alone: every console attached on both sides, before any push load.
     // A full collection first, each side: RSS then holds what is live, not the last phase's garbage.
     await server.collectGarbage();
     const idleReadings = await sampleSettledRssMiB(() => server.readRssMiB());
@@ -685,13 +692,9 @@ async function main(): Promise<void> {
     const inFlightAtStart = longPolls.inFlight();
     await server.collectGarbage();
     const withLongPollsReadings = await sampleSettledRssMiB(() => server.readRssMiB());
-    const more = await openConsoles(
-      server,
-      cookie,
-      sizes.scaleConsoles - consoles.length,
-      await newestEventId(),
+    log(
+      `G3.4 RSS: idle ${settledMiB(idleReadings).toFixed(1)} MiB, with ${inFlightAtStart} long-polls ${settledMiB(withLongPollsReadings).toFixed(1)} MiB: ${rssPerLongPollKiB({ idleMiB: idleReadings, withLongPollsMiB: withLongPollsReadings, longPolls: sizes.agents }).toFixed(1)} KiB each`,
     );
-    const allConsoles = [...consoles, ...more];
     const loadedIdle = await measureIdle(10_000);
     log(
       `G3.4: ${inFlightAtStart} long-polls open, ${allConsoles.length} consoles; idle server CPU ${bare.serverCpuPercent}% → ${loadedIdle.serverCpuPercent}%, database ${bare.dbTransactionsPerSecond} → ${loadedIdle.dbTransactionsPerSecond} transactions/s`,
