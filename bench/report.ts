@@ -165,13 +165,15 @@ server's CPU time (\`/proc/<pid>/stat\`) over each window gives CPU per submissi
 returns) and ${sizes.scaleConsoles} consoles are connected; G3.1 is measured again against all
 ${sizes.scaleConsoles} consoles (${sizes.scalePushRequests.toLocaleString("en-US")} requests), interleaved with raw
 NOTIFY latency under the same load (that is the floor for these rows). Server RSS is read from
-\`/proc/<pid>/status\` (VmRSS). *RSS per open long-poll* is measured with every console attached and
-before any push load, twice the same way: a full garbage collection in the server
-(\`HeapProfiler.collectGarbage\` through its \`--inspect\` port on loopback, bench/inspector-gc.ts),
-then RSS read every ${RSS_INTERVAL_MS} ms until it settles (the medians of the last two windows of
-${RSS_WINDOW} readings within ${RSS_TOLERANCE_MIB} MiB, at most ${RSS_MAX_WAIT_MS / 1000} s) — once idle,
-once with the long-polls open (after 5 s to reach their wait); (median of the last window with them
-− the idle one) / ${sizes.agents}. Without the collection, the garbage of the phases before decides
+\`/proc/<pid>/status\` (VmRSS). *RSS per open long-poll* is measured at the end of the phase, once the push
+load is over, with every console attached, twice the same way: a full garbage collection in the
+server (\`HeapProfiler.collectGarbage\` through its \`--inspect\` port on loopback,
+bench/inspector-gc.ts), then RSS read every ${RSS_INTERVAL_MS} ms until it settles (the medians of
+the last two windows of ${RSS_WINDOW} readings within ${RSS_TOLERANCE_MIB} MiB, at most
+${RSS_MAX_WAIT_MS / 1000} s) — once with the ${sizes.agents} long-polls still open, once 2 s after
+they are closed; (median of the last window with them − the idle one) / ${sizes.agents}. After the
+push, because a forced collection ahead of it made the push under the long-polls fail (503, four
+runs out of four). Without the collection, the garbage of the phases before decides
 the figure (the long-polls' own allocations trigger the collection that frees it, so it came out
 negative); the baseline is measured by the same code. The peak row (RSS read once a second through
 the whole load, peak − the collected idle, / ${sizes.agents}) is a diagnosis:

@@ -677,10 +677,6 @@ async function main(): Promise<void> {
       await newestEventId(),
     );
     const allConsoles = [...consoles, ...more];
-    // RSS of the long-polls alone: every console attached on both sides, before any push load.
-    // A full collection first, each side: RSS then holds what is live, not the last phase's garbage.
-    await server.collectGarbage();
-    const idleReadings = await sampleSettledRssMiB(() => server.readRssMiB());
     const afterMessage = Number(
       await sqlValue<string | null>(databaseUrl, "SELECT max(id) FROM messages"),
     );
@@ -690,11 +686,6 @@ async function main(): Promise<void> {
     // Let every long-poll reach the server and settle into its wait.
     await sleep(5_000);
     const inFlightAtStart = longPolls.inFlight();
-    await server.collectGarbage();
-    const withLongPollsReadings = await sampleSettledRssMiB(() => server.readRssMiB());
-    log(
-      `G3.4 RSS: idle ${settledMiB(idleReadings).toFixed(1)} MiB, with ${inFlightAtStart} long-polls ${settledMiB(withLongPollsReadings).toFixed(1)} MiB: ${rssPerLongPollKiB({ idleMiB: idleReadings, withLongPollsMiB: withLongPollsReadings, longPolls: sizes.agents }).toFixed(1)} KiB each`,
-    );
     const loadedIdle = await measureIdle(10_000);
     log(
       `G3.4: ${inFlightAtStart} long-polls open, ${allConsoles.length} consoles; idle server CPU ${bare.serverCpuPercent}% → ${loadedIdle.serverCpuPercent}%, database ${bare.dbTransactionsPerSecond} → ${loadedIdle.dbTransactionsPerSecond} transactions/s`,
@@ -724,7 +715,18 @@ async function main(): Promise<void> {
     log(`G3.4 done: ${samples.submitMs.length} requests × ${allConsoles.length} consoles`);
     const healthLoaded = summarize(await health.stop());
     const rssSamples = await rss.stop();
+    // RSS of the long-polls alone, every console attached on both sides, once the push load is
+    // over (a forced collection must not run ahead of the latency measurements): a full
+    // collection first, each side, so RSS holds what is live, not the push load's garbage.
+    await server.collectGarbage();
+    const withLongPollsReadings = await sampleSettledRssMiB(() => server.readRssMiB());
     const polled = await longPolls.stop();
+    await sleep(2_000);
+    await server.collectGarbage();
+    const idleReadings = await sampleSettledRssMiB(() => server.readRssMiB());
+    log(
+      `G3.4 RSS: with ${inFlightAtStart} long-polls ${settledMiB(withLongPollsReadings).toFixed(1)} MiB, idle ${settledMiB(idleReadings).toFixed(1)} MiB: ${rssPerLongPollKiB({ idleMiB: idleReadings, withLongPollsMiB: withLongPollsReadings, longPolls: sizes.agents }).toFixed(1)} KiB each`,
+    );
     more.forEach((client) => client.close());
     const notifyUnderLoad = summarize(underLoad);
     scale = {
