@@ -1,6 +1,7 @@
 import { readFile, writeFile } from "node:fs/promises";
 import type { Sizes } from "./config";
 import { HOT_PATHS, type HotPath, type HotPathProfiles, type Share } from "./profile";
+import { RSS_INTERVAL_MS, RSS_MAX_WAIT_MS, RSS_TOLERANCE_MIB, RSS_WINDOW } from "./rss";
 
 export type Verdict = "met" | "not met" | "—";
 
@@ -168,7 +169,19 @@ server's CPU time (\`/proc/<pid>/stat\`) over each window gives CPU per submissi
 returns) and ${sizes.scaleConsoles} consoles are connected; G3.1 is measured again against all
 ${sizes.scaleConsoles} consoles (${sizes.scalePushRequests.toLocaleString("en-US")} requests), interleaved with raw
 NOTIFY latency under the same load (that is the floor for these rows). Server RSS is read from
-\`/proc/<pid>/status\` (VmRSS) once a second. The *idle cost* rows compare server CPU time and the
+\`/proc/<pid>/status\` (VmRSS). *RSS per open long-poll* is measured at the end of the phase, once the push
+load is over, with every console attached, twice the same way: a full garbage collection in the
+server (\`HeapProfiler.collectGarbage\` through its \`--inspect\` port on loopback,
+bench/inspector-gc.ts), then RSS read every ${RSS_INTERVAL_MS} ms until it settles (the medians of
+the last two windows of ${RSS_WINDOW} readings within ${RSS_TOLERANCE_MIB} MiB, at most
+${RSS_MAX_WAIT_MS / 1000} s) — once with the ${sizes.agents} long-polls still open, once 2 s after
+they are closed; (median of the last window with them − the idle one) / ${sizes.agents}. After the
+push, because a forced collection ahead of it made the push under the long-polls fail (503, four
+runs out of four). Without the collection, the garbage of the phases before decides
+the figure (the long-polls' own allocations trigger the collection that frees it, so it came out
+negative); the baseline is measured by the same code. The peak row (RSS read once a second through
+the whole load, peak − the collected idle, / ${sizes.agents}) is a diagnosis:
+it is mostly the push load's garbage. The *idle cost* rows compare server CPU time and the
 database's committed transactions (\`pg_stat_database\`) over a quiet window before the load and
 one with every long-poll and console attached but nothing happening. Event-loop lag is measured from outside, with no
 product change: \`GET /api/v1/health\` (one \`SELECT 1\`) every 50 ms, idle (raw floor column)

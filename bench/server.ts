@@ -1,6 +1,7 @@
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { createWriteStream, readFileSync, writeFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
+import { collectGarbage, INSPECTOR_ADDRESS } from "./inspector-gc";
 import { childProcessEnv } from "../lib/env";
 import { readBuildState } from "../scripts/build-if-needed";
 import { waitForHealth } from "../scripts/product-processes";
@@ -44,6 +45,8 @@ export type RunningServer = {
   readRssMiB(): Promise<number>;
   /** CPU time (user + system) the server process has used so far, in seconds. */
   readCpuSeconds(): Promise<number>;
+  /** A full garbage collection in the server, through its inspector, before an RSS reading. */
+  collectGarbage(): Promise<void>;
   stop(): Promise<void>;
 };
 
@@ -63,6 +66,8 @@ export async function startServer(options: {
 }): Promise<RunningServer> {
   const log = createWriteStream(options.logFile);
   const nodeArgs = [
+    // Loopback, a free port: only the bench's RSS readings use it, to collect garbage first.
+    "--inspect=127.0.0.1:0",
     ...(options.cpuProfileDir ? ["--cpu-prof", `--cpu-prof-dir=${options.cpuProfileDir}`] : []),
     "--import",
     "tsx",
@@ -85,6 +90,16 @@ export async function startServer(options: {
   });
   child.stdout?.pipe(log);
   child.stderr?.pipe(log);
+  let inspectorAddress: string | undefined;
+  let stderrHead = "";
+  const findInspector = (chunk: Buffer) => {
+    stderrHead += chunk.toString("utf8");
+    inspectorAddress = INSPECTOR_ADDRESS.exec(stderrHead)?.[1];
+    if (inspectorAddress !== undefined || stderrHead.length > 10_000) {
+      child.stderr?.off("data", findInspector);
+    }
+  };
+  child.stderr?.on("data", findInspector);
   const exited = new Promise<number>((resolve) =>
     child.once("exit", (code, signal) => resolve(code ?? (signal ? 128 : 1))),
   );
@@ -124,6 +139,11 @@ export async function startServer(options: {
       const stat = await readFile(`/proc/${child.pid}/stat`, "utf8");
       const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
       return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SECOND;
+    },
+    async collectGarbage() {
+      if (inspectorAddress === undefined)
+        throw new Error("the server printed no inspector address");
+      await collectGarbage(inspectorAddress);
     },
     stop,
   };

@@ -76,6 +76,9 @@ async function readInboxNow(
         return { messages, cursor: messages.at(-1)?.id ?? Number(after) };
       }
       await woken;
+      // The client is gone: nobody reads a fresh answer, so do not queue a query to build one.
+      // An attacker dropping 1,000 long-polls at once would otherwise cost 1,000 reads.
+      if (signal?.aborted) return { messages: [], cursor: Number(after) };
     } finally {
       cancel();
     }

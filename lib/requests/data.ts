@@ -179,6 +179,8 @@ export async function waitForRequest(
           return current;
         }
         await woken;
+        // The client is gone: nobody reads a fresh answer, so do not re-read the request for it.
+        if (signal?.aborted) return current;
       } finally {
         cancel();
       }

@@ -1,0 +1,116 @@
+import { connect, type Socket } from "node:net";
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+
+// One agent may hold this many inbox long-polls in this file: the attacker below holds them all.
+vi.hoisted(() => {
+  process.env.HANDSHAKE_AGENT_OPEN_LONG_POLLS = "1000";
+});
+
+import { getEventHub } from "../../lib/realtime/event-hub";
+import { startApiServer } from "../support/api-server";
+import { runEventBridgeDuringFile } from "../support/event-bridge-hooks";
+import { api, lead, registerAgent, type TestAgent } from "./fixtures";
+
+runEventBridgeDuringFile();
+
+const LONG_POLLS = 1_000;
+
+let server: Awaited<ReturnType<typeof startApiServer>>;
+beforeAll(async () => {
+  server = await startApiServer();
+});
+afterAll(() => server.close());
+
+/** A bare HTTP client: one socket and one request line, so the server's side is what grows. */
+function openLongPoll(agent: TestAgent, query: string): Promise<Socket> {
+  const { port } = new URL(server.url);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), "127.0.0.1", () => {
+      socket.write(
+        `GET /api/v1/inbox${query} HTTP/1.1\r\nHost: 127.0.0.1\r\n` +
+          `Authorization: Bearer ${agent.token}\r\n\r\n`,
+      );
+      resolve(socket);
+    });
+    socket.once("error", reject);
+  });
+}
+
+async function until(condition: () => boolean, what: string, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+async function openAll(agent: TestAgent): Promise<Socket[]> {
+  const hub = getEventHub();
+  const sockets: Socket[] = [];
+  for (let index = 0; index < LONG_POLLS; index += 100) {
+    sockets.push(
+      ...(await Promise.all(Array.from({ length: 100 }, () => openLongPoll(agent, "?wait=30")))),
+    );
+  }
+  await until(() => hub.waiterCount === LONG_POLLS, `${LONG_POLLS} waiters (${hub.waiterCount})`);
+  return sockets;
+}
+
+async function dropAll(sockets: Socket[]): Promise<void> {
+  for (const socket of sockets) socket.destroy();
+  await until(() => getEventHub().waiterCount === 0, `no waiter (${getEventHub().waiterCount})`);
+}
+
+/** The heap in use after full collections: what live objects hold, without the garbage. */
+function liveBytes(): number {
+  setFlagsFromString("--expose-gc");
+  setFlagsFromString("--no-flush-bytecode");
+  const gc = runInNewContext("gc") as () => void;
+  for (let round = 0; round < 3; round++) gc();
+  const usage = process.memoryUsage();
+  return usage.heapUsed + usage.external;
+}
+
+describe("open long-polls over HTTP", () => {
+  it("an attacker opening and dropping 1,000 long-polls leaves no waiter and no held slot", async () => {
+    const attacker = await registerAgent();
+    await dropAll(await openAll(attacker));
+    // Every slot came back: the agent can open its whole allowance again, and drop it again.
+    await dropAll(await openAll(attacker));
+    const poll = await api.inbox(attacker.headers, "?wait=1");
+    expect(poll.status).toBe(200);
+  }, 120_000);
+
+  it("a held long-poll still wakes on a message and still ends after its wait", async () => {
+    const agent = await registerAgent();
+    const held = api.inbox(agent.headers, "?wait=10");
+    await until(() => getEventHub().waiterCount === 1, "the waiter");
+    await api.sendMessage((await lead()).headers, { to: agent.name, content: "wake up" });
+    const woken = await held;
+    expect((woken.json.messages as { content: string }[]).map((m) => m.content)).toEqual([
+      "wake up",
+    ]);
+    const startedAt = performance.now();
+    const empty = await api.inbox(agent.headers, `?after=${String(woken.json.cursor)}&wait=1`);
+    expect(performance.now() - startedAt).toBeGreaterThanOrEqual(900);
+    expect(empty.json.messages).toEqual([]);
+    expect(getEventHub().waiterCount).toBe(0);
+  });
+
+  it("holds little memory per open long-poll (heap after collection, client sockets included)", async () => {
+    const agent = await registerAgent();
+    // Warm every code path first, so compiled code and caches are not counted as the waiters'.
+    await dropAll(await openAll(agent));
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    const before = liveBytes();
+    const sockets = await openAll(agent);
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    const perLongPoll = (liveBytes() - before) / LONG_POLLS;
+    await dropAll(sockets);
+    console.log(`live bytes per open long-poll: ${(perLongPoll / 1024).toFixed(1)} KiB`);
+    // Issue 18's goal is 56 KiB of RSS per long-poll; what live objects hold must be well under.
+    expect(perLongPoll).toBeLessThan(56 * 1024);
+  }, 120_000);
+});

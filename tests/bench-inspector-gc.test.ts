@@ -1,0 +1,80 @@
+import { spawn } from "node:child_process";
+import { readFile } from "node:fs/promises";
+import { afterEach, describe, expect, it } from "vitest";
+import { collectGarbage, INSPECTOR_ADDRESS, readFrames, textFrame } from "../bench/inspector-gc";
+
+const children: ReturnType<typeof spawn>[] = [];
+afterEach(() => {
+  for (const child of children.splice(0)) child.kill("SIGKILL");
+});
+
+/** Unmasks a client frame the way a WebSocket server does. */
+function unmask(frame: Buffer): string {
+  let length = (frame[1] as number) & 0x7f;
+  let offset = 2;
+  if (length === 126) {
+    length = frame.readUInt16BE(2);
+    offset = 4;
+  }
+  const mask = frame.subarray(offset, offset + 4);
+  const payload = frame.subarray(offset + 4, offset + 4 + length);
+  return Buffer.from(payload.map((byte, index) => byte ^ (mask[index % 4] as number))).toString();
+}
+
+describe("bench/inspector-gc.ts", () => {
+  it("frames a masked text message, short and medium", () => {
+    const short = textFrame('{"id":1}');
+    expect(short[0]).toBe(0x81);
+    expect((short[1] as number) & 0x80).toBe(0x80);
+    expect(unmask(short)).toBe('{"id":1}');
+    const medium = "x".repeat(300);
+    expect(unmask(textFrame(medium))).toBe(medium);
+  });
+
+  it("reads whole frames of each length form and keeps a partial one for later", () => {
+    const frame = (text: string) => {
+      const payload = Buffer.from(text);
+      if (payload.length < 126)
+        return Buffer.concat([Buffer.from([0x81, payload.length]), payload]);
+      const head = Buffer.from([0x81, 126, 0, 0]);
+      head.writeUInt16BE(payload.length, 2);
+      return Buffer.concat([head, payload]);
+    };
+    const long = "y".repeat(1_000);
+    const both = Buffer.concat([frame("a"), frame(long), frame("tail")]);
+    const { texts, rest } = readFrames(both.subarray(0, both.length - 2));
+    expect(texts).toEqual(["a", long]);
+    expect(readFrames(Buffer.concat([rest, both.subarray(both.length - 2)])).texts).toEqual([
+      "tail",
+    ]);
+  });
+
+  it("makes a process started with --inspect collect its garbage (RSS drops)", async () => {
+    const child = spawn(
+      process.execPath,
+      [
+        "--inspect=127.0.0.1:0",
+        "-e",
+        "let junk = []; for (let i = 0; i < 300000; i++) junk.push({ i, s: 'x'.repeat(64) + i });" +
+          " junk = null; setInterval(() => {}, 1000);",
+      ],
+      { stdio: ["ignore", "ignore", "pipe"] },
+    );
+    children.push(child);
+    let stderr = "";
+    const address = await new Promise<string>((resolve) => {
+      child.stderr.on("data", (chunk: Buffer) => {
+        stderr += chunk.toString();
+        const found = INSPECTOR_ADDRESS.exec(stderr)?.[1];
+        if (found) resolve(found);
+      });
+    });
+    const rssMiB = async () =>
+      Number(/VmRSS:\s+(\d+)/.exec(await readFile(`/proc/${child.pid}/status`, "utf8"))?.[1]) /
+      1024;
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const before = await rssMiB();
+    await collectGarbage(address);
+    expect(await rssMiB()).toBeLessThan(before - 10);
+  }, 30_000);
+});
