@@ -50,26 +50,31 @@ async function createRule(body: unknown) {
   return String((response.json as { id: string }).id);
 }
 
+/** What both paths write for an attempt, in the order they wrote it (ids and times aside). */
+function recordedCallsOf(agent: TestAgent) {
+  return db.toolCall.findMany({
+    where: { agent: { name: agent.name } },
+    orderBy: { id: "asc" },
+    select: {
+      incarnation: true,
+      tool: true,
+      args: true,
+      gate: true,
+      isAllowed: true,
+      code: true,
+      reason: true,
+      risk: true,
+      requestId: true,
+    },
+  });
+}
+
 describe("the common verdict", () => {
   it("writes the same attempt and event as the full path", async () => {
     const agent = await registerAgent();
     await api.toolCall(agent.headers, READ);
     await api.toolCall(agent.headers, READ);
-    const calls = await db.toolCall.findMany({
-      where: { agent: { name: agent.name } },
-      orderBy: { id: "asc" },
-      select: {
-        incarnation: true,
-        tool: true,
-        args: true,
-        gate: true,
-        isAllowed: true,
-        code: true,
-        reason: true,
-        risk: true,
-        requestId: true,
-      },
-    });
+    const calls = await recordedCallsOf(agent);
     expect(calls).toHaveLength(2);
     expect(calls[1]).toEqual(calls[0]);
     const events = await db.event.findMany({
@@ -118,21 +123,7 @@ describe("the common verdict", () => {
     expect(comparable(approvals[1] as (typeof approvals)[number])).toEqual(
       comparable(approvals[0] as (typeof approvals)[number]),
     );
-    const calls = await db.toolCall.findMany({
-      where: { agent: { name: agent.name } },
-      orderBy: { id: "asc" },
-      select: {
-        incarnation: true,
-        tool: true,
-        args: true,
-        gate: true,
-        isAllowed: true,
-        code: true,
-        reason: true,
-        risk: true,
-        requestId: true,
-      },
-    });
+    const calls = await recordedCallsOf(agent);
     expect(calls.map((call) => call.requestId)).toEqual([first, second]);
     expect({ ...calls[1], requestId: null }).toEqual({ ...calls[0], requestId: null });
 
