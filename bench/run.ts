@@ -461,7 +461,7 @@ async function main(): Promise<void> {
         gate[side].push({ ...measured, serverCpuMsPerCall: cpuMs / measured.latenciesMs.length });
       }
       log(
-        `gate round ${roundIndex + 1}/${sizes.rounds}: plain ${gate.plainInsert.at(-1)?.perSecond.toFixed(0)}/s, verdict ${gate.verdict.at(-1)?.perSecond.toFixed(0)}/s, rule-allowed ${gate.ruleAllowed.at(-1)?.perSecond.toFixed(0)}/s, plain health ${gate.plainHealth.at(-1)?.perSecond.toFixed(0)}/s, health ${gate.health.at(-1)?.perSecond.toFixed(0)}/s`,
+        `gate round ${roundIndex + 1}/${sizes.rounds}: plain ${gate.plainInsert.at(-1)?.perSecond.toFixed(0)}/s, verdict ${gate.verdict.at(-1)?.perSecond.toFixed(0)}/s, rule-allowed ${gate.ruleAllowed.at(-1)?.perSecond.toFixed(0) ?? "—"}/s, plain health ${gate.plainHealth.at(-1)?.perSecond.toFixed(0)}/s, health ${gate.health.at(-1)?.perSecond.toFixed(0)}/s`,
       );
     }
     results.gate = Object.fromEntries(
