@@ -22,8 +22,8 @@ export async function insertHistory(
          SELECT id, name, row_number() OVER (ORDER BY name) - 1 AS k FROM agents
        ), total AS (SELECT count(*) AS n FROM agents)
        INSERT INTO requests (id, type, agent_id, sender, target, status, payload, feedback,
-                             responded_by, responded_at, incarnation, work_version, created_at,
-                             expires_at)
+                             responded_by, responded_at, decided_by, incarnation, work_version,
+                             created_at, expires_at)
        SELECT 'req_' || md5('bench-history-' || g),
               CASE WHEN g % 20 = 0 THEN 'shutdown' WHEN g % 3 = 0 THEN 'tool_approval'
                    ELSE 'plan_approval' END,
@@ -34,7 +34,13 @@ export async function insertHistory(
               CASE WHEN g % 10 BETWEEN 7 AND 8 THEN 'not this way: split it up'
                    WHEN g % 10 = 9 THEN 'timed out: reject' END,
               CASE WHEN g % 10 = 9 THEN 'system' ELSE $2 END,
-              at + interval '2 minutes', 1, 0, at, at + interval '15 minutes'
+              at + interval '2 minutes',
+              -- Every decision says who made it (migration 004's CHECK): the Lead's token, or the
+              -- timeout's policy.
+              CASE WHEN g % 10 = 9 THEN '{"kind": "timeout", "policy": "reject"}'::jsonb
+                   ELSE jsonb_build_object('kind', 'token', 'userId', 'bench-history',
+                                           'tokenId', 'bench-history', 'tokenName', 'bench') END,
+              1, 0, at, at + interval '15 minutes'
        FROM generate_series(1, $1::int) AS g
        CROSS JOIN total
        JOIN numbered ON numbered.k = g % total.n
