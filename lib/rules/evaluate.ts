@@ -81,7 +81,14 @@ type GateVerdictLike =
 /** How many Leads a card raised because of a rule needs (the two-person rule counts them). */
 export type RuleApprovals = { requiredApprovals: RequiredApprovals };
 
-export type RiskyCallDecider = (reason: string, approvals: RuleApprovals) => Promise<ToolVerdict>;
+/**
+ * The gate's two answers for a call that needs the Lead: `spendApproved` gives the verdict of the
+ * Lead's unused approval of this exact call, if there is one; `decide` also finds or raises its card.
+ */
+export type RiskyCallDecider = {
+  spendApproved: () => Promise<ToolVerdict | null>;
+  decide: (reason: string, approvals: RuleApprovals) => Promise<ToolVerdict>;
+};
 
 /** What the event of a verdict records about rules, shadow ones included. */
 export type RuleTrace = { ruleId?: string; shadowRuleId?: string; shadowEffect?: string };
@@ -159,7 +166,8 @@ async function approveByRule(
  * The rules' say on one call, after the plan gate (docs/decisions/022):
  * - deny blocks any call (RULE_DENIED);
  * - allow lets through a call that would need the Lead's card, never one the gate blocked or
- *   refused, nor one with a path outside the workspace among its reasons;
+ *   refused, nor one with a path outside the workspace among its reasons; an unused approval the
+ *   Lead gave that call is spent first;
  * - ask turns a call the gate allows into a card, and a two-Lead ask raises any card it matches;
  * - shadow rules only leave a trace.
  */
@@ -175,7 +183,7 @@ export async function decideWithRules(
   const rules = await loadLiveRules(tx, now);
   const gateVerdict = async (): Promise<ToolVerdict> => {
     if (gate.allowed) return { allowed: true };
-    if (gate.needsApproval) return decideRisky(gate.reason, { requiredApprovals: 1 });
+    if (gate.needsApproval) return decideRisky.decide(gate.reason, { requiredApprovals: 1 });
     return { allowed: false, code: gate.code, reason: gate.reason };
   };
   if (rules.length === 0) return { verdict: await gateVerdict(), trace: {} };
@@ -206,6 +214,9 @@ export async function decideWithRules(
       if (gate.allowed || !gate.needsApproval || isRefusedAnywhere(agent, input, risk)) {
         return { verdict: await gateVerdict(), trace: shadowTrace };
       }
+      // The Lead's own yes to this call, given before the rule was made, is spent before the rule's.
+      const approved = await decideRisky.spendApproved();
+      if (approved) return { verdict: approved, trace: shadowTrace };
       const requestId = await approveByRule(tx, agent, input, risk, rule);
       return { verdict: { allowed: true, requestId, ruleId: rule.id }, trace };
     }
@@ -216,7 +227,7 @@ export async function decideWithRules(
       const reason = gate.allowed
         ? `${describeRule(rule)} asks the Lead`
         : `${gate.reason}; ${describeRule(rule)} asks the Lead`;
-      const verdict = await decideRisky(reason, {
+      const verdict = await decideRisky.decide(reason, {
         requiredApprovals: rule.requiredApprovals === 2 ? 2 : 1,
       });
       return { verdict: { ...verdict, ruleId: rule.id }, trace };

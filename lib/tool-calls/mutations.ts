@@ -2,7 +2,7 @@ import type { AgentActor } from "../auth/actor";
 import { lockActingAgent } from "../agents/data";
 import type { Db } from "../db";
 import { appendEvent } from "../events/mutations";
-import type { Agent, Prisma, PrismaClient } from "../generated/prisma/client";
+import type { Agent, Prisma, PrismaClient, Request } from "../generated/prisma/client";
 import { decideGate } from "../shared/protocol/gate";
 import { refuseWhileStopping } from "../shared/protocol/stop-gate";
 import { getProtocolType } from "../protocol/registry";
@@ -27,20 +27,9 @@ import { isSameBase, refuseChangedFile } from "./file-guard";
 import { inTransaction } from "../transaction";
 import { rememberVerdictFacts, tryRecordCommonVerdict } from "./common-verdict";
 
-/**
- * A risky call runs only on the Lead's approval of that exact call (bound by hash), once. The gate
- * itself raises the request, so an agent cannot skip asking.
- */
-async function decideRiskyCall(
-  tx: Db,
-  agent: Agent,
-  input: ToolCallInput,
-  risk: ToolRisk,
-  reason: string,
-  approvals: RuleApprovals,
-): Promise<ToolVerdict> {
-  const callHash = hashToolCall(input.tool, input.args, input.cwd);
-  const earlier = await tx.request.findMany({
+/** This work's tool approvals of exactly this call, newest first. */
+async function approvalsOfCall(tx: Db, agent: Agent, callHash: string) {
+  return tx.request.findMany({
     where: {
       agentId: agent.id,
       incarnation: agent.incarnation,
@@ -52,6 +41,19 @@ async function decideRiskyCall(
     },
     orderBy: { createdAt: "desc" },
   });
+}
+
+/**
+ * The verdict of an approval the Lead gave this call and no call has used yet: of the call as
+ * asked, or of the Lead's edit of another call into this one. Null when there is none.
+ */
+async function spendApprovalOfCall(
+  tx: Db,
+  agent: Agent,
+  input: ToolCallInput,
+  callHash: string,
+  earlier: Request[],
+): Promise<ToolVerdict | null> {
   for (const request of earlier) {
     if (request.status === "approved" && !(await isApprovalUsed(tx, request.id))) {
       return (
@@ -71,6 +73,25 @@ async function decideRiskyCall(
       }
     );
   }
+  return null;
+}
+
+/**
+ * A risky call runs only on the Lead's approval of that exact call (bound by hash), once. The gate
+ * itself raises the request, so an agent cannot skip asking.
+ */
+async function decideRiskyCall(
+  tx: Db,
+  agent: Agent,
+  input: ToolCallInput,
+  risk: ToolRisk,
+  reason: string,
+  approvals: RuleApprovals,
+): Promise<ToolVerdict> {
+  const callHash = hashToolCall(input.tool, input.args, input.cwd);
+  const earlier = await approvalsOfCall(tx, agent, callHash);
+  const approved = await spendApprovalOfCall(tx, agent, input, callHash, earlier);
+  if (approved) return approved;
   const latest = earlier[0];
   // A card whose diff is of another file than the one found now is superseded by a new card.
   if (latest?.status === "pending" && isSameBase(latest.payload, input.file)) {
@@ -162,14 +183,19 @@ export async function recordToolCall(
     const gateVerdict: GateVerdict | ReturnType<typeof decideConnectorGate> = isConnected(agent)
       ? decideConnectorGate(agent.gate, isStopping, risk)
       : (refuseWhileStopping(isStopping, input.tool) ?? decideGate(agent.gate, input.tool, risk));
-    const { verdict, trace } = await decideWithRules(
-      tx,
-      agent,
-      input,
-      risk,
-      gateVerdict,
-      (why, approvals) => decideRiskyCall(tx, agent, input, risk, why, approvals),
-    );
+    const { verdict, trace } = await decideWithRules(tx, agent, input, risk, gateVerdict, {
+      spendApproved: async () => {
+        const callHash = hashToolCall(input.tool, input.args, input.cwd);
+        return spendApprovalOfCall(
+          tx,
+          agent,
+          input,
+          callHash,
+          await approvalsOfCall(tx, agent, callHash),
+        );
+      },
+      decide: (why, approvals) => decideRiskyCall(tx, agent, input, risk, why, approvals),
+    });
     // A session sends no heartbeats between calls: each call is its sign of life.
     if (isConnected(agent)) {
       await tx.agent.update({ where: { id: agent.id }, data: { lastHeartbeatAt: new Date() } });

@@ -196,6 +196,28 @@ describe("rules at the gate", () => {
     expect(pending).toBe(0);
   });
 
+  it("allow made while a card waits: the Lead's approval of the call is used first, then the rule", async () => {
+    const agent = await registerAgent();
+    const call = { tool: "bash", args: { command: "rm -rf build" } };
+    const card = await api.toolCall(agent.headers, call);
+    expect(card.json).toMatchObject({ allowed: false, code: "TOOL_APPROVAL_REQUIRED" });
+    const cardId = String(card.json.requestId);
+    // "Create rule & allow" on the card: the rule first, then the card's approval.
+    const ruleId = await makeRule(agent.name, "bash(rm -rf build)", "allow");
+    await api.respond((await lead()).headers, cardId, {
+      type: "tool_approval_response",
+      approve: true,
+    });
+    // Both the first path (the agent's facts remembered) and the full one use the card.
+    const retried = await api.toolCall(agent.headers, call);
+    expect(retried.json).toMatchObject({ allowed: true, requestId: cardId });
+    const next = await api.toolCall(agent.headers, call);
+    expect(next.json).toMatchObject({ allowed: true, ruleId });
+    expect(next.json.requestId).not.toBe(cardId);
+    const runs = await getDb().toolCall.count({ where: { requestId: cardId, isAllowed: true } });
+    expect(runs).toBe(1);
+  });
+
   it("allow never covers a compound command, a required plan or a path outside the workspace", async () => {
     const agent = await registerAgent();
     await makeRule(agent.name, "bash(git push*)", "allow");
