@@ -2,6 +2,7 @@ import { holdLongPoll } from "../agents/limits";
 import type { AgentActor } from "../auth/actor";
 import type { Db } from "../db";
 import { inboxWaitKey, type EventHub } from "../realtime/event-hub";
+import { longPollDeadline, readUntil } from "../realtime/long-poll";
 import type { InboxQuery } from "./schema";
 import { toMessageView, type MessageView } from "./views";
 
@@ -60,27 +61,13 @@ async function readInboxNow(
     });
     after = agent.inboxAckedId;
   }
-  const deadline = Date.now() + query.wait * 1000;
-  for (;;) {
-    // Waits before reading, so a message committed between the read and the wait still wakes us.
-    // No timed re-check per waiter: the bridge publishes every committed event (NOTIFY, backed by
-    // its own poll), and the last read at the deadline answers whatever happened.
-    const { woken, cancel } = hub.wait(
-      inboxWaitKey(actor.name),
-      Math.max(0, deadline - Date.now()),
-      signal,
-    );
-    try {
-      const messages = await readAfter(db, actor, after, query.limit);
-      if (messages.length > 0 || Date.now() >= deadline || signal?.aborted) {
-        return { messages, cursor: messages.at(-1)?.id ?? Number(after) };
-      }
-      await woken;
-      // The client is gone: nobody reads a fresh answer, so do not queue a query to build one.
-      // An attacker dropping 1,000 long-polls at once would otherwise cost 1,000 reads.
-      if (signal?.aborted) return { messages: [], cursor: Number(after) };
-    } finally {
-      cancel();
-    }
-  }
+  const messages = await readUntil({
+    hub,
+    key: inboxWaitKey(actor.name),
+    deadline: longPollDeadline(Date.now(), query.wait),
+    signal,
+    read: () => readAfter(db, actor, after, query.limit),
+    isDone: (read) => read.length > 0,
+  });
+  return { messages, cursor: messages.at(-1)?.id ?? Number(after) };
 }

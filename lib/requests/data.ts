@@ -6,6 +6,7 @@ import { AppError } from "../errors";
 import { decodeCursor, encodeCursor } from "../http/cursor";
 import type { Prisma, Request } from "../generated/prisma/client";
 import { requestEndWaitKey, type EventHub } from "../realtime/event-hub";
+import { longPollDeadline, readUntil } from "../realtime/long-poll";
 import type { RequestStatus } from "../shared/requests/schema";
 import type { GetRequestQuery, ListRequestsQuery } from "./schema";
 import { findApprovals } from "./approvals";
@@ -162,30 +163,15 @@ export async function waitForRequest(
 ): Promise<RequestView> {
   const first = await getRequestForActor(db, actor, id);
   if (query.wait === 0 || first.status !== "pending") return first;
-  const deadline = Date.now() + query.wait * 1000;
-  const wait = async (): Promise<RequestView> => {
-    for (;;) {
-      // Waits before reading, so an answer committed between the read and the wait still wakes
-      // us. No timed re-check: the bridge publishes every committed event (NOTIFY, backed by its
-      // own poll), and the last read at the deadline answers whatever happened.
-      const { woken, cancel } = hub.wait(
-        requestEndWaitKey(id),
-        Math.max(0, deadline - Date.now()),
-        signal,
-      );
-      try {
-        const current = await getRequestForActor(db, actor, id);
-        if (current.status !== "pending" || Date.now() >= deadline || signal?.aborted) {
-          return current;
-        }
-        await woken;
-        // The client is gone: nobody reads a fresh answer, so do not re-read the request for it.
-        if (signal?.aborted) return current;
-      } finally {
-        cancel();
-      }
-    }
-  };
+  const wait = () =>
+    readUntil({
+      hub,
+      key: requestEndWaitKey(id),
+      deadline: longPollDeadline(Date.now(), query.wait),
+      signal,
+      read: () => getRequestForActor(db, actor, id),
+      isDone: (current) => current.status !== "pending",
+    });
   // Each waiter holds a socket and a subscription: an agent's count, or a person's (every token
   // and session of one user together), is capped.
   const waiter = actor.kind === "agent" ? actor.agentId : `user:${actor.userId}`;

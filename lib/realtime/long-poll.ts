@@ -1,0 +1,50 @@
+import type { EventHub } from "./event-hub";
+
+/** Waits this long or longer end at a random point of their last tenth. */
+const SPREAD_FROM_SECONDS = 10;
+
+/**
+ * When a long-poll asked to wait `waitSeconds` ends if nothing wakes it. The contract holds a
+ * long-poll *up to* its wait: a long one ends somewhere in its last tenth, so that long-polls
+ * opened together (a node restarted, a team started at once) do not all end together, each cycle
+ * after cycle, in a burst of a thousand answers, reissues and reads that stalls the node.
+ */
+export function longPollDeadline(
+  startedAt: number,
+  waitSeconds: number,
+  random: () => number = Math.random,
+): number {
+  const waitMs = waitSeconds * 1000;
+  const spreadMs = waitSeconds >= SPREAD_FROM_SECONDS ? random() * (waitMs / 10) : 0;
+  return startedAt + waitMs - spreadMs;
+}
+
+/**
+ * Reads until `isDone` accepts what was read or the deadline passes, and returns the last read.
+ * Each read is made with the wait already in place, so what commits between the read and the
+ * wait still wakes it. There is no timed re-check, and no read when the wait ends unwoken (the
+ * deadline, or the client gone): the bridge publishes every committed event (NOTIFY, backed by its
+ * own poll), so an unwoken wait has nothing new to read but what committed in its last moments,
+ * which the caller's next long-poll reads first. A thousand long-polls ending together would
+ * otherwise cost a thousand reads that answer nothing.
+ */
+export async function readUntil<T>(options: {
+  hub: EventHub;
+  key: string;
+  deadline: number;
+  signal: AbortSignal | undefined;
+  read: () => Promise<T>;
+  isDone: (value: T) => boolean;
+}): Promise<T> {
+  const { hub, key, deadline, signal, read, isDone } = options;
+  for (;;) {
+    const { woken, cancel } = hub.wait(key, Math.max(0, deadline - Date.now()), signal);
+    try {
+      const value = await read();
+      if (isDone(value) || Date.now() >= deadline || signal?.aborted) return value;
+      if ((await woken) === null) return value;
+    } finally {
+      cancel();
+    }
+  }
+}
