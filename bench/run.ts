@@ -64,6 +64,12 @@ import {
 import { startServer, ensureBuild, type RunningServer } from "./server";
 import { runBaseline, type BaselineResults } from "./baseline";
 import { emptyHotPathWindows, inWindow, profileHotPaths, type HotPathProfiles } from "./profile";
+import {
+  benchCpuSeconds,
+  describeCpuSplit,
+  postgresCpuBetween,
+  readPostgresCpuSeconds,
+} from "./machine-cpu";
 import { rssPerLongPollKiB, sampleSettledRssMiB, settledMiB } from "./rss";
 import {
   formatMs,
@@ -617,6 +623,11 @@ async function main(): Promise<void> {
     serverCpuMsPerSubmission: [] as number[],
     serverCpuMsPerDecision: [] as number[],
     serverCpuPercent: [] as number[],
+    // Where the rest of the machine's two cores go: PostgreSQL's processes and the bench's clients.
+    postgresCpuMsPerSubmission: [] as number[],
+    postgresCpuMsPerDecision: [] as number[],
+    benchCpuMsPerSubmission: [] as number[],
+    benchCpuMsPerDecision: [] as number[],
     errors: 0,
     submitted: 0,
     decided: 0,
@@ -625,6 +636,8 @@ async function main(): Promise<void> {
     await measureRates();
     if (!isPhaseSelected("throughput")) continue;
     const cpuBeforeSubmissions = await server.readCpuSeconds();
+    const postgresBeforeSubmissions = await readPostgresCpuSeconds();
+    const benchBeforeSubmissions = benchCpuSeconds();
     const submitted = await inWindow(hotPaths.submission, () =>
       measureSubmissions({
         baseUrl: server.url,
@@ -634,6 +647,8 @@ async function main(): Promise<void> {
       }),
     );
     const cpuAfterSubmissions = await server.readCpuSeconds();
+    const benchAfterSubmissions = benchCpuSeconds();
+    const postgresAfterSubmissions = await readPostgresCpuSeconds();
     const decided = await inWindow(hotPaths.decision, () =>
       measureDecisions({
         baseUrl: server.url,
@@ -643,6 +658,24 @@ async function main(): Promise<void> {
       }),
     );
     const cpuAfterDecisions = await server.readCpuSeconds();
+    const benchAfterDecisions = benchCpuSeconds();
+    const postgresAfterDecisions = await readPostgresCpuSeconds();
+    const perCall = (seconds: number, count: number) => (seconds * 1000) / count;
+    throughput.postgresCpuMsPerSubmission.push(
+      perCall(
+        postgresCpuBetween(postgresBeforeSubmissions, postgresAfterSubmissions),
+        submitted.count,
+      ),
+    );
+    throughput.postgresCpuMsPerDecision.push(
+      perCall(postgresCpuBetween(postgresAfterSubmissions, postgresAfterDecisions), decided.count),
+    );
+    throughput.benchCpuMsPerSubmission.push(
+      perCall(benchAfterSubmissions - benchBeforeSubmissions, submitted.count),
+    );
+    throughput.benchCpuMsPerDecision.push(
+      perCall(benchAfterDecisions - benchAfterSubmissions, decided.count),
+    );
     // Server CPU per call: the process is one event loop, so ~1 s of CPU per second is its ceiling.
     throughput.serverCpuMsPerSubmission.push(
       ((cpuAfterSubmissions - cpuBeforeSubmissions) * 1000) / submitted.count,
@@ -1220,6 +1253,7 @@ async function main(): Promise<void> {
   if (isPhaseSelected("throughput")) {
     notes.push(
       `G3.3: server CPU while submitting ${median(throughput.serverCpuPercent).toFixed(0)}% of one core; ${median(throughput.serverCpuMsPerSubmission).toFixed(1)} ms of server CPU per submission, ${median(throughput.serverCpuMsPerDecision).toFixed(1)} ms per decision.`,
+      `G3.3, the machine's CPU per call (${os.availableParallelism()} cores): a submission ${describeCpuSplit(median(throughput.serverCpuMsPerSubmission), median(throughput.postgresCpuMsPerSubmission), median(throughput.benchCpuMsPerSubmission))}; a decision ${describeCpuSplit(median(throughput.serverCpuMsPerDecision), median(throughput.postgresCpuMsPerDecision), median(throughput.benchCpuMsPerDecision))}.`,
     );
   }
   if (throughput.errors > 0) notes.push(`G3.3: ${throughput.errors} refused calls (see the JSON).`);

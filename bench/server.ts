@@ -2,6 +2,7 @@ import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { createWriteStream, readFileSync, writeFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { collectGarbage, INSPECTOR_ADDRESS } from "./inspector-gc";
+import { cpuSecondsOfStat } from "./machine-cpu";
 import { childProcessEnv } from "../lib/env";
 import { readBuildState } from "../scripts/build-if-needed";
 import { waitForHealth } from "../scripts/product-processes";
@@ -135,10 +136,7 @@ export async function startServer(options: {
       return kb / 1024;
     },
     async readCpuSeconds() {
-      // Fields after the command name: state is 1st, utime 12th, stime 13th (in clock ticks).
-      const stat = await readFile(`/proc/${child.pid}/stat`, "utf8");
-      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SECOND;
+      return cpuSecondsOfStat(await readFile(`/proc/${child.pid}/stat`, "utf8"));
     },
     async collectGarbage() {
       if (inspectorAddress === undefined)
@@ -148,6 +146,3 @@ export async function startServer(options: {
     stop,
   };
 }
-
-/** USER_HZ: 100 on every Linux this runs on (`getconf CLK_TCK`). */
-const CLOCK_TICKS_PER_SECOND = 100;
