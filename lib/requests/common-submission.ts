@@ -3,7 +3,8 @@ import { hasSqlState, isUniqueViolation, poolOf, type Db } from "../db";
 import type { Prisma, Request } from "../generated/prisma/client";
 import { describeTimeoutPolicy, type ProtocolTypeDefinition } from "../protocol/definition";
 import { agentStatusSchema, isAgentActive } from "../shared/agents/schema";
-import { newRequestId, type CreatedRequest } from "./mutations";
+import type { CreatedRequest } from "./mutations";
+import { newRequestId } from "./request-id";
 import { toRequestView } from "./views";
 
 /**

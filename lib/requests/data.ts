@@ -131,6 +131,10 @@ export async function listRequests(db: Db, query: RequestFilters): Promise<Reque
   };
 }
 
+async function viewOf(db: Db, request: Request): Promise<RequestView> {
+  return toRequestView(request, (await findApprovals(db, [request])).get(request.id));
+}
+
 /** One request, for a human or for the agent it concerns. */
 export async function getRequestForActor(db: Db, actor: Actor, id: string): Promise<RequestView> {
   const request = await db.request.findUnique({ where: { id } });
@@ -138,14 +142,14 @@ export async function getRequestForActor(db: Db, actor: Actor, id: string): Prom
   if (actor.kind === "agent" && request.agentId !== actor.agentId) {
     throw new AppError("FORBIDDEN", "agents can read only their own requests");
   }
-  return toRequestView(request, (await findApprovals(db, [request])).get(request.id));
+  return viewOf(db, request);
 }
 
 /** One request as `GET /requests/{id}` shows it to a human (the view is the same for every human). */
 export async function findRequestView(db: Db, id: string): Promise<RequestView | null> {
   const request = await db.request.findUnique({ where: { id } });
   if (!request) return null;
-  return toRequestView(request, (await findApprovals(db, [request])).get(request.id));
+  return viewOf(db, request);
 }
 
 /**

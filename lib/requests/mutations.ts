@@ -1,4 +1,3 @@
-import { randomBytes } from "node:crypto";
 import type { Prisma, PrismaClient, Agent, Request } from "../generated/prisma/client";
 import type { AgentActor, HumanActor } from "../auth/actor";
 import { lockActingAgent, lockAgent } from "../agents/data";
@@ -24,6 +23,7 @@ import { trySubmitCommonPlan } from "./common-submission";
 import { tryDecideCommonRequest } from "./common-decision";
 import { LATE_DECISION_SQLSTATE } from "./deadline";
 import { decidedByOf, responderLabel } from "./decided-by";
+import { newRequestId } from "./request-id";
 import { directionOf, toRequestView, type RequestView } from "./views";
 import { inTransaction } from "../transaction";
 import {
@@ -32,11 +32,6 @@ import {
   takeApprovalStep,
   type RequiredApprovals,
 } from "./approvals";
-
-/** Request ids are unguessable: knowing one is never a credential, but guessing one is hopeless. */
-export function newRequestId(): string {
-  return `req_${randomBytes(16).toString("hex")}`;
-}
 
 export type Responder = HumanActor | AgentActor;
 export type CreatedRequest = { request: RequestView; isCreated: boolean };

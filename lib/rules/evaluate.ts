@@ -3,7 +3,7 @@ import { appendEvent } from "../events/mutations";
 import type { Agent, Prisma } from "../generated/prisma/client";
 import { hashToolCall } from "../protocol/tool-approval";
 import type { RequiredApprovals } from "../requests/approvals";
-import { newRequestId } from "../requests/mutations";
+import { newRequestId } from "../requests/request-id";
 import { connectorSchema } from "../shared/agents/schema";
 import type { DecidedBy } from "../shared/api/request";
 import { analyzeShellCommand } from "../shared/protocol/shell-command";

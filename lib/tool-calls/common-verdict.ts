@@ -8,7 +8,7 @@ import {
   ruleSubjectOf,
   type RuleTrace,
 } from "../rules/evaluate";
-import { newRequestId } from "../requests/mutations";
+import { newRequestId } from "../requests/request-id";
 import { loadLiveRules } from "../rules/rule-cache";
 import { agentStatusSchema, gateStateSchema, isAgentActive } from "../shared/agents/schema";
 import { decideGate } from "../shared/protocol/gate";

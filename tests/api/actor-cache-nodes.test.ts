@@ -1,10 +1,10 @@
 import pg from "pg";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { EVICTIONS_APPLICATION_NAME } from "../../lib/auth/actor-evictions";
-import type { PrismaClient } from "../../lib/generated/prisma/client";
 import { createApiToken } from "../../lib/tokens/mutations";
-import { startApiNode, type ApiNode } from "../support/api-node";
-import { createHuman, createOwnDatabase, sleep } from "../support/reliability";
+import type { ApiNode } from "../support/api-node";
+import { createHuman, sleep } from "../support/reliability";
+import { runTwoNodesDuringFile } from "../support/two-nodes-hooks";
 
 // Two web nodes (separate processes, separate caches) on one database. A change made through one
 // node, or straight in the database, must stop the other node's cached answer within a second
@@ -12,11 +12,7 @@ import { createHuman, createOwnDatabase, sleep } from "../support/reliability";
 
 const REVOCATION_BOUND_MS = 1_000;
 
-let database: Awaited<ReturnType<typeof createOwnDatabase>>;
-let db: PrismaClient;
-let nodeA: ApiNode;
-let nodeB: ApiNode;
-let leadToken: string;
+const nodes = runTwoNodesDuringFile("handshake_actor_cache");
 
 async function call(node: ApiNode, method: string, path: string, token: string, body?: unknown) {
   const response = await fetch(`${node.url}${path}`, {
@@ -38,7 +34,7 @@ async function msUntilRefused(path: string, token: string): Promise<number> {
   const started = Date.now();
   for (;;) {
     const sentAt = Date.now();
-    const { status } = await call(nodeB, "GET", path, token);
+    const { status } = await call(nodes.b, "GET", path, token);
     if (status === 401) return sentAt - started;
     if (Date.now() - started > 5_000) return Infinity;
     await sleep(10);
@@ -48,46 +44,37 @@ async function msUntilRefused(path: string, token: string): Promise<number> {
 /** Several calls on B, so its answer comes from its cache when a cache is on. */
 async function warm(path: string, token: string): Promise<void> {
   for (let round = 0; round < 3; round += 1) {
-    expect((await call(nodeB, "GET", path, token)).status).toBe(200);
+    expect((await call(nodes.b, "GET", path, token)).status).toBe(200);
   }
 }
 
-beforeAll(async () => {
-  database = await createOwnDatabase(inject("adminDatabaseUrl"), "handshake_actor_cache");
-  db = database.db;
-  const lead = await createHuman(db, "lead");
-  leadToken = (await createApiToken(db, lead.userId, { name: "nodes", scope: "admin" })).token;
-  [nodeA, nodeB] = await Promise.all([
-    startApiNode({ databaseUrl: database.url, label: "A" }),
-    startApiNode({ databaseUrl: database.url, label: "B" }),
-  ]);
-}, 60_000);
-
-afterAll(async () => {
-  await Promise.all([nodeA?.stop(), nodeB?.stop()]);
-  await database?.drop();
-});
-
 describe("the actor cache across nodes", () => {
   it("a token revoked on one node is refused by the other within a second", async () => {
-    const owner = await createHuman(db, "lead");
-    const issued = await createApiToken(db, owner.userId, { name: "revoke-me", scope: "decide" });
+    const owner = await createHuman(nodes.db, "lead");
+    const issued = await createApiToken(nodes.db, owner.userId, {
+      name: "revoke-me",
+      scope: "decide",
+    });
     await warm("/api/v1/requests", issued.token);
-    expect((await call(nodeA, "DELETE", `/api/v1/tokens/${issued.id}`, leadToken)).status).toBe(
-      200,
-    );
+    expect(
+      (await call(nodes.a, "DELETE", `/api/v1/tokens/${issued.id}`, nodes.leadToken)).status,
+    ).toBe(200);
     expect(await msUntilRefused("/api/v1/requests", issued.token)).toBeLessThan(
       REVOCATION_BOUND_MS,
     );
   });
 
   it("a user disabled on one node loses their tokens on the other", async () => {
-    const owner = await createHuman(db, "lead");
-    const issued = await createApiToken(db, owner.userId, { name: "owner", scope: "decide" });
+    const owner = await createHuman(nodes.db, "lead");
+    const issued = await createApiToken(nodes.db, owner.userId, { name: "owner", scope: "decide" });
     await warm("/api/v1/requests", issued.token);
-    const disabled = await call(nodeA, "PATCH", `/api/v1/users/${owner.userId}`, leadToken, {
-      disabled: true,
-    });
+    const disabled = await call(
+      nodes.a,
+      "PATCH",
+      `/api/v1/users/${owner.userId}`,
+      nodes.leadToken,
+      { disabled: true },
+    );
     expect(disabled.status).toBe(200);
     expect(await msUntilRefused("/api/v1/requests", issued.token)).toBeLessThan(
       REVOCATION_BOUND_MS,
@@ -95,38 +82,49 @@ describe("the actor cache across nodes", () => {
   });
 
   it("an agent's token from an ended incarnation is refused by the other node", async () => {
-    const registered = await call(nodeA, "POST", "/api/v1/agents", leadToken, {
+    const registered = await call(nodes.a, "POST", "/api/v1/agents", nodes.leadToken, {
       name: "cache-stale",
       role: "tester",
     });
     expect(registered.status).toBe(201);
     const oldToken = String(registered.json.token);
     await warm("/api/v1/me", oldToken);
-    const stopped = await call(nodeA, "POST", "/api/v1/agents/cache-stale/force-stop", leadToken);
+    const stopped = await call(
+      nodes.a,
+      "POST",
+      "/api/v1/agents/cache-stale/force-stop",
+      nodes.leadToken,
+    );
     expect(stopped.status).toBe(200);
     expect(await msUntilRefused("/api/v1/me", oldToken)).toBeLessThan(REVOCATION_BOUND_MS);
 
-    const respawned = await call(nodeA, "POST", "/api/v1/agents/cache-stale/respawn", leadToken);
+    const respawned = await call(
+      nodes.a,
+      "POST",
+      "/api/v1/agents/cache-stale/respawn",
+      nodes.leadToken,
+    );
     expect(respawned.status).toBe(201);
     await warm("/api/v1/me", String(respawned.json.token));
-    expect((await call(nodeB, "GET", "/api/v1/me", oldToken)).status).toBe(401);
+    expect((await call(nodes.b, "GET", "/api/v1/me", oldToken)).status).toBe(401);
   });
 
   it("a revocation written straight to the database reaches every node", async () => {
-    const owner = await createHuman(db, "lead");
-    const issued = await createApiToken(db, owner.userId, { name: "sql", scope: "decide" });
+    const owner = await createHuman(nodes.db, "lead");
+    const issued = await createApiToken(nodes.db, owner.userId, { name: "sql", scope: "decide" });
     await warm("/api/v1/requests", issued.token);
-    await db.$executeRaw`UPDATE api_tokens SET revoked_at = now() WHERE id = ${issued.id}::uuid`;
+    await nodes.db
+      .$executeRaw`UPDATE api_tokens SET revoked_at = now() WHERE id = ${issued.id}::uuid`;
     expect(await msUntilRefused("/api/v1/requests", issued.token)).toBeLessThan(
       REVOCATION_BOUND_MS,
     );
   });
 
   it("a node whose listener is cut refuses what was revoked meanwhile, and listens again", async () => {
-    const owner = await createHuman(db, "lead");
-    const issued = await createApiToken(db, owner.userId, { name: "cut", scope: "decide" });
+    const owner = await createHuman(nodes.db, "lead");
+    const issued = await createApiToken(nodes.db, owner.userId, { name: "cut", scope: "decide" });
     await warm("/api/v1/requests", issued.token);
-    const admin = new pg.Client({ connectionString: database.url });
+    const admin = new pg.Client({ connectionString: nodes.databaseUrl });
     await admin.connect();
     try {
       await admin.query(

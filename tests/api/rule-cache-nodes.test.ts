@@ -1,8 +1,7 @@
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import type { PrismaClient } from "../../lib/generated/prisma/client";
-import { createApiToken } from "../../lib/tokens/mutations";
-import { startApiNode, type ApiNode } from "../support/api-node";
-import { createHuman, createOwnDatabase, sleep } from "../support/reliability";
+import { describe, expect, it } from "vitest";
+import type { ApiNode } from "../support/api-node";
+import { sleep } from "../support/reliability";
+import { runTwoNodesDuringFile } from "../support/two-nodes-hooks";
 
 // Two web nodes (separate processes, separate rule caches) on one database. A rule made through
 // one node must be obeyed by the other's next verdicts within a second (decision 028), even though
@@ -11,11 +10,7 @@ import { createHuman, createOwnDatabase, sleep } from "../support/reliability";
 const RULE_BOUND_MS = 1_000;
 const READ = { tool: "read_file", args: { path: "notes.txt" } };
 
-let database: Awaited<ReturnType<typeof createOwnDatabase>>;
-let db: PrismaClient;
-let nodeA: ApiNode;
-let nodeB: ApiNode;
-let leadToken: string;
+const nodes = runTwoNodesDuringFile("handshake_rule_cache");
 
 async function call(node: ApiNode, path: string, token: string, body: unknown) {
   const response = await fetch(`${node.url}${path}`, {
@@ -26,36 +21,20 @@ async function call(node: ApiNode, path: string, token: string, body: unknown) {
   return { status: response.status, json: (await response.json()) as Record<string, unknown> };
 }
 
-beforeAll(async () => {
-  database = await createOwnDatabase(inject("adminDatabaseUrl"), "handshake_rule_cache");
-  db = database.db;
-  const lead = await createHuman(db, "lead");
-  leadToken = (await createApiToken(db, lead.userId, { name: "nodes", scope: "admin" })).token;
-  [nodeA, nodeB] = await Promise.all([
-    startApiNode({ databaseUrl: database.url, label: "A" }),
-    startApiNode({ databaseUrl: database.url, label: "B" }),
-  ]);
-}, 60_000);
-
-afterAll(async () => {
-  await Promise.all([nodeA?.stop(), nodeB?.stop()]);
-  await database?.drop();
-});
-
 describe("the rule cache across nodes", () => {
   it("a deny rule made on one node is obeyed by the other within a second", async () => {
-    const registered = await call(nodeA, "/api/v1/agents", leadToken, {
+    const registered = await call(nodes.a, "/api/v1/agents", nodes.leadToken, {
       name: "rule-nodes",
       role: "tester",
     });
     expect(registered.status).toBe(201);
     const agentToken = String(registered.json.token);
     for (let round = 0; round < 3; round += 1) {
-      expect((await call(nodeB, "/api/v1/tool-calls", agentToken, READ)).json).toMatchObject({
+      expect((await call(nodes.b, "/api/v1/tool-calls", agentToken, READ)).json).toMatchObject({
         allowed: true,
       });
     }
-    const rule = await call(nodeA, "/api/v1/rules", leadToken, {
+    const rule = await call(nodes.a, "/api/v1/rules", nodes.leadToken, {
       pattern: "read_file",
       effect: "deny",
       scope: { kind: "agent", agent: "rule-nodes" },
@@ -65,7 +44,7 @@ describe("the rule cache across nodes", () => {
     let deniedAfterMs = Infinity;
     while (Date.now() - started < 5_000) {
       const sentAt = Date.now();
-      const { json } = await call(nodeB, "/api/v1/tool-calls", agentToken, READ);
+      const { json } = await call(nodes.b, "/api/v1/tool-calls", agentToken, READ);
       if (json.code === "RULE_DENIED") {
         deniedAfterMs = sentAt - started;
         break;
@@ -75,7 +54,9 @@ describe("the rule cache across nodes", () => {
     expect(deniedAfterMs).toBeLessThan(RULE_BOUND_MS);
     // Every allowed answer was recorded, and so was the denial.
     expect(
-      await db.toolCall.count({ where: { agent: { name: "rule-nodes" }, code: "RULE_DENIED" } }),
+      await nodes.db.toolCall.count({
+        where: { agent: { name: "rule-nodes" }, code: "RULE_DENIED" },
+      }),
     ).toBe(1);
   });
 });

@@ -5,7 +5,7 @@ import { listEventsAfter, listEventsAfterOn } from "../../lib/events/data";
 import { appendEvent } from "../../lib/events/mutations";
 import { PrismaClient } from "../../lib/generated/prisma/client";
 import { applyMigrations } from "../../lib/migrations";
-import { startEventBridge } from "../../lib/realtime/event-bridge";
+import { startEventBridge, type EventBridge } from "../../lib/realtime/event-bridge";
 import { EventHub } from "../../lib/realtime/event-hub";
 import type { ConsoleEvent } from "../../lib/shared/realtime/contract";
 import { inTransaction } from "../../lib/transaction";
@@ -48,70 +48,38 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 // Too large for a NOTIFY payload, so the trigger sends its id alone (migration 016).
 const OVERSIZE = "x".repeat(9_000);
 
-it("reads once for a commit of several id-only events, not once per notification", async () => {
+/**
+ * Runs `body` with a bridge on a hub of its own and what that hub published, and stops the bridge
+ * after it. No poll during a test: every read is one a notification asked for.
+ */
+async function withQuietBridge(
+  body: (quiet: { bridge: EventBridge; published: ConsoleEvent[] }) => Promise<void>,
+): Promise<void> {
   const hub = new EventHub();
-  const published: number[] = [];
-  hub.subscribe((event) => published.push(event.id));
-  // No poll during the test: every read is one a notification asked for.
+  const published: ConsoleEvent[] = [];
+  hub.subscribe((event) => published.push(event));
   const bridge = await startEventBridge({ databaseUrl, db, hub, pollIntervalMs: 60_000 });
   try {
     await sleep(200);
-    for (let commit = 1; commit <= 3; commit++) {
-      eventReads.length = 0;
-      await inTransaction(db, async (tx) => {
-        for (let i = 0; i < 4; i++)
-          await appendEvent(tx, "message.sent", "test:reads", {
-            messageId: i,
-            from: "lead",
-            to: "ada",
-            type: "message",
-            // Beyond the catalog's fields, as a future larger payload would be.
-            ...{ padding: OVERSIZE },
-          });
-      });
-      const deadline = Date.now() + 5_000;
-      while (published.length < commit * 4 && Date.now() < deadline) await sleep(10);
-      await sleep(150);
-      expect(published).toHaveLength(commit * 4);
-      expect(eventReads).toHaveLength(1);
-      // On the LISTEN connection (plain SQL), not through Prisma's pool.
-      expect(eventReads[0]).toMatch(/FROM events\s+WHERE/);
-    }
+    await body({ bridge, published });
   } finally {
     await bridge.stop();
   }
-});
+}
 
-it("reads on a plain connection exactly the page Prisma reads", async () => {
+/** Two kinds of event in one commit; `decidedBy` is free-form, so each case nests its own there. */
+async function commitDecisionAndSessionEnd(requestId: string, decidedBy: unknown): Promise<void> {
   await inTransaction(db, async (tx) => {
-    await appendEvent(tx, "request.decided", "request:req_x", {
-      requestId: "req_x",
+    await appendEvent(tx, "request.decided", `request:${requestId}`, {
+      requestId,
       type: "plan_approval",
       agent: "ada",
       status: "approved",
       respondedBy: "lead",
-      decidedBy: { nested: { list: [1, "two"] } },
+      decidedBy,
     });
     await appendEvent(tx, "session.ended", "user:ada", { userId: "ada" });
   });
-  const connection = new pg.Client({ connectionString: databaseUrl });
-  await connection.connect();
-  try {
-    const viaPrisma = await listEventsAfter(db, 0);
-    expect(viaPrisma.length).toBeGreaterThan(0);
-    expect(await listEventsAfterOn(connection, 0)).toEqual(viaPrisma);
-    const middle = viaPrisma[Math.floor(viaPrisma.length / 2)]?.id ?? 0;
-    expect(await listEventsAfterOn(connection, middle)).toEqual(await listEventsAfter(db, middle));
-  } finally {
-    await connection.end();
-  }
-});
-
-async function startQuietBridge(hub: EventHub) {
-  // No poll during a test: every read is one a notification asked for.
-  const bridge = await startEventBridge({ databaseUrl, db, hub, pollIntervalMs: 60_000 });
-  await sleep(200);
-  return bridge;
 }
 
 async function waitFor(condition: () => boolean, timeoutMs = 5_000): Promise<void> {
@@ -129,25 +97,51 @@ async function notifyFromElsewhere(payload: string): Promise<void> {
   }
 }
 
-it("publishes an event from its signed notification, without reading the table", async () => {
-  const hub = new EventHub();
-  const published: ConsoleEvent[] = [];
-  hub.subscribe((event) => published.push(event));
-  const bridge = await startQuietBridge(hub);
+it("reads once for a commit of several id-only events, not once per notification", async () => {
+  await withQuietBridge(async ({ published }) => {
+    for (let commit = 1; commit <= 3; commit++) {
+      eventReads.length = 0;
+      await inTransaction(db, async (tx) => {
+        for (let i = 0; i < 4; i++)
+          await appendEvent(tx, "message.sent", "test:reads", {
+            messageId: i,
+            from: "lead",
+            to: "ada",
+            type: "message",
+            // Beyond the catalog's fields, as a future larger payload would be.
+            ...{ padding: OVERSIZE },
+          });
+      });
+      await waitFor(() => published.length >= commit * 4);
+      await sleep(150);
+      expect(published).toHaveLength(commit * 4);
+      expect(eventReads).toHaveLength(1);
+      // On the LISTEN connection (plain SQL), not through Prisma's pool.
+      expect(eventReads[0]).toMatch(/FROM events\s+WHERE/);
+    }
+  });
+});
+
+it("reads on a plain connection exactly the page Prisma reads", async () => {
+  await commitDecisionAndSessionEnd("req_x", { nested: { list: [1, "two"] } });
+  const connection = new pg.Client({ connectionString: databaseUrl });
+  await connection.connect();
   try {
+    const viaPrisma = await listEventsAfter(db, 0);
+    expect(viaPrisma.length).toBeGreaterThan(0);
+    expect(await listEventsAfterOn(connection, 0)).toEqual(viaPrisma);
+    const middle = viaPrisma[Math.floor(viaPrisma.length / 2)]?.id ?? 0;
+    expect(await listEventsAfterOn(connection, middle)).toEqual(await listEventsAfter(db, middle));
+  } finally {
+    await connection.end();
+  }
+});
+
+it("publishes an event from its signed notification, without reading the table", async () => {
+  await withQuietBridge(async ({ bridge, published }) => {
     const before = bridge.lastId;
     eventReads.length = 0;
-    await inTransaction(db, async (tx) => {
-      await appendEvent(tx, "request.decided", "request:req_p", {
-        requestId: "req_p",
-        type: "plan_approval",
-        agent: "ada",
-        status: "approved",
-        respondedBy: "lead",
-        decidedBy: { nested: { list: [1, "two", "é"] } },
-      });
-      await appendEvent(tx, "session.ended", "user:ada", { userId: "ada" });
-    });
+    await commitDecisionAndSessionEnd("req_p", { nested: { list: [1, "two", "é"] } });
     await waitFor(() => published.length >= 2);
     await sleep(150);
     expect(eventReads).toEqual([]);
@@ -155,17 +149,11 @@ it("publishes an event from its signed notification, without reading the table",
     const fromTable = await listEventsAfter(db, before);
     expect(JSON.stringify(published)).toBe(JSON.stringify(fromTable));
     expect(bridge.lastId).toBe(fromTable.at(-1)?.id);
-  } finally {
-    await bridge.stop();
-  }
+  });
 });
 
 it("delivers an event too large for a payload by its id, read from the table", async () => {
-  const hub = new EventHub();
-  const published: ConsoleEvent[] = [];
-  hub.subscribe((event) => published.push(event));
-  const bridge = await startQuietBridge(hub);
-  try {
+  await withQuietBridge(async ({ bridge, published }) => {
     const before = bridge.lastId;
     eventReads.length = 0;
     await db.event.create({
@@ -174,58 +162,49 @@ it("delivers an event too large for a payload by its id, read from the table", a
     await waitFor(() => published.length >= 1);
     expect(eventReads).toHaveLength(1);
     expect(published).toEqual(await listEventsAfter(db, before));
-  } finally {
-    await bridge.stop();
-  }
+  });
 });
 
 it("publishes a higher id committed first after the lower one, in id order", async () => {
-  const hub = new EventHub();
-  const published: number[] = [];
-  hub.subscribe((event) => published.push(event.id));
-  const bridge = await startQuietBridge(hub);
-  let commitLow!: () => void;
-  const lowCommitted = new Promise<void>((resolve) => (commitLow = resolve));
-  let reportLow!: (id: number) => void;
-  const lowId = new Promise<number>((resolve) => (reportLow = resolve));
-  try {
-    const settled = db.$transaction(async (tx) => {
-      const row = await tx.event.create({
-        data: { kind: "test.low", subject: "test:order", data: {} },
-        select: { id: true },
-      });
-      reportLow(Number(row.id));
-      await lowCommitted;
-    });
-    const low = await lowId;
-    const high = Number(
-      (
-        await db.event.create({
-          data: { kind: "test.high", subject: "test:order", data: {} },
+  await withQuietBridge(async ({ published }) => {
+    let commitLow!: () => void;
+    const lowCommitted = new Promise<void>((resolve) => (commitLow = resolve));
+    let reportLow!: (id: number) => void;
+    const lowId = new Promise<number>((resolve) => (reportLow = resolve));
+    try {
+      const settled = db.$transaction(async (tx) => {
+        const row = await tx.event.create({
+          data: { kind: "test.low", subject: "test:order", data: {} },
           select: { id: true },
-        })
-      ).id,
-    );
-    expect(high).toBeGreaterThan(low);
-    await sleep(300);
-    expect(published).toEqual([]);
-    commitLow();
-    await settled;
-    await waitFor(() => published.length >= 2);
-    await sleep(100);
-    expect(published).toEqual([low, high]);
-  } finally {
-    commitLow();
-    await bridge.stop();
-  }
+        });
+        reportLow(Number(row.id));
+        await lowCommitted;
+      });
+      const low = await lowId;
+      const high = Number(
+        (
+          await db.event.create({
+            data: { kind: "test.high", subject: "test:order", data: {} },
+            select: { id: true },
+          })
+        ).id,
+      );
+      expect(high).toBeGreaterThan(low);
+      await sleep(300);
+      expect(published).toEqual([]);
+      commitLow();
+      await settled;
+      await waitFor(() => published.length >= 2);
+      await sleep(100);
+      expect(published.map((event) => event.id)).toEqual([low, high]);
+    } finally {
+      commitLow();
+    }
+  });
 });
 
 it("publishes no event a forged or malformed notification names", async () => {
-  const hub = new EventHub();
-  const published: ConsoleEvent[] = [];
-  hub.subscribe((event) => published.push(event));
-  const bridge = await startQuietBridge(hub);
-  try {
+  await withQuietBridge(async ({ bridge, published }) => {
     const next = bridge.lastId + 1;
     const forged = JSON.stringify({
       id: next,
@@ -278,7 +257,5 @@ it("publishes no event a forged or malformed notification names", async () => {
       [next, "test:spied", {}],
       [target, "test:after", { n: 1 }],
     ]);
-  } finally {
-    await bridge.stop();
-  }
+  });
 });

@@ -1,8 +1,8 @@
-import { randomBytes } from "node:crypto";
 import { io as connect, type Socket } from "socket.io-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getDb } from "../../lib/db";
 import { createPresence, STALE_AFTER_MS } from "../../lib/realtime/presence";
+import { newRequestId } from "../../lib/requests/request-id";
 import type {
   ClientToServerEvents,
   PresencePayload,
@@ -26,10 +26,6 @@ afterAll(async () => {
   for (const server of servers) await server.stop();
   await getDb().$disconnect();
 });
-
-function newRequestId(): string {
-  return `req_${randomBytes(16).toString("hex")}`;
-}
 
 async function openConsole(
   headers: Record<string, string>,
