@@ -31,14 +31,31 @@ export function createDb(databaseUrl: string): PrismaClient {
 }
 
 /**
- * The `pg` pool under a client made by `createDb`, for the one statement per gate verdict whose
- * client work through Prisma costs more than the statement (decision 028). Undefined for any
+ * The `pg` pool under a client made by `createDb`, for the hot statements whose client work
+ * through Prisma costs more than the statement (`queryHot`, decision 028). Undefined for any
  * other client, an open transaction, or once `$disconnect` ended the pool (Prisma then opens a
  * pool of its own): callers fall back to the client.
  */
 export function poolOf(db: Db): pg.Pool | undefined {
   const pool = pools.get(db);
   return pool && !pool.ended ? pool : undefined;
+}
+
+/**
+ * One of the hot statements (decisions 028, 030, 031): straight to our pool, where it is prepared
+ * under `name` once per connection, so PostgreSQL parses and plans it there once instead of on
+ * every call (decision 036); through the client, unprepared, when the pool is not ours.
+ */
+export async function queryHot<Row extends pg.QueryResultRow>(
+  db: Db,
+  name: string,
+  text: string,
+  values: unknown[],
+): Promise<Row[]> {
+  const pool = poolOf(db);
+  return pool
+    ? (await pool.query<Row>({ name, text, values })).rows
+    : db.$queryRawUnsafe<Row[]>(text, ...values);
 }
 
 export async function isDatabaseReachable(db: Db): Promise<boolean> {

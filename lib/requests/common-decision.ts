@@ -1,4 +1,4 @@
-import { hasSqlState, poolOf, type Db } from "../db";
+import { hasSqlState, queryHot, type Db } from "../db";
 import type { GateState } from "../shared/agents/schema";
 import type { Request } from "../generated/prisma/client";
 import type { ProtocolTypeDefinition } from "../protocol/definition";
@@ -103,11 +103,8 @@ export async function tryDecideCommonRequest(
     effect.gateAfter(approve),
     effect.isWaitingWhileOthersPend,
   ];
-  const pool = poolOf(db);
   try {
-    const [decided] = pool
-      ? (await pool.query<Request>(COMMON_DECISION_SQL, values)).rows
-      : await db.$queryRawUnsafe<Request[]>(COMMON_DECISION_SQL, ...values);
+    const [decided] = await queryHot<Request>(db, "common-decision", COMMON_DECISION_SQL, values);
     return decided ? toRequestView(decided) : null;
   } catch (error) {
     // A deadline moved into the past while the statement waited for the lock: nothing was

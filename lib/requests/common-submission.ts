@@ -1,5 +1,5 @@
 import type { AgentActor } from "../auth/actor";
-import { hasSqlState, isUniqueViolation, poolOf, type Db } from "../db";
+import { hasSqlState, isUniqueViolation, queryHot, type Db } from "../db";
 import type { Prisma, Request } from "../generated/prisma/client";
 import { describeTimeoutPolicy, type ProtocolTypeDefinition } from "../protocol/definition";
 import { agentStatusSchema, isAgentActive } from "../shared/agents/schema";
@@ -187,10 +187,7 @@ export async function trySubmitCommonPlan(
   ];
   let rows: RequestRow[];
   try {
-    const pool = poolOf(db);
-    rows = pool
-      ? (await pool.query<RequestRow>(COMMON_SUBMISSION_SQL, values)).rows
-      : await db.$queryRawUnsafe(COMMON_SUBMISSION_SQL, ...values);
+    rows = await queryHot<RequestRow>(db, "common-submission", COMMON_SUBMISSION_SQL, values);
   } catch (error) {
     // A request committed under the same idempotency key, or a pending plan, while the statement
     // ran: it rolled back whole, and the full path judges the rows as they now are.

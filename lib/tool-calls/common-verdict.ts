@@ -1,5 +1,5 @@
 import type { AgentActor } from "../auth/actor";
-import { poolOf, type Db } from "../db";
+import { queryHot, type Db } from "../db";
 import type { Agent } from "../generated/prisma/client";
 import {
   isRefusedAnywhere,
@@ -203,7 +203,12 @@ export async function tryRecordCommonVerdict(
     JSON.stringify({ agent: facts.name, tool: input.tool, riskClass: risk.class, ...trace }),
   ];
   if (rule === null) {
-    const recorded = await query(db, COMMON_VERDICT_SQL, callValues(shadowTrace));
+    const recorded = await queryHot(
+      db,
+      "common-verdict",
+      COMMON_VERDICT_SQL,
+      callValues(shadowTrace),
+    );
     return recorded.length === 1 ? { allowed: true } : null;
   }
 
@@ -217,7 +222,7 @@ export async function tryRecordCommonVerdict(
     respondedBy,
     decidedBy,
   };
-  const recorded = await query(db, RULE_ALLOWED_VERDICT_SQL, [
+  const recorded = await queryHot(db, "rule-allowed-verdict", RULE_ALLOWED_VERDICT_SQL, [
     ...callValues({ requestId, ...shadowTrace, ruleId: rule.id }),
     requestId,
     JSON.stringify(payload),
@@ -227,12 +232,4 @@ export async function tryRecordCommonVerdict(
     JSON.stringify(decided),
   ]);
   return recorded.length === 2 ? { allowed: true, requestId, ruleId: rule.id } : null;
-}
-
-/** Straight to the pool, or through the client when it has none of ours (decision 028). */
-async function query(db: Db, sql: string, values: unknown[]): Promise<unknown[]> {
-  const pool = poolOf(db);
-  return pool
-    ? (await pool.query(sql, values)).rows
-    : db.$queryRawUnsafe<unknown[]>(sql, ...values);
 }

@@ -1,0 +1,53 @@
+import { randomBytes } from "node:crypto";
+import { afterAll, describe, expect, it } from "vitest";
+import type { AgentActor } from "../../lib/auth/actor";
+import { registerAgent } from "../../lib/agents/mutations";
+import { createDb, poolOf } from "../../lib/db";
+import { requireDatabaseUrl } from "../../lib/env";
+import { recordToolCall } from "../../lib/tool-calls/mutations";
+
+// A client as the server makes it, whose pool the hot statements go to (lib/db.ts, queryHot).
+const db = createDb(requireDatabaseUrl());
+afterAll(() => db.$disconnect());
+
+async function preparedOnEveryConnection(pool: NonNullable<ReturnType<typeof poolOf>>) {
+  const clients = await Promise.all(Array.from({ length: pool.totalCount }, () => pool.connect()));
+  try {
+    return await Promise.all(
+      clients.map(async (client) =>
+        (await client.query<{ name: string }>("SELECT name FROM pg_prepared_statements")).rows.map(
+          (row) => row.name,
+        ),
+      ),
+    );
+  } finally {
+    for (const client of clients) client.release();
+  }
+}
+
+describe("hot statements", () => {
+  it("a gate verdict's statement is prepared on the connection that ran it", async () => {
+    const { agent: view } = await registerAgent(db, {
+      name: `hot-${randomBytes(4).toString("hex")}`,
+      role: "tester",
+    });
+    const row = await db.agent.findUniqueOrThrow({ where: { name: view.name } });
+    const caller: AgentActor = {
+      kind: "agent",
+      agentId: row.id,
+      name: row.name,
+      incarnation: row.incarnation,
+    };
+    const call = { tool: "read_file", args: { path: "README.md" } };
+    // The first verdict takes the full path and remembers the row; the next ones are one statement.
+    await recordToolCall(db, caller, call);
+    for (let turn = 0; turn < 3; turn++) {
+      expect(await recordToolCall(db, caller, call)).toEqual({ allowed: true });
+    }
+    const pool = poolOf(db);
+    expect(pool).toBeDefined();
+    const names = await preparedOnEveryConnection(pool as NonNullable<typeof pool>);
+    expect(names.some((list) => list.includes("common-verdict"))).toBe(true);
+    expect(await db.toolCall.count({ where: { agentId: row.id, isAllowed: true } })).toBe(4);
+  });
+});
