@@ -44,7 +44,7 @@ export function poolOf(db: Db): pg.Pool | undefined {
 /**
  * One of the hot statements (decisions 028, 030, 031): straight to our pool, where it is prepared
  * under `name` once per connection, so PostgreSQL parses and plans it there once instead of on
- * every call (decision 036); through the client, unprepared, when the pool is not ours.
+ * every call (decision 037); through the client, unprepared, when the pool is not ours.
  */
 export async function queryHot<Row extends pg.QueryResultRow>(
   db: Db,
