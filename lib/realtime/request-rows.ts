@@ -1,6 +1,7 @@
 import type { HumanActor } from "../auth/actor";
 import type { Db } from "../db";
 import { findRequestView } from "../requests/data";
+import { takeNewRequestRow } from "../requests/new-rows";
 import type { RequestViewWire } from "../shared/api/request";
 import type { ConsoleEvent } from "../shared/realtime/contract";
 
@@ -24,11 +25,16 @@ export function mayReceiveRequestRows(actor: HumanActor): boolean {
   return actor.role === "lead";
 }
 
-/** The row, read once per event for every socket on this node; none if it cannot be read. */
+/**
+ * The row, once per event for every socket on this node: as this node created it, or read; none
+ * if it cannot be read.
+ */
 export async function readRequestRow(
   db: Db,
   requestId: string,
 ): Promise<RequestViewWire | undefined> {
+  const created = takeNewRequestRow(requestId);
+  if (created) return created;
   try {
     return (await findRequestView(db, requestId)) ?? undefined;
   } catch (error) {

@@ -4,6 +4,7 @@ import type { Prisma, Request } from "../generated/prisma/client";
 import { describeTimeoutPolicy, type ProtocolTypeDefinition } from "../protocol/definition";
 import { agentStatusSchema, isAgentActive } from "../shared/agents/schema";
 import type { CreatedRequest } from "./mutations";
+import { rememberNewRequestRow } from "./new-rows";
 import { newRequestId } from "./request-id";
 import { toRequestView } from "./views";
 
@@ -195,5 +196,8 @@ export async function trySubmitCommonPlan(
     throw error;
   }
   const [row] = rows;
-  return row ? { request: toRequestView(toRequest(row)), isCreated: true } : null;
+  if (!row) return null;
+  const request = toRequestView(toRequest(row));
+  rememberNewRequestRow(request);
+  return { request, isCreated: true };
 }

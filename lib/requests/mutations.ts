@@ -24,6 +24,7 @@ import { tryDecideCommonRequest } from "./common-decision";
 import { LATE_DECISION_SQLSTATE } from "./deadline";
 import { decidedByOf, responderLabel } from "./decided-by";
 import { newRequestId } from "./request-id";
+import { rememberNewRequestRow } from "./new-rows";
 import { directionOf, toRequestView, type RequestView } from "./views";
 import { inTransaction } from "../transaction";
 import {
@@ -248,6 +249,7 @@ export async function createRequestInTransaction(
     expiresAt: view.expiresAt,
     timeoutPolicy: view.timeoutPolicy,
   });
+  rememberNewRequestRow(view);
   return { request: view, isCreated: true };
 }
 

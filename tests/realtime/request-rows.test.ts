@@ -1,6 +1,7 @@
 import { io as connect, type Socket } from "socket.io-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getDb } from "../../lib/db";
+import { takeNewRequestRow } from "../../lib/requests/new-rows";
 import { findNewestEventId, listEventsAfter } from "../../lib/events/data";
 import { broadcastHubEvents } from "../../lib/realtime/console-namespace";
 import { EventHub } from "../../lib/realtime/event-hub";
@@ -119,6 +120,45 @@ describe("a new request's row on the console socket (decision 035)", () => {
       { event: next, rowFollows: false },
     ]);
     expect(leadSocket[2]).toMatchObject({ requestId: id, row: { id } });
+  });
+
+  it("the node that created the request sends the row it wrote, without reading it back", async () => {
+    const leadSocket = await openConsole((await lead()).headers);
+    const { id, created } = await newRequest();
+    const asCreated = await api.getRequest((await lead()).headers, id);
+    // Changed behind the node's back: a row read now would show it.
+    await getDb().$executeRaw`UPDATE requests SET feedback = 'changed after' WHERE id = ${id}`;
+
+    hub.publish([created]);
+    await waitFor(() => leadSocket.length === 2);
+    expect(leadSocket[1]).toEqual({ requestId: id, row: asCreated.json });
+  });
+
+  it("a request another node created is read, and a gate's card is sent as the API shows it", async () => {
+    const leadSocket = await openConsole((await lead()).headers);
+    const { id, created } = await newRequest();
+    // What another node holds of this request: nothing.
+    expect(takeNewRequestRow(id)).toMatchObject({ id });
+    await getDb().$executeRaw`UPDATE requests SET feedback = 'changed after' WHERE id = ${id}`;
+    hub.publish([created]);
+    await waitFor(() => leadSocket.length === 2);
+    expect(leadSocket[1]).toMatchObject({ requestId: id, row: { id, feedback: "changed after" } });
+
+    const before = await findNewestEventId(getDb());
+    const agent = await registerAgent();
+    const verdict = await api.toolCall(agent.headers, {
+      tool: "bash",
+      args: { command: "rm -rf build" },
+    });
+    const cardId = String(verdict.json.requestId);
+    const card = (await listEventsAfter(getDb(), before)).find(
+      (event) => event.kind === "request.created" && event.data.requestId === cardId,
+    );
+    if (!card) throw new Error(`no request.created for ${cardId}`);
+    hub.publish([card]);
+    await waitFor(() => leadSocket.length === 4);
+    const asTheApiShowsIt = await api.getRequest((await lead()).headers, cardId);
+    expect(leadSocket[3]).toEqual({ requestId: cardId, row: asTheApiShowsIt.json });
   });
 
   it("announces no row for a request to an agent, nor for an event replayed on resume", async () => {
