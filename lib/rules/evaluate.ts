@@ -214,9 +214,11 @@ export async function decideWithRules(
       if (gate.allowed || !gate.needsApproval || isRefusedAnywhere(agent, input, risk)) {
         return { verdict: await gateVerdict(), trace: shadowTrace };
       }
-      // The Lead's own yes to this call, given before the rule was made, is spent before the rule's.
+      // The Lead's own yes to this call, given before the rule was made, is spent before the
+      // rule's. One that would refuse it (edits the caller cannot run, a file changed since) does
+      // not outweigh the allow the Lead made since.
       const approved = await decideRisky.spendApproved();
-      if (approved) return { verdict: approved, trace: shadowTrace };
+      if (approved?.allowed) return { verdict: approved, trace: shadowTrace };
       const requestId = await approveByRule(tx, agent, input, risk, rule);
       return { verdict: { allowed: true, requestId, ruleId: rule.id }, trace };
     }

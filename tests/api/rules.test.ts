@@ -218,6 +218,34 @@ describe("rules at the gate", () => {
     expect(runs).toBe(1);
   });
 
+  it("allow made after the Lead edited the call: a caller that cannot run the edit gets the rule's yes", async () => {
+    const agent = await registerAgent();
+    const call = { tool: "bash", args: { command: "rm -rf build" } };
+    const card = await api.toolCall(agent.headers, call);
+    const cardId = String(card.json.requestId);
+    await api.respond((await lead()).headers, cardId, {
+      type: "tool_approval_response",
+      approve: true,
+      editedArgs: { command: "rm -rf build/cache" },
+    });
+    // Without a rule, the edit it cannot run refuses the call as asked.
+    expect((await api.toolCall(agent.headers, call)).json).toMatchObject({
+      allowed: false,
+      code: "TOOL_APPROVAL_DENIED",
+    });
+    const ruleId = await makeRule(agent.name, "bash(rm -rf build)", "allow");
+    const allowed = await api.toolCall(agent.headers, call);
+    expect(allowed.json).toMatchObject({ allowed: true, ruleId });
+    expect(allowed.json.requestId).not.toBe(cardId);
+    // One that can run it still runs the Lead's edit, on the Lead's approval.
+    const edited = await api.toolCall(agent.headers, { ...call, canRunEdits: true });
+    expect(edited.json).toMatchObject({
+      allowed: true,
+      requestId: cardId,
+      args: { command: "rm -rf build/cache" },
+    });
+  });
+
   it("allow never covers a compound command, a required plan or a path outside the workspace", async () => {
     const agent = await registerAgent();
     await makeRule(agent.name, "bash(git push*)", "allow");
