@@ -1,10 +1,8 @@
-import { randomBytes } from "node:crypto";
 import { afterAll, describe, expect, it } from "vitest";
-import type { AgentActor } from "../../lib/auth/actor";
-import { registerAgent } from "../../lib/agents/mutations";
 import { createDb, poolOf } from "../../lib/db";
 import { requireDatabaseUrl } from "../../lib/env";
 import { recordToolCall } from "../../lib/tool-calls/mutations";
+import { registerAgentActor } from "../support/agent-actor";
 
 // A client as the server makes it, whose pool the hot statements go to (lib/db.ts, queryHot).
 const db = createDb(requireDatabaseUrl());
@@ -27,17 +25,7 @@ async function preparedOnEveryConnection(pool: NonNullable<ReturnType<typeof poo
 
 describe("hot statements", () => {
   it("a gate verdict's statement is prepared on the connection that ran it", async () => {
-    const { agent: view } = await registerAgent(db, {
-      name: `hot-${randomBytes(4).toString("hex")}`,
-      role: "tester",
-    });
-    const row = await db.agent.findUniqueOrThrow({ where: { name: view.name } });
-    const caller: AgentActor = {
-      kind: "agent",
-      agentId: row.id,
-      name: row.name,
-      incarnation: row.incarnation,
-    };
+    const caller = await registerAgentActor(db, "hot");
     const call = { tool: "read_file", args: { path: "README.md" } };
     // The first verdict takes the full path and remembers the row; the next ones are one statement.
     await recordToolCall(db, caller, call);
@@ -48,6 +36,8 @@ describe("hot statements", () => {
     expect(pool).toBeDefined();
     const names = await preparedOnEveryConnection(pool as NonNullable<typeof pool>);
     expect(names.some((list) => list.includes("common-verdict"))).toBe(true);
-    expect(await db.toolCall.count({ where: { agentId: row.id, isAllowed: true } })).toBe(4);
+    expect(await db.toolCall.count({ where: { agentId: caller.agentId, isAllowed: true } })).toBe(
+      4,
+    );
   });
 });

@@ -16,6 +16,7 @@ import {
 import { recordToolCall } from "../../lib/tool-calls/mutations";
 import { inTransaction } from "../../lib/transaction";
 import { createApiToken } from "../../lib/tokens/mutations";
+import { registerAgentActor } from "../support/agent-actor";
 
 // A mutation's cost is mostly the client work around each statement (docs/PERFORMANCE.md), so the
 // number of statements the two hottest mutations send is held here: a new per-row event insert,
@@ -41,10 +42,7 @@ const lead: HumanActor = {
 let agent: AgentActor;
 
 beforeAll(async () => {
-  const name = `rt-${randomBytes(4).toString("hex")}`;
-  const { agent: view } = await registerAgent(db, { name, role: "tester", requirePlan: true });
-  const row = await db.agent.findUniqueOrThrow({ where: { name } });
-  agent = { kind: "agent", agentId: row.id, name: view.name, incarnation: view.incarnation };
+  agent = await registerAgentActor(db, "rt", { requirePlan: true });
 });
 afterAll(() => db.$disconnect());
 
@@ -203,17 +201,7 @@ describe("resolving a bearer token", () => {
 
 describe("a gate verdict", () => {
   it("a read-only call of an agent the gate has judged before: one statement, no transaction", async () => {
-    const { agent: view } = await registerAgent(db, {
-      name: `rt-${randomBytes(4).toString("hex")}`,
-      role: "tester",
-    });
-    const row = await db.agent.findUniqueOrThrow({ where: { name: view.name } });
-    const caller: AgentActor = {
-      kind: "agent",
-      agentId: row.id,
-      name: row.name,
-      incarnation: row.incarnation,
-    };
+    const caller = await registerAgentActor(db, "rt");
     const call = { tool: "read_file", args: { path: "README.md" } };
     // The first verdict takes the full transaction and remembers the row it judged.
     await recordToolCall(db, caller, call);
