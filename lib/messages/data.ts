@@ -1,6 +1,7 @@
 import { holdLongPoll } from "../agents/limits";
 import type { AgentActor } from "../auth/actor";
-import type { Db } from "../db";
+import { queryHot, type Db } from "../db";
+import type { Message } from "../generated/prisma/client";
 import { inboxWaitKey, type EventHub } from "../realtime/event-hub";
 import { longPollDeadline, readUntil } from "../realtime/long-poll";
 import type { InboxQuery } from "./schema";
@@ -8,24 +9,30 @@ import { toMessageView, type MessageView } from "./views";
 
 export type Inbox = { messages: MessageView[]; cursor: number };
 
+// Only this incarnation's messages: an ended one's never reach a new one (docs/decisions/011).
+// Every long-poll of every agent starts with this read: a hot statement (lib/db.ts, queryHot).
+const INBOX_READ_SQL = `
+  SELECT id, sender, recipient, agent_id AS "agentId", incarnation, type, content, metadata,
+         cancelled_at AS "cancelledAt", created_at AS "createdAt"
+  FROM messages
+  WHERE agent_id = $1::uuid AND incarnation = $2 AND cancelled_at IS NULL AND id > $3::bigint
+  ORDER BY id
+  LIMIT $4`;
+
 async function readAfter(
   db: Db,
   actor: AgentActor,
   after: bigint,
   limit: number,
 ): Promise<MessageView[]> {
-  // Only this incarnation's messages: an ended one's never reach a new one (docs/decisions/011).
-  const rows = await db.message.findMany({
-    where: {
-      agentId: actor.agentId,
-      incarnation: actor.incarnation,
-      cancelledAt: null,
-      id: { gt: after },
-    },
-    orderBy: { id: "asc" },
-    take: limit,
-  });
-  return rows.map(toMessageView);
+  const rows = await queryHot<Omit<Message, "id"> & { id: string | bigint }>(
+    db,
+    "inbox-read",
+    INBOX_READ_SQL,
+    [actor.agentId, actor.incarnation, after.toString(), limit],
+  );
+  // `pg` reads a bigint as its text; Prisma, when the pool is not ours, as a BigInt.
+  return rows.map((row) => toMessageView({ ...row, id: BigInt(row.id) }));
 }
 
 /**
