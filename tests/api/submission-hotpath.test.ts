@@ -244,7 +244,7 @@ describe("a worker's plan in one statement", () => {
       await new Promise((resolve) => setTimeout(resolve, 200));
       await holder.query(
         `UPDATE requests SET status = 'rejected', feedback = 'no', responded_by = 'lead',
-           responded_at = now(), decided_by = '{"kind":"timeout"}'
+           responded_at = now(), decided_by = '{"kind":"timeout","policy":"reject"}'
          WHERE id = $1`,
         [first.id],
       );
