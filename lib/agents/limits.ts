@@ -65,15 +65,12 @@ const openLongPollLimit: Record<LongPollKind, () => number> = {
 };
 
 /**
- * Holds one of the agent's (or, for request waits, a person's) open long-poll slots for as long
- * as `run` takes. Each open long-poll holds a socket and a hub subscription, so their number is
- * capped, not their rate.
+ * Takes one of the agent's (or, for request waits, a person's) open long-poll slots, or refuses
+ * with 429 RATE_LIMITED when all are taken; the returned function gives it back, once however
+ * often it is called. Each open long-poll holds a socket and a hub subscription, so their number
+ * is capped, not their rate.
  */
-export async function holdLongPoll<T>(
-  waiterId: string,
-  run: () => Promise<T>,
-  kind: LongPollKind = "inbox",
-): Promise<T> {
+export function takeLongPollSlot(waiterId: string, kind: LongPollKind = "inbox"): () => void {
   const { openLongPolls } = state();
   const key = `${waiterId}:${kind}`;
   const open = openLongPolls.get(key) ?? 0;
@@ -82,11 +79,26 @@ export async function holdLongPoll<T>(
     throw rateLimited(`at most ${limit} open ${kind.replace("_", " ")} long-polls per agent`, 1);
   }
   openLongPolls.set(key, open + 1);
-  try {
-    return await run();
-  } finally {
+  let released = false;
+  return () => {
+    if (released) return;
+    released = true;
     const left = (openLongPolls.get(key) ?? 1) - 1;
     if (left > 0) openLongPolls.set(key, left);
     else openLongPolls.delete(key);
+  };
+}
+
+/** Holds one of the waiter's open long-poll slots (`takeLongPollSlot`) for as long as `run` takes. */
+export async function holdLongPoll<T>(
+  waiterId: string,
+  run: () => Promise<T>,
+  kind: LongPollKind = "inbox",
+): Promise<T> {
+  const release = takeLongPollSlot(waiterId, kind);
+  try {
+    return await run();
+  } finally {
+    release();
   }
 }

@@ -26,13 +26,15 @@ function writeEncodedJson(response: Response, outgoing: ServerResponse): boolean
  */
 export function createNodeListener(app: Hono) {
   return getRequestListener(
-    async (request, bindings) => {
-      const response = await app.fetch(request, bindings);
-      const { outgoing } = bindings;
-      return outgoing instanceof ServerResponse && writeEncodedJson(response, outgoing)
-        ? RESPONSE_ALREADY_SENT
-        : response;
-    },
+    // A `.then` rather than an async function: a long-poll is held for its whole wait in every
+    // frame on the way to it, and a pending `.then` holds less than a suspended async frame.
+    (request, bindings) =>
+      Promise.resolve(app.fetch(request, bindings)).then((response) => {
+        const { outgoing } = bindings;
+        return outgoing instanceof ServerResponse && writeEncodedJson(response, outgoing)
+          ? RESPONSE_ALREADY_SENT
+          : response;
+      }),
     { overrideGlobalObjects: false },
   );
 }

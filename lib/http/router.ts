@@ -1,4 +1,4 @@
-import { Hono } from "hono";
+import { Hono, type Context } from "hono";
 import { AppError } from "../errors";
 import { errorResponse, type RouteHandler } from "./route";
 import { API_CONTENT_SECURITY_POLICY, STATIC_SECURITY_HEADERS } from "./security-headers";
@@ -52,32 +52,47 @@ function refuseMethod(request: Request, allow: string): Response {
   );
 }
 
+/** Sets the API's security headers on an answer, and returns it. */
+function withApiHeaders(response: Response): Response {
+  for (const { key, value } of API_RESPONSE_HEADERS) response.headers.set(key, value);
+  return response;
+}
+
 /**
  * The API's router (decision 016): each path's routes, 405 with `Allow` for the methods a path does
  * not implement, 404 in the JSON error shape for paths that do not exist, and the API's security
  * headers on every answer. server.ts hands it every request under /api/v1, so none enters Next.
+ *
+ * Each path registers one handler per method, its route or its refusal, and there is no
+ * middleware, so a request usually matches a single handler, which Hono then calls directly
+ * rather than through its middleware chain. A long-poll waits inside its handler and every async
+ * frame on the way to it is held for the whole wait: the chain cost four per request (issue 18).
+ * Where two paths match one target (`/rules/preview`, `/rules/{id}`), the first registered still
+ * answers, with its route or its 405. Methods outside the API's (PROPFIND, …) are refused by a
+ * second router, consulted only when no handler matched.
  */
 export function createApiApp(paths: readonly ApiPath[]): Hono {
   const app = new Hono({ strict: true });
-  app.use(async (context, next) => {
-    await next();
-    for (const { key, value } of API_RESPONSE_HEADERS) context.res.headers.set(key, value);
-  });
+  const refusals = new Hono({ strict: true });
   for (const entry of paths) {
     const routePath = entry.path.replace(/\{(\w+)\}/g, ":$1");
     const methods = implementedMethods(entry);
     for (const method of methods) {
       const handler = entry[method] as RouteHandler;
-      app.on(method, routePath, (context) => handler(context.req.raw, context.req.param()));
+      app.on(method, routePath, (context) =>
+        handler(context.req.raw, context.req.param()).then(withApiHeaders),
+      );
     }
     const allow = methods.join(", ");
-    app.all(routePath, (context) =>
+    const refuse = (context: Context): Response =>
       context.req.method === "OPTIONS"
         ? new Response(null, { status: 204, headers: { allow: `${allow}, OPTIONS` } })
-        : refuseMethod(context.req.raw, allow),
-    );
+        : refuseMethod(context.req.raw, allow);
+    const unimplemented = API_METHODS.filter((method) => !methods.includes(method));
+    app.on([...unimplemented, "OPTIONS"], routePath, (context) => withApiHeaders(refuse(context)));
+    refusals.all(routePath, refuse);
   }
-  app.notFound((context) =>
+  refusals.notFound((context) =>
     errorResponse(
       new AppError(
         "ROUTE_NOT_FOUND",
@@ -85,9 +100,10 @@ export function createApiApp(paths: readonly ApiPath[]): Hono {
       ),
     ),
   );
+  app.notFound(async (context) => withApiHeaders(await refusals.fetch(context.req.raw)));
   app.onError((error) => {
     console.error("[api] unexpected error", error);
-    return errorResponse(new AppError("INTERNAL", "internal error"));
+    return withApiHeaders(errorResponse(new AppError("INTERNAL", "internal error")));
   });
   return app;
 }

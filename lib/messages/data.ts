@@ -1,4 +1,4 @@
-import { holdLongPoll } from "../agents/limits";
+import { takeLongPollSlot } from "../agents/limits";
 import type { AgentActor } from "../auth/actor";
 import { queryHot, type Db } from "../db";
 import type { Message } from "../generated/prisma/client";
@@ -38,7 +38,10 @@ async function readAfter(
 /**
  * An agent's messages after a cursor (default: what it has acknowledged). Reading deletes nothing,
  * so a crash between read and processing loses nothing. With `wait`, an empty inbox is held open
- * until a message arrives or the wait ends.
+ * until a message arrives or the wait ends, in one of the agent's long-poll slots.
+ *
+ * One async frame from the slot to the answer: a long-poll is held for its whole wait in every
+ * frame on the way to it, so the slot is taken and given back here rather than in a wrapper.
  */
 export async function readInbox(
   db: Db,
@@ -47,34 +50,28 @@ export async function readInbox(
   query: InboxQuery,
   signal?: AbortSignal,
 ): Promise<Inbox> {
-  if (query.wait === 0) return readInboxNow(db, hub, actor, query, signal);
-  return holdLongPoll(actor.agentId, () => readInboxNow(db, hub, actor, query, signal));
+  const releaseSlot = query.wait === 0 ? undefined : takeLongPollSlot(actor.agentId);
+  try {
+    const after =
+      query.after !== undefined ? BigInt(query.after) : await ackedCursor(db, actor.agentId);
+    const messages = await readUntil({
+      hub,
+      key: inboxWaitKey(actor.name),
+      deadline: longPollDeadline(Date.now(), query.wait),
+      signal,
+      read: () => readAfter(db, actor, after, query.limit),
+      isDone: (read) => read.length > 0,
+    });
+    return { messages, cursor: messages.at(-1)?.id ?? Number(after) };
+  } finally {
+    releaseSlot?.();
+  }
 }
 
-async function readInboxNow(
-  db: Db,
-  hub: EventHub,
-  actor: AgentActor,
-  query: InboxQuery,
-  signal?: AbortSignal,
-): Promise<Inbox> {
-  let after: bigint;
-  if (query.after !== undefined) {
-    after = BigInt(query.after);
-  } else {
-    const agent = await db.agent.findUniqueOrThrow({
-      where: { id: actor.agentId },
-      select: { inboxAckedId: true },
-    });
-    after = agent.inboxAckedId;
-  }
-  const messages = await readUntil({
-    hub,
-    key: inboxWaitKey(actor.name),
-    deadline: longPollDeadline(Date.now(), query.wait),
-    signal,
-    read: () => readAfter(db, actor, after, query.limit),
-    isDone: (read) => read.length > 0,
+async function ackedCursor(db: Db, agentId: string): Promise<bigint> {
+  const agent = await db.agent.findUniqueOrThrow({
+    where: { id: agentId },
+    select: { inboxAckedId: true },
   });
-  return { messages, cursor: messages.at(-1)?.id ?? Number(after) };
+  return agent.inboxAckedId;
 }

@@ -110,7 +110,8 @@ describe("open long-polls over HTTP", () => {
     const perLongPoll = (liveBytes() - before) / LONG_POLLS;
     await dropAll(sockets);
     console.log(`live bytes per open long-poll: ${(perLongPoll / 1024).toFixed(1)} KiB`);
-    // Issue 18's goal is 56 KiB of RSS per long-poll; what live objects hold must be well under.
-    expect(perLongPoll).toBeLessThan(56 * 1024);
+    // Issue 18: 15.0–15.1 KiB measured (19.6–20.1 before decision 038); 18 leaves room for noise
+    // and still fails if the router's middleware chain, or a frame like it, comes back.
+    expect(perLongPoll).toBeLessThan(18 * 1024);
   }, 120_000);
 });

@@ -48,6 +48,17 @@ describe("every API path answers every method in the JSON shape", () => {
     expect((await callApi({ method: "HEAD", path: "/api/v1/heartbeat" })).status).toBe(405);
   });
 
+  it("refuses a method outside the API's: 405 on a known path, 404 on an unknown one", async () => {
+    const refused = await callApi({ method: "PROPFIND", path: "/api/v1/tokens" });
+    expect(refused.status).toBe(405);
+    expect(refused.json).toMatchObject({ error: { code: "METHOD_NOT_ALLOWED" } });
+    expect(refused.headers.get("allow")).toBe("GET, POST");
+    expect(refused.headers.get("x-content-type-options")).toBe("nosniff");
+    const unknown = await callApi({ method: "PROPFIND", path: "/api/v1/nope" });
+    expect(unknown.status).toBe(404);
+    expect(unknown.json).toMatchObject({ error: { code: "ROUTE_NOT_FOUND" } });
+  });
+
   it("puts the API's security headers on every answer, refusals included", async () => {
     for (const [method, path] of [
       ["GET", "/api/v1/health"],
