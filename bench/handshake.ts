@@ -1,4 +1,6 @@
+import { spawn } from "node:child_process";
 import pg from "pg";
+import { childProcessEnv } from "../lib/env";
 import type { MessageView } from "../lib/messages/views";
 import type { RequestView } from "../lib/requests/views";
 import { callApi, type Agent, type ConsoleClient } from "./clients";
@@ -346,29 +348,38 @@ export function startLongPolls(baseUrl: string, agents: Agent[], afterId: number
 export type Probe = { stop(): Promise<number[]> };
 
 /**
- * Event-loop lag seen from outside: `GET /api/v1/health` (one `SELECT 1`) every `intervalMs`. A
- * blocked or saturated server event loop shows up as a slower answer; the idle figure is the base.
+ * Event-loop lag seen from outside: bench/health-probe.ts, its own process, calls
+ * `GET /api/v1/health` (one `SELECT 1`) every `intervalMs`. A blocked or saturated server event
+ * loop shows up as a slower answer; the idle figure is the base. Resolves once the probe runs.
  */
-export function startHealthProbe(baseUrl: string, intervalMs: number): Probe {
-  const samples: number[] = [];
-  let isStopped = false;
-  const loop = (async () => {
-    while (!isStopped) {
-      const startedAt = now();
-      try {
-        await callApi(baseUrl, {}, "GET", "/health");
-        samples.push(now() - startedAt);
-      } catch {
-        samples.push(Number.POSITIVE_INFINITY);
-      }
-      await sleep(intervalMs);
-    }
-  })();
+export async function startHealthProbe(baseUrl: string, intervalMs: number): Promise<Probe> {
+  const child = spawn(process.execPath, ["--import", "tsx", "bench/health-probe.ts"], {
+    stdio: ["ignore", "pipe", "inherit"],
+    env: childProcessEnv({ BASE_URL: baseUrl, PROBE_INTERVAL_MS: String(intervalMs) }),
+  });
+  let output = "";
+  child.stdout.setEncoding("utf8");
+  child.stdout.on("data", (chunk: string) => (output += chunk));
+  const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
+  const isReady = await Promise.race([
+    new Promise<boolean>((resolve) => {
+      const check = () => {
+        if (!output.startsWith("ready\n")) return;
+        child.stdout.off("data", check);
+        resolve(true);
+      };
+      child.stdout.on("data", check);
+    }),
+    exited.then(() => false),
+  ]);
+  if (!isReady) throw new Error(`the health probe exited before it ran: ${output}`);
   return {
     async stop() {
-      isStopped = true;
-      await loop;
-      return samples;
+      child.kill("SIGTERM");
+      const code = await exited;
+      if (code !== 0) throw new Error(`the health probe exited with ${code}`);
+      const samples = JSON.parse(output.slice("ready\n".length)) as (number | null)[];
+      return samples.map((sample) => sample ?? Number.POSITIVE_INFINITY);
     },
   };
 }

@@ -745,8 +745,9 @@ async function main(): Promise<void> {
     // Idle backends report their statistics up to 10 s late: let G3.3's traffic settle first.
     await sleep(11_000);
     const bare = await measureIdle(8_000);
-    const healthIdleProbe = startHealthProbe(server.url, 50);
-    await sleep(5_000);
+    const healthIdleProbe = await startHealthProbe(server.url, 50);
+    // About 280 samples: the idle p99 is the goal's base, not one slow sample of a hundred.
+    await sleep(15_000);
     const healthIdle = summarize(await healthIdleProbe.stop());
     const more = await openConsoles(
       server,
@@ -768,7 +769,7 @@ async function main(): Promise<void> {
     log(
       `G3.4: ${inFlightAtStart} long-polls open, ${allConsoles.length} consoles; idle server CPU ${bare.serverCpuPercent}% → ${loadedIdle.serverCpuPercent}%, database ${bare.dbTransactionsPerSecond} → ${loadedIdle.dbTransactionsPerSecond} transactions/s`,
     );
-    const health = startHealthProbe(server.url, 50);
+    const health = await startHealthProbe(server.url, 50);
     const samples = emptyPush();
     const underLoad: number[] = [];
     for (let block = 0; block < sizes.scaleBlocks; block++) {
@@ -950,14 +951,23 @@ async function main(): Promise<void> {
       },
       ...(ruleAllowed
         ? [
+            // The issue's goal is for a verdict "allowed by the plan or a rule": the same targets,
+            // though a rule's yes also writes an approved request and its event.
             {
-              // A rule's yes writes an approved request and its event besides the attempt.
               goal: `Gate verdict allowed by a rule (needs a card otherwise) p50, ${clients}`,
-              target: "≤ 3× plain + INSERT",
+              target: "≤ 2× plain + INSERT",
               raw: formatMs(plainInsert.latency.p50),
-              handshake: `${formatMs(ruleAllowed.latency.p50)} / ${formatRate(ruleAllowed.perSecond)}`,
+              handshake: formatMs(ruleAllowed.latency.p50),
               ratio: ratio(ruleAllowed.latency.p50, plainInsert.latency.p50),
-              verdict: verdict(ruleAllowed.latency.p50 <= 3 * plainInsert.latency.p50),
+              verdict: verdict(ruleAllowed.latency.p50 <= 2 * plainInsert.latency.p50),
+            },
+            {
+              goal: `Gate verdict allowed by a rule, rate, ${clients}`,
+              target: "≥ 40% of plain + INSERT",
+              raw: formatRate(plainInsert.perSecond),
+              handshake: formatRate(ruleAllowed.perSecond),
+              ratio: `${((ruleAllowed.perSecond / plainInsert.perSecond) * 100).toFixed(0)}%`,
+              verdict: verdict(ruleAllowed.perSecond >= 0.4 * plainInsert.perSecond),
             },
           ]
         : []),
