@@ -61,6 +61,7 @@ const REQUEST_COLUMNS = {
   createdAt: "created_at",
   expiresAt: "expires_at",
   requiredApprovals: "required_approvals",
+  approvalUsed: "approval_used",
 } as const satisfies Record<keyof Request, string>;
 
 const COMMON_DECISION_SQL = `

@@ -114,6 +114,7 @@ type RequestRow = {
   created_at: Date;
   expires_at: Date;
   required_approvals: number;
+  approval_used: boolean;
 };
 
 function toRequest(row: RequestRow): Request {
@@ -138,6 +139,7 @@ function toRequest(row: RequestRow): Request {
     createdAt: row.created_at,
     expiresAt: row.expires_at,
     requiredApprovals: row.required_approvals,
+    approvalUsed: row.approval_used,
   };
 }
 

@@ -149,6 +149,8 @@ async function approveByRule(
       workVersion: agent.workVersion,
       taskId: agent.taskId,
       expiresAt: now,
+      // Used by the call recorded with it, in this transaction.
+      approvalUsed: true,
     },
   });
   await appendEvent(tx, "request.decided", `request:${request.id}`, {

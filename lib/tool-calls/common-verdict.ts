@@ -80,31 +80,27 @@ const COMMON_VERDICT_SQL = `${LOCKED_AGENT_CTE}, call AS (
   RETURNING id`;
 
 // A call an allow rule lets through: the rule's approval (lib/rules/evaluate.ts, approveByRule),
-// fenced to the work the locked row has, then the attempt that uses it, then their two events in
-// the full path's order. A Lead's approval in that work that no call has used yet (used: as
-// isApprovalUsed in lib/tool-calls/edited-approval.ts says) may be this call's, which the full
-// path spends before the rule's: then nothing is written here. One the Lead gives while this
-// statement waits for the row lock is not seen; the call was asked for before that decision.
+// fenced to the work the locked row has and written used, then the attempt that uses it, then
+// their two events in the full path's order. An approval in that work that no call has used yet
+// (the Lead's: a rule's is written used) may be this call's, which the full path spends before the
+// rule's: then nothing is written here. One the Lead gives while this statement waits for the row
+// lock is not seen; the call was asked for before that decision.
 const RULE_ALLOWED_VERDICT_SQL = `${LOCKED_AGENT_CTE}, approval AS (
     INSERT INTO requests (id, type, agent_id, sender, target, status, payload, responded_by,
-                          responded_at, decided_by, incarnation, work_version, task_id, expires_at)
+                          responded_at, decided_by, incarnation, work_version, task_id, expires_at,
+                          approval_used)
     SELECT $13, 'tool_approval', id, $3, 'lead', 'approved', $14::jsonb, $15, $16::timestamptz,
-           $17::jsonb, $2, work_version, task_id, $16::timestamptz
+           $17::jsonb, $2, work_version, task_id, $16::timestamptz, true
     FROM agent
     WHERE NOT EXISTS (
-      SELECT 1 FROM requests lead_approval
-      WHERE lead_approval.agent_id = agent.id
-        AND lead_approval.type = 'tool_approval'
-        AND lead_approval.status = 'approved'
-        AND lead_approval.decided_by ->> 'kind' <> 'rule'
-        AND lead_approval.incarnation = $2
-        AND lead_approval.work_version = agent.work_version
-        AND lead_approval.task_id IS NOT DISTINCT FROM agent.task_id
-        AND NOT EXISTS (
-          SELECT 1 FROM tool_calls used
-          WHERE used.request_id = lead_approval.id
-            AND (used.is_allowed OR used.code = 'FILE_CHANGED')
-        )
+      SELECT 1 FROM requests unused
+      WHERE unused.agent_id = agent.id
+        AND unused.type = 'tool_approval'
+        AND unused.status = 'approved'
+        AND NOT unused.approval_used
+        AND unused.incarnation = $2
+        AND unused.work_version = agent.work_version
+        AND unused.task_id IS NOT DISTINCT FROM agent.task_id
     )
     RETURNING id
   ), call AS (

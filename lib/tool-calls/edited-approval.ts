@@ -8,17 +8,6 @@ import type { ToolVerdict } from "./schema";
 // arguments (bound by their hash). Either use consumes it: one approval, one run.
 
 /**
- * Whether an approval already let a call through (each is good for one run), or was voided by a
- * retry that found its file changed (FILE_CHANGED: the next call raises a new card, decision 025).
- */
-export async function isApprovalUsed(tx: Db, requestId: string): Promise<boolean> {
-  const use = await tx.toolCall.findFirst({
-    where: { requestId, OR: [{ isAllowed: true }, { code: "FILE_CHANGED" }] },
-  });
-  return use !== null;
-}
-
-/**
  * The verdict an unused approval gives the call it was asked for: with the Lead's edits, the
  * arguments to run instead. A caller that cannot run them is refused, and the approval stays
  * usable by a call with exactly the edited arguments.
@@ -40,14 +29,15 @@ export function approvedVerdict(
 
 /**
  * An unused approval of this incarnation's current work whose edited arguments hash to `callHash`:
- * the agent (or a session following the Lead's edit) calls with what the Lead approved.
+ * the agent (or a session following the Lead's edit) calls with what the Lead approved. Used: see
+ * `approvalUsed` in prisma/schema.prisma.
  */
 export async function findEditedApprovalFor(
   tx: Db,
   agent: Pick<Agent, "id" | "incarnation" | "workVersion" | "taskId">,
   callHash: string,
 ): Promise<Request | null> {
-  const approved = await tx.request.findMany({
+  return tx.request.findFirst({
     where: {
       agentId: agent.id,
       incarnation: agent.incarnation,
@@ -55,12 +45,9 @@ export async function findEditedApprovalFor(
       taskId: agent.taskId,
       type: "tool_approval",
       status: "approved",
+      approvalUsed: false,
       response: { path: ["approvedCallHash"], equals: callHash },
     },
     orderBy: { createdAt: "desc" },
   });
-  for (const request of approved) {
-    if (!(await isApprovalUsed(tx, request.id))) return request;
-  }
-  return null;
 }

@@ -22,7 +22,7 @@ import { raiseRequiredApprovals } from "../requests/approvals";
 import { decideWithRules, type RuleApprovals } from "../rules/evaluate";
 import { refuseEditsByRules } from "../rules/edited-call";
 import type { ToolCallInput, ToolVerdict } from "./schema";
-import { approvedVerdict, findEditedApprovalFor, isApprovalUsed } from "./edited-approval";
+import { approvedVerdict, findEditedApprovalFor } from "./edited-approval";
 import { isSameBase, refuseChangedFile } from "./file-guard";
 import { inTransaction } from "../transaction";
 import { rememberVerdictFacts, tryRecordCommonVerdict } from "./common-verdict";
@@ -55,7 +55,7 @@ async function spendApprovalOfCall(
   earlier: Request[],
 ): Promise<ToolVerdict | null> {
   for (const request of earlier) {
-    if (request.status === "approved" && !(await isApprovalUsed(tx, request.id))) {
+    if (request.status === "approved" && !request.approvalUsed) {
       return (
         refuseChangedFile(request.payload, input.file, request.id) ??
         (await refuseEditsByRules(tx, agent, request, input)) ??

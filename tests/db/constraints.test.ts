@@ -87,6 +87,79 @@ describe("database constraints", () => {
     );
   });
 
+  it("lets a decided tool approval be marked used once, alone, and never unused again", async () => {
+    const agent = await createAgent(`used-${randomBytes(3).toString("hex")}`);
+    const approval = await db.request.create({
+      data: {
+        ...pendingRequest(agent.id, "tool_approval"),
+        payload: { tool: "bash", args: { command: "git push" }, callHash: "h" },
+        status: "approved",
+        respondedAt: new Date(),
+        respondedBy: "lead",
+        decidedBy: DECIDED_BY,
+      },
+    });
+    const where = { id: approval.id };
+    await expect(
+      db.request.update({ where, data: { approvalUsed: true, feedback: "and a note" } }),
+    ).rejects.toThrow(/can no longer change/);
+    await db.request.update({ where, data: { approvalUsed: true } });
+    await expect(db.request.update({ where, data: { approvalUsed: false } })).rejects.toThrow(
+      /can no longer change/,
+    );
+    expect(await db.request.findUniqueOrThrow({ where })).toMatchObject({
+      approvalUsed: true,
+      feedback: null,
+      status: "approved",
+    });
+  });
+
+  it("marks an approval used by the call recorded with it: allowed, or voided as FILE_CHANGED", async () => {
+    const agent = await createAgent(`marks-${randomBytes(3).toString("hex")}`);
+    const approve = () =>
+      db.request.create({
+        data: {
+          ...pendingRequest(agent.id, "tool_approval"),
+          payload: {
+            tool: "bash",
+            args: { command: "git push" },
+            callHash: randomBytes(4).toString("hex"),
+          },
+          status: "approved",
+          respondedAt: new Date(),
+          respondedBy: "lead",
+          decidedBy: DECIDED_BY,
+        },
+      });
+    const [ran, voided, blocked, other] = [
+      await approve(),
+      await approve(),
+      await approve(),
+      await approve(),
+    ];
+    const call = (requestId: string, isAllowed: boolean, code: string | null) =>
+      db.toolCall.create({
+        data: {
+          agentId: agent.id,
+          incarnation: 1,
+          tool: "bash",
+          args: {},
+          gate: "approved",
+          isAllowed,
+          code,
+          requestId,
+        },
+      });
+    await call(ran.id, true, null);
+    await call(voided.id, false, "FILE_CHANGED");
+    await call(blocked.id, false, "TOOL_APPROVAL_DENIED");
+    const used = await db.request.findMany({
+      where: { id: { in: [ran.id, voided.id, blocked.id, other.id] }, approvalUsed: true },
+      select: { id: true },
+    });
+    expect(used.map(({ id }) => id).sort()).toEqual([ran.id, voided.id].sort());
+  });
+
   it("refuses a decided status without a decision time", async () => {
     const agent = await createAgent(`time-${randomBytes(3).toString("hex")}`);
     const request = await db.request.create({ data: pendingRequest(agent.id, "plan_approval") });
