@@ -58,3 +58,38 @@ export function describeCpuSplit(serverMs: number, postgresMs: number, benchMs: 
   const ceiling = (os.availableParallelism() * 1000) / totalMs;
   return `server ${serverMs.toFixed(1)} + PostgreSQL ${postgresMs.toFixed(1)} + the bench's clients ${benchMs.toFixed(1)} = ${totalMs.toFixed(1)} ms, a ceiling of ${ceiling.toFixed(0)}/s`;
 }
+
+/** Where the machine's CPU stood at one moment: the server's, every PostgreSQL process's, the bench's. */
+export type MachineCpuReading = {
+  atMs: number;
+  serverSeconds: number;
+  postgresSeconds: Map<number, number>;
+  benchSeconds: number;
+};
+
+export async function readMachineCpu(
+  readServerCpuSeconds: () => Promise<number>,
+  nowMs: () => number,
+): Promise<MachineCpuReading> {
+  return {
+    atMs: nowMs(),
+    serverSeconds: await readServerCpuSeconds(),
+    postgresSeconds: await readPostgresCpuSeconds(),
+    benchSeconds: benchCpuSeconds(),
+  };
+}
+
+/**
+ * How busy the machine was between two readings, each part as a percentage of one core, against
+ * what all cores allow: near the top, every process waits its turn, the server included, and a
+ * latency measured then is the machine's as much as the server's.
+ */
+export function describeMachineBusy(before: MachineCpuReading, after: MachineCpuReading): string {
+  const seconds = (after.atMs - before.atMs) / 1000;
+  const percent = (cpuSeconds: number) => (cpuSeconds / seconds) * 100;
+  const server = percent(after.serverSeconds - before.serverSeconds);
+  const postgres = percent(postgresCpuBetween(before.postgresSeconds, after.postgresSeconds));
+  const bench = percent(after.benchSeconds - before.benchSeconds);
+  const cores = os.availableParallelism();
+  return `server ${server.toFixed(0)}% + PostgreSQL ${postgres.toFixed(0)}% + the bench ${bench.toFixed(0)}% = ${(server + postgres + bench).toFixed(0)}% of ${cores * 100}% (${cores} cores)`;
+}

@@ -184,7 +184,7 @@ the whole load, peak − the collected idle, / ${sizes.agents}) is a diagnosis:
 it is mostly the push load's garbage. The *idle cost* rows compare server CPU time and the
 database's committed transactions (\`pg_stat_database\`) over a quiet window before the load and
 one with every long-poll and console attached but nothing happening. Event-loop lag is measured from outside, with no
-product change: \`GET /api/v1/health\` (one \`SELECT 1\`) every 50 ms from a process of its own
+product change: \`GET /api/v1/health\` (one \`SELECT 1\`) every 20 ms from a process of its own
 (bench/health-probe.ts; in the bench's process it waited behind the 1,000 long-poll clients and 50
 consoles the bench drives), for 15 s idle (raw floor column) and through the push under load. Agents' liveness: the bench moves their last heartbeat a day ahead with one SQL
 statement, so the sweeper does not mark idle agents offline mid-run; heartbeat traffic (a real

@@ -1,7 +1,14 @@
 import { spawn } from "node:child_process";
 import { describe, expect, it } from "vitest";
 import pg from "pg";
-import { cpuSecondsOfStat, postgresCpuBetween, readPostgresCpuSeconds } from "../bench/machine-cpu";
+import os from "node:os";
+import {
+  cpuSecondsOfStat,
+  describeMachineBusy,
+  postgresCpuBetween,
+  readMachineCpu,
+  readPostgresCpuSeconds,
+} from "../bench/machine-cpu";
 import { requireDatabaseUrl } from "../lib/env";
 
 describe("the bench's machine CPU split", () => {
@@ -34,6 +41,47 @@ describe("the bench's machine CPU split", () => {
     } finally {
       await client.end();
     }
+  });
+
+  it("states how busy each part kept the machine between two readings, against all its cores", () => {
+    const before = {
+      atMs: 1_000,
+      serverSeconds: 10,
+      postgresSeconds: new Map([[7, 1.0]]),
+      benchSeconds: 4,
+    };
+    const after = {
+      atMs: 3_000,
+      serverSeconds: 11,
+      postgresSeconds: new Map([
+        [7, 1.5],
+        [8, 0.1],
+      ]),
+      benchSeconds: 5.5,
+    };
+    const cores = os.availableParallelism();
+    expect(describeMachineBusy(before, after)).toBe(
+      `server 50% + PostgreSQL 30% + the bench 75% = 155% of ${cores * 100}% (${cores} cores)`,
+    );
+  });
+
+  it("reads the bench's own CPU into a machine reading as it spends it", async () => {
+    let clock = 0;
+    const before = await readMachineCpu(
+      async () => 2,
+      () => clock,
+    );
+    const end = Date.now() + 200;
+    while (Date.now() < end);
+    clock = 200;
+    const after = await readMachineCpu(
+      async () => 2,
+      () => clock,
+    );
+    expect(after.benchSeconds - before.benchSeconds).toBeGreaterThan(0.1);
+    expect(describeMachineBusy(before, after)).toMatch(
+      /^server 0% \+ PostgreSQL \d+% \+ the bench \d+% = /,
+    );
   });
 
   it("does not count a process of another name", async () => {
