@@ -1,6 +1,8 @@
 import { spawn } from "node:child_process";
+import { readFile } from "node:fs/promises";
 import { childProcessEnv } from "../lib/env";
 import type { Agent } from "./clients";
+import { cpuSecondsOfStat } from "./machine-cpu";
 import { now, sleep } from "./stats";
 
 /** What one side (the plain floor or Handshake) did under `clients` keep-alive clients. */
@@ -88,7 +90,7 @@ export function healthCall(baseUrl: string) {
 export async function startPlainServer(options: {
   databaseUrl: string;
   port: number;
-}): Promise<{ url: string; stop: () => Promise<void> }> {
+}): Promise<{ url: string; stop: () => Promise<void>; readCpuSeconds: () => Promise<number> }> {
   const child = spawn(process.execPath, ["--import", "tsx", "bench/plain-server.ts"], {
     stdio: ["ignore", "inherit", "inherit"],
     env: childProcessEnv({ DATABASE_URL: options.databaseUrl, PORT: String(options.port) }),
@@ -103,7 +105,9 @@ export async function startPlainServer(options: {
     const isUp = await fetch(`${url}/health`)
       .then((response) => response.ok)
       .catch(() => false);
-    if (isUp) return { url, stop };
+    const readCpuSeconds = async () =>
+      cpuSecondsOfStat(await readFile(`/proc/${child.pid}/stat`, "utf8"));
+    if (isUp) return { url, stop, readCpuSeconds };
     if (attempt > 120 || child.exitCode !== null) {
       await stop();
       throw new Error("the plain floor server did not start");

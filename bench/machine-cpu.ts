@@ -93,3 +93,17 @@ export function describeMachineBusy(before: MachineCpuReading, after: MachineCpu
   const cores = os.availableParallelism();
   return `server ${server.toFixed(0)}% + PostgreSQL ${postgres.toFixed(0)}% + the bench ${bench.toFixed(0)}% = ${(server + postgres + bench).toFixed(0)}% of ${cores * 100}% (${cores} cores)`;
 }
+
+/** The CPU one call cost each part between two readings, in milliseconds. */
+export function cpuMsPerCall(
+  before: MachineCpuReading,
+  after: MachineCpuReading,
+  calls: number,
+): { serverMs: number; postgresMs: number; benchMs: number } {
+  const perCall = (seconds: number) => (seconds * 1000) / calls;
+  return {
+    serverMs: perCall(after.serverSeconds - before.serverSeconds),
+    postgresMs: perCall(postgresCpuBetween(before.postgresSeconds, after.postgresSeconds)),
+    benchMs: perCall(after.benchSeconds - before.benchSeconds),
+  };
+}

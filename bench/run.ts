@@ -67,6 +67,7 @@ import { emptyHotPathWindows, inWindow, profileHotPaths, type HotPathProfiles } 
 import {
   benchCpuSeconds,
   describeCpuSplit,
+  cpuMsPerCall,
   describeMachineBusy,
   postgresCpuBetween,
   readMachineCpu,
@@ -417,7 +418,11 @@ async function main(): Promise<void> {
 
   // ---- the gate verdict against a plain node:http server doing the same one INSERT ----
   // Like G3.2 and G3.3, with the one Lead's console watching: each verdict's event reaches it.
-  type GateRun = LoadResult & { serverCpuMsPerCall: number };
+  type GateRun = LoadResult & {
+    serverCpuMsPerCall: number;
+    postgresCpuMsPerCall: number;
+    benchCpuMsPerCall: number;
+  };
   let gate:
     | Record<"plainInsert" | "verdict" | "ruleAllowed" | "plainHealth" | "health", GateRun[]>
     | undefined;
@@ -462,12 +467,25 @@ async function main(): Promise<void> {
         keyof typeof sides,
         (worker: number) => Promise<Response>,
       ][]) {
-        const cpuBefore = await server.readCpuSeconds();
+        // The server process of the side: the plain floor's own, or Handshake's.
+        const readServerCpu = side.startsWith("plain")
+          ? plain.readCpuSeconds
+          : () => server.readCpuSeconds();
+        const before = await readMachineCpu(readServerCpu, now);
         const windows = side === "verdict" || side === "ruleAllowed" ? hotPaths[side] : [];
         const measured = await inWindow(windows, () => load(call));
         // Server CPU per call: robust to a busy machine, where latency and rate are not.
-        const cpuMs = ((await server.readCpuSeconds()) - cpuBefore) * 1000;
-        gate[side].push({ ...measured, serverCpuMsPerCall: cpuMs / measured.latenciesMs.length });
+        const perCall = cpuMsPerCall(
+          before,
+          await readMachineCpu(readServerCpu, now),
+          measured.latenciesMs.length,
+        );
+        gate[side].push({
+          ...measured,
+          serverCpuMsPerCall: perCall.serverMs,
+          postgresCpuMsPerCall: perCall.postgresMs,
+          benchCpuMsPerCall: perCall.benchMs,
+        });
       }
       log(
         `gate round ${roundIndex + 1}/${sizes.rounds}: plain ${gate.plainInsert.at(-1)?.perSecond.toFixed(0)}/s, verdict ${gate.verdict.at(-1)?.perSecond.toFixed(0)}/s, rule-allowed ${gate.ruleAllowed.at(-1)?.perSecond.toFixed(0) ?? "—"}/s, plain health ${gate.plainHealth.at(-1)?.perSecond.toFixed(0)}/s, health ${gate.health.at(-1)?.perSecond.toFixed(0)}/s`,
@@ -482,8 +500,10 @@ async function main(): Promise<void> {
             latency: roundSummary(summarize(runs.flatMap((run) => run.latenciesMs))),
             perSecond: round(median(runs.map((run) => run.perSecond)), 1),
             errors: runs.reduce((sum, run) => sum + run.errors, 0),
-            // Meaningful for Handshake's sides only: the plain server is another process.
+            // Of the side's own server process: the plain floor's, or Handshake's.
             serverCpuMsPerCall: round(median(runs.map((run) => run.serverCpuMsPerCall)), 2),
+            postgresCpuMsPerCall: round(median(runs.map((run) => run.postgresCpuMsPerCall)), 2),
+            benchCpuMsPerCall: round(median(runs.map((run) => run.benchCpuMsPerCall)), 2),
           },
         ]),
     );
@@ -1009,6 +1029,15 @@ async function main(): Promise<void> {
       median(runs.map((run) => run.serverCpuMsPerCall)).toFixed(2);
     notes.push(
       `Gate: server CPU per call ${cpuPerCall(gate.verdict)} ms per verdict, ${ruleAllowed ? `${cpuPerCall(gate.ruleAllowed)} ms per rule-allowed verdict` : "no rules to allow by (the baseline)"}, ${cpuPerCall(gate.health)} ms per GET /health.`,
+    );
+    const machineSplit = (runs: GateRun[]) =>
+      describeCpuSplit(
+        median(runs.map((run) => run.serverCpuMsPerCall)),
+        median(runs.map((run) => run.postgresCpuMsPerCall)),
+        median(runs.map((run) => run.benchCpuMsPerCall)),
+      );
+    notes.push(
+      `Gate, the machine's CPU per call (${os.availableParallelism()} cores): the plain floor ${machineSplit(gate.plainInsert)}; a verdict ${machineSplit(gate.verdict)}${ruleAllowed ? `; a rule-allowed verdict ${machineSplit(gate.ruleAllowed)}` : ""}.`,
     );
   }
   if (rawLoop.length > 0) {

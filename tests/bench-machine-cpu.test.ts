@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import pg from "pg";
 import os from "node:os";
 import {
+  cpuMsPerCall,
   cpuSecondsOfStat,
   describeMachineBusy,
   postgresCpuBetween,
@@ -63,6 +64,7 @@ describe("the bench's machine CPU split", () => {
     expect(describeMachineBusy(before, after)).toBe(
       `server 50% + PostgreSQL 30% + the bench 75% = 155% of ${cores * 100}% (${cores} cores)`,
     );
+    expect(cpuMsPerCall(before, after, 500)).toEqual({ serverMs: 2, postgresMs: 1.2, benchMs: 3 });
   });
 
   it("reads the bench's own CPU into a machine reading as it spends it", async () => {
