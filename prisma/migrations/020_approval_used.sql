@@ -7,13 +7,6 @@
 -- an approval the Lead gave that is waiting to be used, whose plan could hash the whole table.
 ALTER TABLE requests ADD COLUMN approval_used boolean NOT NULL DEFAULT false;
 
-UPDATE requests approval SET approval_used = true
-WHERE approval.type = 'tool_approval'
-  AND EXISTS (
-    SELECT 1 FROM tool_calls used
-    WHERE used.request_id = approval.id AND (used.is_allowed OR used.code = 'FILE_CHANGED')
-  );
-
 -- A decided request never changes (migration 001), but for this mark: once, from unused to used,
 -- and nothing else with it. The decision stays as it was; an approval cannot be made usable again.
 CREATE OR REPLACE FUNCTION requests_refuse_terminal_update() RETURNS trigger AS $$
@@ -26,6 +19,14 @@ BEGIN
     USING ERRCODE = 'check_violation';
 END;
 $$ LANGUAGE plpgsql;
+
+-- Approvals already used, by the calls that used them.
+UPDATE requests approval SET approval_used = true
+WHERE approval.type = 'tool_approval'
+  AND EXISTS (
+    SELECT 1 FROM tool_calls used
+    WHERE used.request_id = approval.id AND (used.is_allowed OR used.code = 'FILE_CHANGED')
+  );
 
 -- The one place the rule is written: every path that records a call (the full transaction and
 -- the one-statement verdicts) inserts a tool_calls row, and the row marks what it used.
