@@ -28,7 +28,7 @@ import { inTransaction } from "../transaction";
 import { rememberVerdictFacts, tryRecordCommonVerdict } from "./common-verdict";
 
 /** This work's tool approvals of exactly this call, newest first. */
-async function approvalsOfCall(tx: Db, agent: Agent, callHash: string) {
+export async function approvalsOfCall(tx: Db, agent: Agent, callHash: string) {
   return tx.request.findMany({
     where: {
       agentId: agent.id,
