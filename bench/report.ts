@@ -123,9 +123,11 @@ without a plan (recorded before it answers), against the floor of a plain \`node
 \`pg\` per call. \`GET /api/v1/health\` is compared the same way with the plain server answering
 without the database. Each round runs plain, Handshake, plain health, Handshake health; latencies
 are pooled over rounds, rates are the median round. The server's CPU time over each Handshake
-window gives CPU per call, the figure least disturbed by a busy machine. It runs after G3.1, with
-the Lead's one console connected (as G3.2 and G3.3 do): each verdict's \`tool.allowed\` event is
-pushed to it.
+window gives CPU per call, the figure least disturbed by a busy machine; with the CPU of every
+PostgreSQL process and of the bench's own process over the same window, and the floor's server
+read the same way, it gives each side's CPU per call on the whole machine. It runs after G3.1,
+with the Lead's one console connected (as G3.2 and G3.3 do): each verdict's \`tool.allowed\`
+event is pushed to it.
 
 **G3.1 push latency** (${sizes.pushRequests.toLocaleString("en-US")} requests, ${sizes.pushConsoles} consoles):
 one agent submits a plan with \`POST /api/v1/requests\` (each one supersedes its previous pending
@@ -186,7 +188,8 @@ database's committed transactions (\`pg_stat_database\`) over a quiet window bef
 one with every long-poll and console attached but nothing happening. Event-loop lag is measured from outside, with no
 product change: \`GET /api/v1/health\` (one \`SELECT 1\`) every 20 ms from a process of its own
 (bench/health-probe.ts; in the bench's process it waited behind the 1,000 long-poll clients and 50
-consoles the bench drives), for 15 s idle (raw floor column) and through the push under load. Agents' liveness: the bench moves their last heartbeat a day ahead with one SQL
+consoles the bench drives), for 15 s idle (raw floor column) and through the push under load; the
+machine's CPU over both windows (server, PostgreSQL, the bench) is in the notes. Agents' liveness: the bench moves their last heartbeat a day ahead with one SQL
 statement, so the sweeper does not mark idle agents offline mid-run; heartbeat traffic (a real
 worker sends one every 5 s) is therefore *not* part of this load.
 
