@@ -59,12 +59,12 @@ export async function insertHistory(
 export type CapturedQuery = { sql: string; params: unknown[] };
 
 /**
- * The SQL the product runs for a history query, captured from Prisma's query log by calling the
- * same domain function (lib/requests/data.ts listRequests) the route calls.
+ * The statements on `requests` a piece of the product sends, captured from Prisma's query log
+ * while `run` calls it with a client of its own; the SQL and values exactly as sent.
  */
-export async function captureHistorySql(
+export async function captureRequestsSql(
   databaseUrl: string,
-  query: Record<string, string>,
+  run: (db: PrismaClient) => Promise<unknown>,
 ): Promise<CapturedQuery[]> {
   const db = new PrismaClient({
     adapter: new PrismaPg({ connectionString: databaseUrl, max: 1 }),
@@ -75,11 +75,24 @@ export async function captureHistorySql(
     captured.push({ sql: event.query, params: JSON.parse(event.params) as unknown[] }),
   );
   try {
-    await listRequests(db, listRequestsQuerySchema.parse(query));
+    await run(db);
   } finally {
     await db.$disconnect();
   }
   return captured.filter((entry) => /\bFROM "public"\."requests"/.test(entry.sql));
+}
+
+/**
+ * The SQL the product runs for a history query: the same domain function (lib/requests/data.ts
+ * listRequests) the route calls.
+ */
+export function captureHistorySql(
+  databaseUrl: string,
+  query: Record<string, string>,
+): Promise<CapturedQuery[]> {
+  return captureRequestsSql(databaseUrl, (db) =>
+    listRequests(db, listRequestsQuerySchema.parse(query)),
+  );
 }
 
 export type ExplainResult = { plan: string; indexes: string[]; isSeqScan: boolean };

@@ -1,10 +1,14 @@
 import { randomBytes } from "node:crypto";
-import pg from "pg";
-import { PrismaPg } from "@prisma/adapter-pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  captureRequestsSql,
+  explain,
+  type CapturedQuery,
+  type ExplainResult,
+} from "../../bench/history";
 import { getDb } from "../../lib/db";
 import { requireDatabaseUrl } from "../../lib/env";
-import { PrismaClient } from "../../lib/generated/prisma/client";
+import type { PrismaClient } from "../../lib/generated/prisma/client";
 import { findEditedApprovalFor } from "../../lib/tool-calls/edited-approval";
 import { approvalsOfCall } from "../../lib/tool-calls/mutations";
 
@@ -15,41 +19,11 @@ const databaseUrl = requireDatabaseUrl();
 const db = getDb();
 let agent: Awaited<ReturnType<typeof db.agent.create>>;
 
-type Captured = { sql: string; params: unknown[] };
-
-/** Runs `lookup` through a Prisma client that logs its queries, and returns the one on requests. */
-async function captureSql(lookup: (logged: PrismaClient) => Promise<unknown>): Promise<Captured> {
-  const logged = new PrismaClient({
-    adapter: new PrismaPg({ connectionString: databaseUrl, max: 1 }),
-    log: [{ emit: "event", level: "query" }],
-  });
-  const captured: Captured[] = [];
-  logged.$on("query", (event) =>
-    captured.push({ sql: event.query, params: JSON.parse(event.params) as unknown[] }),
-  );
-  try {
-    await lookup(logged);
-  } finally {
-    await logged.$disconnect();
-  }
-  const onRequests = captured.filter((entry) => /\bFROM "public"\."requests"/.test(entry.sql));
-  expect(onRequests).toHaveLength(1);
-  return onRequests[0] as Captured;
-}
-
-/** The plan PostgreSQL runs the captured statement with, as the driver sends it (with values). */
-async function planOf({ sql, params }: Captured): Promise<string> {
-  const client = new pg.Client({ connectionString: databaseUrl });
-  await client.connect();
-  try {
-    const { rows } = await client.query<{ "QUERY PLAN": string }>(
-      `EXPLAIN (ANALYZE, COSTS OFF) ${sql}`,
-      params,
-    );
-    return rows.map((row) => row["QUERY PLAN"]).join("\n");
-  } finally {
-    await client.end();
-  }
+/** The plan of the one statement on requests that `lookup` sends, as Prisma sends it. */
+async function planOf(lookup: (db: PrismaClient) => Promise<unknown>): Promise<ExplainResult> {
+  const captured = await captureRequestsSql(databaseUrl, lookup);
+  expect(captured).toHaveLength(1);
+  return explain(databaseUrl, captured[0] as CapturedQuery);
 }
 
 beforeAll(async () => {
@@ -80,18 +54,18 @@ afterAll(() => db.$disconnect());
 
 describe("a call's approvals, for an agent with a long history", () => {
   it("every approval of this exact call: through requests_tool_approvals_by_call_idx", async () => {
-    const plan = await planOf(
-      await captureSql((logged) => approvalsOfCall(logged, agent, "no-such-call")),
+    const { plan, indexes } = await planOf((logged) =>
+      approvalsOfCall(logged, agent, "no-such-call"),
     );
-    expect(plan).toContain("requests_tool_approvals_by_call_idx");
+    expect(indexes).toEqual(["requests_tool_approvals_by_call_idx"]);
     expect(plan).not.toMatch(/Rows Removed by Filter: \d{3,}/);
   });
 
   it("a Lead's edit approved into this call: through requests_tool_approvals_by_edit_idx", async () => {
-    const plan = await planOf(
-      await captureSql((logged) => findEditedApprovalFor(logged, agent, "no-such-call")),
+    const { plan, indexes } = await planOf((logged) =>
+      findEditedApprovalFor(logged, agent, "no-such-call"),
     );
-    expect(plan).toContain("requests_tool_approvals_by_edit_idx");
+    expect(indexes).toEqual(["requests_tool_approvals_by_edit_idx"]);
     expect(plan).not.toMatch(/Rows Removed by Filter: \d{3,}/);
   });
 });
