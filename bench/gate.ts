@@ -1,8 +1,7 @@
 import { spawn } from "node:child_process";
-import { readFile } from "node:fs/promises";
 import { childProcessEnv } from "../lib/env";
 import type { Agent } from "./clients";
-import { cpuSecondsOfStat } from "./machine-cpu";
+import { readProcessCpuSeconds } from "./machine-cpu";
 import { now, sleep } from "./stats";
 
 /** What one side (the plain floor or Handshake) did under `clients` keep-alive clients. */
@@ -105,8 +104,7 @@ export async function startPlainServer(options: {
     const isUp = await fetch(`${url}/health`)
       .then((response) => response.ok)
       .catch(() => false);
-    const readCpuSeconds = async () =>
-      cpuSecondsOfStat(await readFile(`/proc/${child.pid}/stat`, "utf8"));
+    const readCpuSeconds = () => readProcessCpuSeconds(child.pid);
     if (isUp) return { url, stop, readCpuSeconds };
     if (attempt > 120 || child.exitCode !== null) {
       await stop();

@@ -11,6 +11,11 @@ export function cpuSecondsOfStat(stat: string): number {
   return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SECOND;
 }
 
+/** utime + stime of one process by pid, in seconds. */
+export async function readProcessCpuSeconds(pid: number | undefined): Promise<number> {
+  return cpuSecondsOfStat(await readFile(`/proc/${pid}/stat`, "utf8"));
+}
+
 /**
  * CPU seconds of every PostgreSQL process on this machine, by pid: the bench's database runs on
  * the machine's own server, whose backends (one per connection) are where a statement's database

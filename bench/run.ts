@@ -64,15 +64,7 @@ import {
 import { startServer, ensureBuild, type RunningServer } from "./server";
 import { runBaseline, type BaselineResults } from "./baseline";
 import { emptyHotPathWindows, inWindow, profileHotPaths, type HotPathProfiles } from "./profile";
-import {
-  benchCpuSeconds,
-  describeCpuSplit,
-  cpuMsPerCall,
-  describeMachineBusy,
-  postgresCpuBetween,
-  readMachineCpu,
-  readPostgresCpuSeconds,
-} from "./machine-cpu";
+import { cpuMsPerCall, describeCpuSplit, describeMachineBusy, readMachineCpu } from "./machine-cpu";
 import { rssPerLongPollKiB, sampleSettledRssMiB, settledMiB } from "./rss";
 import {
   formatMs,
@@ -639,6 +631,9 @@ async function main(): Promise<void> {
     rates.notify8.push(await rate(8, true));
   };
 
+  // Where the machine's CPU stands: Handshake's server, PostgreSQL, this bench.
+  const readMachine = () => readMachineCpu(() => server.readCpuSeconds(), now);
+
   // ---- G3.3 throughput, interleaved with the raw insert rates ----
   const throughput = {
     submissions: [] as number[],
@@ -658,9 +653,7 @@ async function main(): Promise<void> {
   for (let roundIndex = 0; roundIndex < sizes.rounds; roundIndex++) {
     await measureRates();
     if (!isPhaseSelected("throughput")) continue;
-    const cpuBeforeSubmissions = await server.readCpuSeconds();
-    const postgresBeforeSubmissions = await readPostgresCpuSeconds();
-    const benchBeforeSubmissions = benchCpuSeconds();
+    const beforeSubmissions = await readMachine();
     const submitted = await inWindow(hotPaths.submission, () =>
       measureSubmissions({
         baseUrl: server.url,
@@ -669,9 +662,7 @@ async function main(): Promise<void> {
         durationMs: sizes.throughputMs,
       }),
     );
-    const cpuAfterSubmissions = await server.readCpuSeconds();
-    const benchAfterSubmissions = benchCpuSeconds();
-    const postgresAfterSubmissions = await readPostgresCpuSeconds();
+    const afterSubmissions = await readMachine();
     const decided = await inWindow(hotPaths.decision, () =>
       measureDecisions({
         baseUrl: server.url,
@@ -680,34 +671,20 @@ async function main(): Promise<void> {
         concurrency: sizes.throughputConcurrency,
       }),
     );
-    const cpuAfterDecisions = await server.readCpuSeconds();
-    const benchAfterDecisions = benchCpuSeconds();
-    const postgresAfterDecisions = await readPostgresCpuSeconds();
-    const perCall = (seconds: number, count: number) => (seconds * 1000) / count;
-    throughput.postgresCpuMsPerSubmission.push(
-      perCall(
-        postgresCpuBetween(postgresBeforeSubmissions, postgresAfterSubmissions),
-        submitted.count,
-      ),
-    );
-    throughput.postgresCpuMsPerDecision.push(
-      perCall(postgresCpuBetween(postgresAfterSubmissions, postgresAfterDecisions), decided.count),
-    );
-    throughput.benchCpuMsPerSubmission.push(
-      perCall(benchAfterSubmissions - benchBeforeSubmissions, submitted.count),
-    );
-    throughput.benchCpuMsPerDecision.push(
-      perCall(benchAfterDecisions - benchAfterSubmissions, decided.count),
-    );
+    const afterDecisions = await readMachine();
+    const perSubmission = cpuMsPerCall(beforeSubmissions, afterSubmissions, submitted.count);
+    const perDecision = cpuMsPerCall(afterSubmissions, afterDecisions, decided.count);
     // Server CPU per call: the process is one event loop, so ~1 s of CPU per second is its ceiling.
-    throughput.serverCpuMsPerSubmission.push(
-      ((cpuAfterSubmissions - cpuBeforeSubmissions) * 1000) / submitted.count,
-    );
-    throughput.serverCpuMsPerDecision.push(
-      ((cpuAfterDecisions - cpuAfterSubmissions) * 1000) / decided.count,
-    );
+    throughput.serverCpuMsPerSubmission.push(perSubmission.serverMs);
+    throughput.serverCpuMsPerDecision.push(perDecision.serverMs);
+    throughput.postgresCpuMsPerSubmission.push(perSubmission.postgresMs);
+    throughput.postgresCpuMsPerDecision.push(perDecision.postgresMs);
+    throughput.benchCpuMsPerSubmission.push(perSubmission.benchMs);
+    throughput.benchCpuMsPerDecision.push(perDecision.benchMs);
     throughput.serverCpuPercent.push(
-      ((cpuAfterSubmissions - cpuBeforeSubmissions) / (sizes.throughputMs / 1000)) * 100,
+      ((afterSubmissions.serverSeconds - beforeSubmissions.serverSeconds) /
+        (sizes.throughputMs / 1000)) *
+        100,
     );
     throughput.submissions.push(submitted.perSecond);
     throughput.decisions.push(decided.perSecond);
@@ -772,7 +749,6 @@ async function main(): Promise<void> {
     // Idle backends report their statistics up to 10 s late: let G3.3's traffic settle first.
     await sleep(11_000);
     const bare = await measureIdle(8_000);
-    const readMachine = () => readMachineCpu(() => server.readCpuSeconds(), now);
     const healthIdleProbe = await startHealthProbe(server.url, LAG_PROBE_INTERVAL_MS);
     const machineIdleFrom = await readMachine();
     // Some 600 samples: the idle p99 is the goal's base, not one slow sample of a hundred.

@@ -2,7 +2,7 @@ import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { createWriteStream, readFileSync, writeFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { collectGarbage, INSPECTOR_ADDRESS } from "./inspector-gc";
-import { cpuSecondsOfStat } from "./machine-cpu";
+import { readProcessCpuSeconds } from "./machine-cpu";
 import { childProcessEnv } from "../lib/env";
 import { readBuildState } from "../scripts/build-if-needed";
 import { waitForHealth } from "../scripts/product-processes";
@@ -136,7 +136,7 @@ export async function startServer(options: {
       return kb / 1024;
     },
     async readCpuSeconds() {
-      return cpuSecondsOfStat(await readFile(`/proc/${child.pid}/stat`, "utf8"));
+      return readProcessCpuSeconds(child.pid);
     },
     async collectGarbage() {
       if (inspectorAddress === undefined)

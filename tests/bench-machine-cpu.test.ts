@@ -9,6 +9,7 @@ import {
   postgresCpuBetween,
   readMachineCpu,
   readPostgresCpuSeconds,
+  readProcessCpuSeconds,
 } from "../bench/machine-cpu";
 import { requireDatabaseUrl } from "../lib/env";
 
@@ -84,6 +85,19 @@ describe("the bench's machine CPU split", () => {
     expect(describeMachineBusy(before, after)).toMatch(
       /^server 0% \+ PostgreSQL \d+% \+ the bench \d+% = /,
     );
+  });
+
+  it("reads one process's CPU by pid as it spends it", async () => {
+    const busy = spawn(process.execPath, [
+      "-e",
+      "const end = Date.now() + 600; while (Date.now() < end); setInterval(() => {}, 1000);",
+    ]);
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 900));
+      expect(await readProcessCpuSeconds(busy.pid)).toBeGreaterThan(0.3);
+    } finally {
+      busy.kill("SIGKILL");
+    }
   });
 
   it("does not count a process of another name", async () => {
