@@ -33,7 +33,7 @@ export async function readRequestRow(
   db: Db,
   requestId: string,
 ): Promise<RequestViewWire | undefined> {
-  const created = takeNewRequestRow(requestId);
+  const created = await takeNewRequestRow(requestId);
   if (created) return created;
   try {
     return (await findRequestView(db, requestId)) ?? undefined;

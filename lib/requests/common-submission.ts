@@ -4,9 +4,9 @@ import type { Prisma, Request } from "../generated/prisma/client";
 import { describeTimeoutPolicy, type ProtocolTypeDefinition } from "../protocol/definition";
 import { agentStatusSchema, isAgentActive } from "../shared/agents/schema";
 import type { CreatedRequest } from "./mutations";
-import { rememberNewRequestRow } from "./new-rows";
+import { expectNewRequestRow } from "./new-rows";
 import { newRequestId } from "./request-id";
-import { toRequestView } from "./views";
+import { toRequestView, type RequestView } from "./views";
 
 /**
  * The common submission in one statement (decision 030): a worker's plan to the Lead, superseding
@@ -188,18 +188,22 @@ export async function trySubmitCommonPlan(
     definition.summarize(payload as Record<string, unknown>),
     JSON.stringify(created),
   ];
-  let rows: RequestRow[];
+  const written = queryHot<RequestRow>(db, "common-submission", COMMON_SUBMISSION_SQL, values).then(
+    ([row]) => (row ? toRequestView(toRequest(row)) : undefined),
+  );
+  expectNewRequestRow(
+    id,
+    written.catch(() => undefined),
+  );
+  let request: RequestView | undefined;
   try {
-    rows = await queryHot<RequestRow>(db, "common-submission", COMMON_SUBMISSION_SQL, values);
+    request = await written;
   } catch (error) {
     // A request committed under the same idempotency key, or a pending plan, while the statement
     // ran: it rolled back whole, and the full path judges the rows as they now are.
     if (isUniqueViolation(error) || hasSqlState(error, "23505")) return null;
     throw error;
   }
-  const [row] = rows;
-  if (!row) return null;
-  const request = toRequestView(toRequest(row));
-  rememberNewRequestRow(request);
+  if (!request) return null;
   return { request, isCreated: true };
 }

@@ -1,6 +1,6 @@
 import { io as connect, type Socket } from "socket.io-client";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { getDb } from "../../lib/db";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { getDb, poolOf } from "../../lib/db";
 import { takeNewRequestRow } from "../../lib/requests/new-rows";
 import { findNewestEventId, listEventsAfter } from "../../lib/events/data";
 import { broadcastHubEvents } from "../../lib/realtime/console-namespace";
@@ -74,6 +74,22 @@ async function newRequest(): Promise<{ id: string; agent: string; created: Conso
   return { id, agent: agent.name, created };
 }
 
+/** The `request.created` event of the agent's request, once its statement has committed. */
+async function committedRequestOf(
+  agent: string,
+  after: number,
+): Promise<{ id: string; created: ConsoleEvent }> {
+  for (let tries = 0; tries <= 200; tries++) {
+    for (const event of await listEventsAfter(getDb(), after)) {
+      if (event.kind === "request.created" && event.data.agent === agent) {
+        return { id: event.data.requestId, created: event };
+      }
+    }
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  throw new Error(`no request.created for ${agent}`);
+}
+
 async function waitFor(check: () => boolean): Promise<void> {
   for (let tries = 0; !check(); tries++) {
     if (tries > 200) throw new Error("timed out");
@@ -134,11 +150,52 @@ describe("a new request's row on the console socket (decision 035)", () => {
     expect(leadSocket[1]).toEqual({ requestId: id, row: asCreated.json });
   });
 
+  it("a row whose event comes before its statement's answer waits for that answer, unread", async () => {
+    const pool = poolOf(getDb());
+    if (!pool) throw new Error("the tests' client runs on our pool");
+    let releaseAnswer = () => undefined as void;
+    const isAnswerHeld = new Promise<void>((resolve) => (releaseAnswer = resolve));
+    const query = pool.query.bind(pool) as (config: unknown) => Promise<unknown>;
+    // The common submission commits on its own: PostgreSQL tells the listener at commit, on
+    // another connection, so the event may be published before the answer is read. Held here.
+    const heldQuery = vi.spyOn(pool, "query").mockImplementation(((config: { name?: string }) =>
+      config.name === "common-submission"
+        ? query(config).then(async (answer) => {
+            await isAnswerHeld;
+            return answer;
+          })
+        : query(config)) as typeof pool.query);
+    try {
+      const leadSocket = await openConsole((await lead()).headers);
+      const before = await findNewestEventId(getDb());
+      const agent = await registerAgent();
+      const submitted = submitPlan(agent, "1. a plan committed before its answer is read");
+      const { id, created } = await committedRequestOf(agent.name, before);
+      // Changed behind the node's back: a row read now would show it.
+      await getDb().$executeRaw`UPDATE requests SET feedback = 'changed after' WHERE id = ${id}`;
+
+      hub.publish([created]);
+      await waitFor(() => leadSocket.length > 0);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(leadSocket).toEqual([{ event: created, rowFollows: true }]);
+
+      releaseAnswer();
+      const response = await submitted;
+      expect(response.status).toBe(201);
+      await waitFor(() => leadSocket.length === 2);
+      expect(leadSocket[1]).toEqual({ requestId: id, row: response.json });
+      expect(response.json).toMatchObject({ feedback: null });
+    } finally {
+      releaseAnswer();
+      heldQuery.mockRestore();
+    }
+  });
+
   it("a request another node created is read, and a gate's card is sent as the API shows it", async () => {
     const leadSocket = await openConsole((await lead()).headers);
     const { id, created } = await newRequest();
     // What another node holds of this request: nothing.
-    expect(takeNewRequestRow(id)).toMatchObject({ id });
+    expect(await takeNewRequestRow(id)).toMatchObject({ id });
     await getDb().$executeRaw`UPDATE requests SET feedback = 'changed after' WHERE id = ${id}`;
     hub.publish([created]);
     await waitFor(() => leadSocket.length === 2);
