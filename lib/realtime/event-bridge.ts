@@ -29,6 +29,17 @@ const HEALTH_CHECK_TIMEOUT_MS = 3_000;
  * from a resume that starts below it).
  */
 const GAP_WAIT_MS = 1_000;
+/**
+ * How long a signed event whose notification came before those of the ids below it is held for
+ * them before the table is read. Concurrent commits notify out of id order all the time, and the
+ * missing ids' own signed notifications follow within a millisecond or two: a read for each
+ * reordering would cost a query and a round trip. A missing id that does not come (a rolled-back
+ * transaction) is left to the read and its gap wait, which this delays by as much; an id sent
+ * alone (too large to sign) asks for the read at once.
+ */
+const HOLD_MS = 50;
+/** More held events than a page of the table: read the table instead. */
+const MAX_HELD_EVENTS = MAX_EVENTS_PAGE;
 
 export type EventBridgeOptions = {
   databaseUrl: string;
@@ -51,9 +62,11 @@ export type EventBridge = {
 /**
  * Feeds the hub with committed events, in id order, each once. A notification that carries the
  * next id after the cursor, signed by the insert trigger, is published as it arrives (decision
- * 032); anything else (a gap, an id alone, an unsigned or malformed payload, a reconnect, a read
- * under way) only says "something was committed", and the events are read from the table after the
- * cursor, so a lost, duplicated or forged notification costs nothing but latency.
+ * 032); a signed one for a later id is held until the ids before it are published, for at most
+ * HOLD_MS; anything else (a gap that outlasts that, an id alone, an unsigned or malformed payload,
+ * a reconnect, a read under way) only says "something was committed", and the events are read
+ * from the table after the cursor, so a lost, duplicated or forged notification costs nothing but
+ * latency.
  */
 export async function startEventBridge(options: EventBridgeOptions): Promise<EventBridge> {
   const { databaseUrl, db, hub } = options;
@@ -76,6 +89,9 @@ export async function startEventBridge(options: EventBridgeOptions): Promise<Eve
   // since at least `seenAt`. Entries at or below the cursor are dropped.
   const sightings: { upTo: number; seenAt: number }[] = [];
   let gapTimer: NodeJS.Timeout | undefined;
+  // Signed events whose notification came before that of an id below them, by id.
+  const held = new Map<number, ConsoleEvent>();
+  let holdTimer: NodeJS.Timeout | undefined;
 
   let reconnectTimer: NodeJS.Timeout | undefined;
   let reconnectRun: Promise<void> | undefined;
@@ -112,6 +128,7 @@ export async function startEventBridge(options: EventBridgeOptions): Promise<Eve
       }
 
       cursor = ready.at(-1)?.id ?? cursor;
+      dropHeldUpToCursor();
       while ((sightings[0]?.upTo ?? Infinity) <= cursor) sightings.shift();
       hub.publish(ready);
       if (isHeldByGap || events.length < MAX_EVENTS_PAGE) return;
@@ -142,17 +159,39 @@ export async function startEventBridge(options: EventBridgeOptions): Promise<Eve
     // Published already, or skipped as a permanent gap: nothing left to read for it.
     if (id !== undefined && id <= cursor) return;
     // A read under way or asked for may cover this id too; publishing beside it could reorder.
-    if (event && event.id === cursor + 1 && !catchUpRun) publishNotified(event);
-    else requestCatchUp();
+    if (!event || catchUpRun) return requestCatchUp();
+    if (event.id === cursor + 1) return publishNotified(event);
+    hold(event);
   }
 
   function publishNotified(event: ConsoleEvent): void {
-    cursor = event.id;
+    const ready = [event];
+    for (let next = held.get(event.id + 1); next; next = held.get(next.id + 1)) ready.push(next);
+    cursor = ready.at(-1)?.id ?? cursor;
+    dropHeldUpToCursor();
     while ((sightings[0]?.upTo ?? Infinity) <= cursor) sightings.shift();
-    hub.publish([event]);
+    hub.publish(ready);
     // A read saw ids beyond this one, held back by the gap it filled: read them now, not at the
     // gap recheck.
     if (sightings.length > 0) requestCatchUp();
+  }
+
+  function hold(event: ConsoleEvent): void {
+    held.set(event.id, event);
+    if (held.size > MAX_HELD_EVENTS) return requestCatchUp();
+    holdTimer ??= setTimeout(() => {
+      holdTimer = undefined;
+      if (held.size > 0) requestCatchUp();
+    }, HOLD_MS);
+  }
+
+  /** What the cursor has passed, published or skipped as a gap, is held no longer. */
+  function dropHeldUpToCursor(): void {
+    for (const id of held.keys()) if (id <= cursor) held.delete(id);
+    if (held.size === 0) {
+      clearTimeout(holdTimer);
+      holdTimer = undefined;
+    }
   }
 
   async function runCatchUps(): Promise<void> {
@@ -267,6 +306,7 @@ export async function startEventBridge(options: EventBridgeOptions): Promise<Eve
       clearInterval(healthTimer);
       clearTimeout(reconnectTimer);
       clearTimeout(gapTimer);
+      clearTimeout(holdTimer);
       await reconnectRun;
       await catchUpRun;
       const target = listener;

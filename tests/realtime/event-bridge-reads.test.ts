@@ -203,6 +203,76 @@ it("publishes a higher id committed first after the lower one, in id order", asy
   });
 });
 
+it("holds a higher id committed first for the lower one that commits moments later, and reads nothing", async () => {
+  await withQuietBridge(async ({ published }) => {
+    eventReads.length = 0;
+    let commitLow!: () => void;
+    const lowCommitted = new Promise<void>((resolve) => (commitLow = resolve));
+    let reportLow!: (id: number) => void;
+    const lowId = new Promise<number>((resolve) => (reportLow = resolve));
+    try {
+      const settled = db.$transaction(async (tx) => {
+        const row = await tx.event.create({
+          data: { kind: "test.low", subject: "test:reorder", data: {} },
+          select: { id: true },
+        });
+        reportLow(Number(row.id));
+        await lowCommitted;
+      });
+      const low = await lowId;
+      const high = Number(
+        (
+          await db.event.create({
+            data: { kind: "test.high", subject: "test:reorder", data: {} },
+            select: { id: true },
+          })
+        ).id,
+      );
+      expect(high).toBe(low + 1);
+      commitLow();
+      await settled;
+      await waitFor(() => published.length >= 2);
+      await sleep(200);
+      expect(published.map((event) => event.id)).toEqual([low, high]);
+      expect(eventReads).toEqual([]);
+    } finally {
+      commitLow();
+    }
+  });
+});
+
+it("reads the table for a held id whose lower neighbour never commits", async () => {
+  await withQuietBridge(async ({ published }) => {
+    eventReads.length = 0;
+    let rollBack!: () => void;
+    const isRolledBack = new Promise<void>((resolve) => (rollBack = resolve));
+    let reportLow!: () => void;
+    const isLowWritten = new Promise<void>((resolve) => (reportLow = resolve));
+    const rolledBack = db
+      .$transaction(async (tx) => {
+        await tx.event.create({ data: { kind: "test.lost", subject: "test:gap", data: {} } });
+        reportLow();
+        await isRolledBack;
+        throw new Error("rolled back on purpose");
+      })
+      .catch(() => undefined);
+    try {
+      await isLowWritten;
+      const high = await db.event.create({
+        data: { kind: "test.after-gap", subject: "test:gap", data: {} },
+        select: { id: true },
+      });
+      rollBack();
+      await rolledBack;
+      await waitFor(() => published.length >= 1, 5_000);
+      expect(published.map((event) => event.id)).toEqual([Number(high.id)]);
+      expect(eventReads.length).toBeGreaterThan(0);
+    } finally {
+      rollBack();
+    }
+  });
+});
+
 it("publishes no event a forged or malformed notification names", async () => {
   await withQuietBridge(async ({ bridge, published }) => {
     const next = bridge.lastId + 1;
