@@ -4,6 +4,7 @@ import { queryHot, type Db } from "../db";
 import type { Message } from "../generated/prisma/client";
 import { inboxWaitKey, type EventHub } from "../realtime/event-hub";
 import { longPollDeadline, readUntil } from "../realtime/long-poll";
+import { messageWokenBy } from "./decision-messages";
 import type { InboxQuery } from "./schema";
 import { toMessageView, type MessageView } from "./views";
 
@@ -61,6 +62,10 @@ export async function readInbox(
       signal,
       read: () => readAfter(db, actor, after, query.limit),
       isDone: (read) => read.length > 0,
+      answerWoken: async (event) => {
+        const message = await messageWokenBy(event, actor);
+        return message && BigInt(message.id) > after ? [message] : undefined;
+      },
     });
     return { messages, cursor: messages.at(-1)?.id ?? Number(after) };
   } finally {

@@ -1,3 +1,4 @@
+import type { ConsoleEvent } from "../shared/realtime/contract";
 import type { EventHub } from "./event-hub";
 
 /** Waits this long or longer end at a random point of their last tenth. */
@@ -26,7 +27,9 @@ export function longPollDeadline(
  * deadline, or the client gone): the bridge publishes every committed event (NOTIFY, backed by its
  * own poll), so an unwoken wait has nothing new to read but what committed in its last moments,
  * which the caller's next long-poll reads first. A thousand long-polls ending together would
- * otherwise cost a thousand reads that answer nothing.
+ * otherwise cost a thousand reads that answer nothing. A woken wait reads again, unless
+ * `answerWoken` answers from the event that woke it (an inbox woken by a decision made on this
+ * node, decision 040).
  */
 export async function readUntil<T>(options: {
   hub: EventHub;
@@ -35,14 +38,19 @@ export async function readUntil<T>(options: {
   signal: AbortSignal | undefined;
   read: () => Promise<T>;
   isDone: (value: T) => boolean;
+  /** What the waking event alone answers, without the read; undefined, and the caller reads. */
+  answerWoken?: (event: ConsoleEvent) => Promise<T | undefined>;
 }): Promise<T> {
-  const { hub, key, deadline, signal, read, isDone } = options;
+  const { hub, key, deadline, signal, read, isDone, answerWoken } = options;
   for (;;) {
     const { woken, cancel } = hub.wait(key, Math.max(0, deadline - Date.now()), signal);
     try {
       const value = await read();
       if (isDone(value) || Date.now() >= deadline || signal?.aborted) return value;
-      if ((await woken) === null) return value;
+      const event = await woken;
+      if (event === null) return value;
+      const answered = await answerWoken?.(event);
+      if (answered !== undefined) return answered;
     } finally {
       cancel();
     }

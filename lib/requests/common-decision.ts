@@ -1,6 +1,7 @@
 import { hasSqlState, queryHot, type Db } from "../db";
 import type { GateState } from "../shared/agents/schema";
 import type { Request } from "../generated/prisma/client";
+import { expectDecisionMessage } from "../messages/decision-messages";
 import type { ProtocolTypeDefinition } from "../protocol/definition";
 import { planApproval } from "../protocol/plan-approval";
 import { toolApproval } from "../protocol/tool-approval";
@@ -104,8 +105,28 @@ export async function tryDecideCommonRequest(
     effect.gateAfter(approve),
     effect.isWaitingWhileOthersPend,
   ];
+  const statement = queryHot<Request>(db, "common-decision", COMMON_DECISION_SQL, values).then(
+    ([decided]) => decided,
+  );
+  expectDecisionMessage(
+    requestId,
+    statement.then(
+      (decided) =>
+        decided && {
+          from: decided.target,
+          to: decided.sender,
+          agentId: decided.agentId,
+          incarnation: decided.incarnation,
+          type: definition.responseType,
+          content: feedback ?? "",
+          metadata: { requestId, approve, status: decided.status },
+          cancelledAt: null,
+        },
+      () => undefined,
+    ),
+  );
   try {
-    const [decided] = await queryHot<Request>(db, "common-decision", COMMON_DECISION_SQL, values);
+    const decided = await statement;
     return decided ? toRequestView(decided) : null;
   } catch (error) {
     // A deadline moved into the past while the statement waited for the lock: nothing was

@@ -1,0 +1,104 @@
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { getDb, poolOf } from "../../lib/db";
+import { decideRequestInFull } from "../../lib/requests/mutations";
+import { runEventBridgeDuringFile } from "../support/event-bridge-hooks";
+import { api, lead, registerAgent, submitPlan, type TestAgent } from "./fixtures";
+
+runEventBridgeDuringFile();
+
+/** Counts the inbox reads (`readAfter`, a hot statement) sent from now on. */
+function countInboxReads(): { readonly count: number } {
+  const pool = poolOf(getDb());
+  if (!pool) throw new Error("the tests' client runs on our pool");
+  const query = pool.query.bind(pool) as (config: unknown) => Promise<unknown>;
+  const counter = { count: 0 };
+  vi.spyOn(pool, "query").mockImplementation(((config: { name?: string }) => {
+    if (config.name === "inbox-read") counter.count += 1;
+    return query(config);
+  }) as typeof pool.query);
+  return counter;
+}
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+type Inbox = { messages: { id: number }[]; cursor: number };
+
+/** A plan waiting for the Lead, and the agent's cursor before its answer. */
+async function pendingPlan(): Promise<{ agent: TestAgent; requestId: string; cursor: number }> {
+  const agent = await registerAgent();
+  const submitted = await submitPlan(agent);
+  if (submitted.status !== 201) throw new Error(JSON.stringify(submitted.json));
+  const inbox = (await api.inbox(agent.headers)).json as Inbox;
+  return { agent, requestId: String(submitted.json.id), cursor: inbox.cursor };
+}
+
+/** A long-poll that has read its empty inbox and waits (in an object: awaiting it would wait). */
+async function waitingPoll(agent: TestAgent, after: number, wait = 10) {
+  const poll = api.inbox(agent.headers, `?after=${after}&wait=${wait}`);
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  return { poll };
+}
+
+describe("an inbox long-poll woken by a decision (decision 040)", () => {
+  it("made on this node answers with its message, unread, exactly as a read shows it", async () => {
+    const { agent, requestId, cursor } = await pendingPlan();
+    const { poll } = await waitingPoll(agent, cursor);
+    const reads = countInboxReads();
+
+    const decided = await api.respond((await lead()).headers, requestId, {
+      type: "plan_approval_response",
+      approve: false,
+      feedback: "split step 2 in two",
+    });
+    expect(decided.status).toBe(200);
+    const answered = (await poll).json as Inbox;
+    expect(reads.count).toBe(0);
+
+    const read = (await api.inbox(agent.headers, `?after=${cursor}`)).json as Inbox;
+    expect(read.messages).toHaveLength(1);
+    expect(answered).toEqual(read);
+    expect(answered.messages[0]).toMatchObject({
+      content: "split step 2 in two",
+      metadata: { requestId, approve: false, status: "rejected" },
+    });
+  });
+
+  it("made by another path or node reads the inbox", async () => {
+    const { agent, requestId, cursor } = await pendingPlan();
+    const { poll } = await waitingPoll(agent, cursor);
+    const reads = countInboxReads();
+    const leadUser = await getDb().user.findFirstOrThrow({ where: { role: "lead" } });
+
+    await decideRequestInFull(
+      getDb(),
+      {
+        kind: "human",
+        userId: leadUser.id,
+        email: leadUser.email,
+        name: leadUser.name,
+        role: "lead",
+        via: "session",
+        sessionId: "another node's session",
+      },
+      requestId,
+      { type: "plan_approval_response", approve: true },
+    );
+    const answered = (await poll).json as Inbox;
+    expect(reads.count).toBe(1);
+    expect(answered.messages).toEqual([
+      expect.objectContaining({ metadata: expect.objectContaining({ requestId }) }),
+    ]);
+  });
+
+  it("keeps waiting when the message is at or below the cursor it was asked after", async () => {
+    const { agent, requestId } = await pendingPlan();
+    const { poll } = await waitingPoll(agent, Number.MAX_SAFE_INTEGER, 1);
+    await api.respond((await lead()).headers, requestId, {
+      type: "plan_approval_response",
+      approve: true,
+    });
+    expect((await poll).json).toEqual({ messages: [], cursor: Number.MAX_SAFE_INTEGER });
+  });
+});
