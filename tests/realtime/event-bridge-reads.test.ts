@@ -165,40 +165,53 @@ it("delivers an event too large for a payload by its id, read from the table", a
   });
 });
 
+/**
+ * An event whose transaction stays open (`low`) and one committed after it (`high`): a higher id
+ * commits first. `commitLow` ends the open transaction; call it in a `finally` as well.
+ */
+async function higherIdCommittedFirst(subject: string) {
+  let releaseLow!: () => void;
+  const isLowReleased = new Promise<void>((resolve) => (releaseLow = resolve));
+  let reportLow!: (id: number) => void;
+  const lowId = new Promise<number>((resolve) => (reportLow = resolve));
+  const settled = db.$transaction(async (tx) => {
+    const row = await tx.event.create({
+      data: { kind: "test.low", subject, data: {} },
+      select: { id: true },
+    });
+    reportLow(Number(row.id));
+    await isLowReleased;
+  });
+  const commitLow = async () => {
+    releaseLow();
+    await settled;
+  };
+  try {
+    const low = await lowId;
+    const high = await db.event.create({
+      data: { kind: "test.high", subject, data: {} },
+      select: { id: true },
+    });
+    return { low, high: Number(high.id), commitLow };
+  } catch (error) {
+    await commitLow();
+    throw error;
+  }
+}
+
 it("publishes a higher id committed first after the lower one, in id order", async () => {
   await withQuietBridge(async ({ published }) => {
-    let commitLow!: () => void;
-    const lowCommitted = new Promise<void>((resolve) => (commitLow = resolve));
-    let reportLow!: (id: number) => void;
-    const lowId = new Promise<number>((resolve) => (reportLow = resolve));
+    const { low, high, commitLow } = await higherIdCommittedFirst("test:order");
     try {
-      const settled = db.$transaction(async (tx) => {
-        const row = await tx.event.create({
-          data: { kind: "test.low", subject: "test:order", data: {} },
-          select: { id: true },
-        });
-        reportLow(Number(row.id));
-        await lowCommitted;
-      });
-      const low = await lowId;
-      const high = Number(
-        (
-          await db.event.create({
-            data: { kind: "test.high", subject: "test:order", data: {} },
-            select: { id: true },
-          })
-        ).id,
-      );
       expect(high).toBeGreaterThan(low);
       await sleep(300);
       expect(published).toEqual([]);
-      commitLow();
-      await settled;
+      await commitLow();
       await waitFor(() => published.length >= 2);
       await sleep(100);
       expect(published.map((event) => event.id)).toEqual([low, high]);
     } finally {
-      commitLow();
+      await commitLow();
     }
   });
 });
@@ -206,37 +219,16 @@ it("publishes a higher id committed first after the lower one, in id order", asy
 it("holds a higher id committed first for the lower one that commits moments later, and reads nothing", async () => {
   await withQuietBridge(async ({ published }) => {
     eventReads.length = 0;
-    let commitLow!: () => void;
-    const lowCommitted = new Promise<void>((resolve) => (commitLow = resolve));
-    let reportLow!: (id: number) => void;
-    const lowId = new Promise<number>((resolve) => (reportLow = resolve));
+    const { low, high, commitLow } = await higherIdCommittedFirst("test:reorder");
     try {
-      const settled = db.$transaction(async (tx) => {
-        const row = await tx.event.create({
-          data: { kind: "test.low", subject: "test:reorder", data: {} },
-          select: { id: true },
-        });
-        reportLow(Number(row.id));
-        await lowCommitted;
-      });
-      const low = await lowId;
-      const high = Number(
-        (
-          await db.event.create({
-            data: { kind: "test.high", subject: "test:reorder", data: {} },
-            select: { id: true },
-          })
-        ).id,
-      );
       expect(high).toBe(low + 1);
-      commitLow();
-      await settled;
+      await commitLow();
       await waitFor(() => published.length >= 2);
       await sleep(200);
       expect(published.map((event) => event.id)).toEqual([low, high]);
       expect(eventReads).toEqual([]);
     } finally {
-      commitLow();
+      await commitLow();
     }
   });
 });
