@@ -63,8 +63,8 @@ export async function readInbox(
       read: () => readAfter(db, actor, after, query.limit),
       isDone: (read) => read.length > 0,
       answerWoken: async (event) => {
-        const message = await messageWokenBy(event, actor);
-        return message && BigInt(message.id) > after ? [message] : undefined;
+        const message = await messageWokenBy(event, actor, after);
+        return message && [message];
       },
     });
     return { messages, cursor: messages.at(-1)?.id ?? Number(after) };

@@ -14,8 +14,18 @@ import type { MessageView } from "./views";
  *
  * The statement commits on its own, so the message is expected before it is sent
  * (lib/realtime/own-writes.ts); every long-poll the event wakes may use it, and none need to.
+ *
+ * The bridge publishes every event it sees in id order, but not every event: one it passed as a
+ * gap, or one committed before it started, is never published. A message to the agent that
+ * committed that way wakes nobody, and a later decision's message would be answered over it. So
+ * the statement also returns the agent's live message before the decision's own (`previousId`,
+ * migration 022), and a long-poll answers with the decision's message only when that one is at or
+ * below its cursor: nothing lies between.
  */
-export type DecisionMessage = Omit<MessageView, "id" | "createdAt"> & { agentId: string };
+export type DecisionMessage = Omit<MessageView, "id" | "createdAt"> & {
+  agentId: string;
+  previousId: number | null;
+};
 
 const decisionMessages = new OwnWrites<DecisionMessage>("handshakeDecisionMessages");
 
@@ -29,13 +39,15 @@ export function expectDecisionMessage(
 }
 
 /**
- * The message `event` announces, as the agent's inbox would read it, if this node decided the
- * request it answers and the message is this agent's incarnation's; undefined otherwise, and then
- * the caller reads the inbox.
+ * The message `event` announces, exactly as the agent's inbox read after `after` would return it
+ * first, if this node decided the request it answers, the message is this agent's incarnation's,
+ * and no live message lies between `after` and it; undefined otherwise, and then the caller reads
+ * the inbox.
  */
 export async function messageWokenBy(
   event: ConsoleEvent,
   actor: AgentActor,
+  after: bigint,
   now = Date.now(),
 ): Promise<MessageView | undefined> {
   if (event.kind !== "message.sent" || event.data.requestId === undefined) return undefined;
@@ -43,10 +55,27 @@ export async function messageWokenBy(
   if (
     message?.agentId !== actor.agentId ||
     message.incarnation !== actor.incarnation ||
-    message.to !== event.data.to
+    message.to !== event.data.to ||
+    BigInt(event.data.messageId) <= after ||
+    (message.previousId !== null && BigInt(message.previousId) > after)
   ) {
     return undefined;
   }
-  const { agentId: _agentId, ...view } = message;
-  return { ...view, id: event.data.messageId, createdAt: event.at };
+  // In the order a read gives them: toMessageView's fields, and the metadata's keys as jsonb keeps
+  // them (shorter first, then by their bytes).
+  return {
+    id: event.data.messageId,
+    from: message.from,
+    to: message.to,
+    type: message.type,
+    content: message.content,
+    metadata: Object.fromEntries(
+      Object.entries(message.metadata).sort(
+        ([left], [right]) => left.length - right.length || (left < right ? -1 : 1),
+      ),
+    ),
+    incarnation: message.incarnation,
+    cancelledAt: message.cancelledAt,
+    createdAt: event.at,
+  };
 }

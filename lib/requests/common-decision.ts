@@ -65,12 +65,18 @@ const REQUEST_COLUMNS = {
   approvalUsed: "approval_used",
 } as const satisfies Record<keyof Request, string>;
 
+// The message the decision sends is its agent's newest; the one before it is what a woken
+// long-poll needs to answer with the message unread (migration 022, decision 040).
 const COMMON_DECISION_SQL = `
+  WITH decided AS (
+    SELECT * FROM decide_common_request($1, $2, $3::request_status, $4::boolean, $5, $6, $7::jsonb,
+      $8::timestamptz, $9, $10::gate_state, $11::boolean)
+  )
   SELECT ${Object.entries(REQUEST_COLUMNS)
     .map(([field, column]) => `${column} AS "${field}"`)
-    .join(", ")}
-  FROM decide_common_request($1, $2, $3::request_status, $4::boolean, $5, $6, $7::jsonb,
-    $8::timestamptz, $9, $10::gate_state, $11::boolean)`;
+    .join(", ")},
+    previous_live_message_id(agent_id, incarnation) AS "previousMessageId"
+  FROM decided`;
 
 /**
  * Decides the request in one statement and returns it, or returns null (nothing written) when the
@@ -105,9 +111,12 @@ export async function tryDecideCommonRequest(
     effect.gateAfter(approve),
     effect.isWaitingWhileOthersPend,
   ];
-  const statement = queryHot<Request>(db, "common-decision", COMMON_DECISION_SQL, values).then(
-    ([decided]) => decided,
-  );
+  const statement = queryHot<Request & { previousMessageId: string | null }>(
+    db,
+    "common-decision",
+    COMMON_DECISION_SQL,
+    values,
+  ).then(([decided]) => decided);
   expectDecisionMessage(
     requestId,
     statement.then(
@@ -121,6 +130,8 @@ export async function tryDecideCommonRequest(
           content: feedback ?? "",
           metadata: { requestId, approve, status: decided.status },
           cancelledAt: null,
+          // `pg` reads a bigint as its text.
+          previousId: decided.previousMessageId === null ? null : Number(decided.previousMessageId),
         },
       () => undefined,
     ),

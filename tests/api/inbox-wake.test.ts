@@ -1,5 +1,8 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { getDb, poolOf } from "../../lib/db";
+import { appendEvent } from "../../lib/events/mutations";
+import { deliverMessage } from "../../lib/messages/deliver";
+import { getEventHub } from "../../lib/realtime/event-hub";
 import { decideRequestInFull } from "../../lib/requests/mutations";
 import { runEventBridgeDuringFile } from "../support/event-bridge-hooks";
 import { api, lead, registerAgent, submitPlan, type TestAgent } from "./fixtures";
@@ -58,7 +61,8 @@ describe("an inbox long-poll woken by a decision (decision 040)", () => {
 
     const read = (await api.inbox(agent.headers, `?after=${cursor}`)).json as Inbox;
     expect(read.messages).toHaveLength(1);
-    expect(answered).toEqual(read);
+    // Byte for byte: the same fields in the same order.
+    expect(JSON.stringify(answered)).toBe(JSON.stringify(read));
     expect(answered.messages[0]).toMatchObject({
       content: "split step 2 in two",
       metadata: { requestId, approve: false, status: "rejected" },
@@ -100,5 +104,56 @@ describe("an inbox long-poll woken by a decision (decision 040)", () => {
       approve: true,
     });
     expect((await poll).json).toEqual({ messages: [], cursor: Number.MAX_SAFE_INTEGER });
+  });
+
+  it("reads when a message the bridge never published lies between the cursor and the decision's", async () => {
+    const { agent, requestId, cursor } = await pendingPlan();
+    const row = await getDb().agent.findUniqueOrThrow({ where: { name: agent.name } });
+    // A Lead's message whose transaction stays open while a later event commits: the bridge waits
+    // for its event's id, then passes it as a gap, and drops its notification when it commits.
+    let release = () => undefined as void;
+    const isReleased = new Promise<void>((resolve) => (release = resolve));
+    let reportId: (id: number) => void = () => undefined;
+    const skippedId = new Promise<number>((resolve) => (reportId = resolve));
+    const skipped = getDb().$transaction(
+      async (tx) => {
+        reportId(
+          await deliverMessage(tx, {
+            from: "lead",
+            to: agent.name,
+            agentId: row.id,
+            incarnation: row.incarnation,
+            type: "message",
+            content: "read me first",
+          }),
+        );
+        await isReleased;
+      },
+      { timeout: 20_000 },
+    );
+    try {
+      const messageId = await skippedId;
+      await appendEvent(getDb(), "session.ended", "user:someone", { userId: "someone" });
+      const newest = await getDb().event.aggregate({ _max: { id: true } });
+      for (let tries = 0; getEventHub().lastId < Number(newest._max.id); tries++) {
+        if (tries > 500) throw new Error("the bridge never passed the gap");
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      const { poll } = await waitingPoll(agent, cursor);
+      release();
+      await skipped;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+
+      await api.respond((await lead()).headers, requestId, {
+        type: "plan_approval_response",
+        approve: true,
+      });
+      const answered = (await poll).json as Inbox;
+      expect(answered.messages.map((message) => message.id)[0]).toBe(messageId);
+      expect(answered).toEqual((await api.inbox(agent.headers, `?after=${cursor}`)).json);
+    } finally {
+      release();
+      await skipped;
+    }
   });
 });
