@@ -38,7 +38,7 @@ const GAP_WAIT_MS = 1_000;
  * alone (too large to sign) asks for the read at once.
  */
 const HOLD_MS = 50;
-/** More held events than a page of the table: read the table instead. */
+/** Held events at most: beyond, notifications ask for the read, as before holding. */
 const MAX_HELD_EVENTS = MAX_EVENTS_PAGE;
 
 export type EventBridgeOptions = {
@@ -177,8 +177,9 @@ export async function startEventBridge(options: EventBridgeOptions): Promise<Eve
   }
 
   function hold(event: ConsoleEvent): void {
+    // Full (the missing ids are late, or reads are failing): the table has this one too.
+    if (held.size >= MAX_HELD_EVENTS) return requestCatchUp();
     held.set(event.id, event);
-    if (held.size > MAX_HELD_EVENTS) return requestCatchUp();
     holdTimer ??= setTimeout(() => {
       holdTimer = undefined;
       if (held.size > 0) requestCatchUp();

@@ -233,6 +233,30 @@ it("holds a higher id committed first for the lower one that commits moments lat
   });
 });
 
+it("publishes every event once and in order when more come early than it holds", async () => {
+  await withQuietBridge(async ({ published }) => {
+    const { low, commitLow } = await higherIdCommittedFirst("test:overflow");
+    try {
+      await db.event.createMany({
+        data: Array.from({ length: 600 }, (_, index) => ({
+          kind: "test.many",
+          subject: "test:overflow",
+          data: { index },
+        })),
+      });
+      await commitLow();
+      await waitFor(() => published.length >= 602, 10_000);
+      await sleep(200);
+      const ids = published.map((event) => event.id);
+      expect(ids).toHaveLength(602);
+      expect(ids[0]).toBe(low);
+      expect(ids).toEqual(Array.from({ length: 602 }, (_, index) => low + index));
+    } finally {
+      await commitLow();
+    }
+  });
+});
+
 it("reads the table for a held id whose lower neighbour never commits", async () => {
   await withQuietBridge(async ({ published }) => {
     eventReads.length = 0;
