@@ -1,7 +1,10 @@
 import { spawn } from "node:child_process";
 import { childProcessEnv } from "../lib/env";
 import type { Agent } from "./clients";
+import { watchInspector, type InspectedProcess } from "./inspector-gc";
 import { readProcessCpuSeconds } from "./machine-cpu";
+import { startLongPolls } from "./handshake";
+import { perLongPollKiB, readProcessRssMiB, rssPerLongPollKiB, sampleSettledRssMiB } from "./rss";
 import { now, sleep } from "./stats";
 
 /** What one side (the plain floor or Handshake) did under `clients` keep-alive clients. */
@@ -86,13 +89,30 @@ export function healthCall(baseUrl: string) {
 }
 
 /** Starts bench/plain-server.ts as its own process and waits until it answers. */
+export type PlainServer = {
+  url: string;
+  stop: () => Promise<void>;
+  readCpuSeconds: () => Promise<number>;
+  readRssMiB: () => Promise<number>;
+} & InspectedProcess;
+
 export async function startPlainServer(options: {
   databaseUrl: string;
   port: number;
-}): Promise<{ url: string; stop: () => Promise<void>; readCpuSeconds: () => Promise<number> }> {
-  const child = spawn(process.execPath, ["--import", "tsx", "bench/plain-server.ts"], {
-    stdio: ["ignore", "inherit", "inherit"],
-    env: childProcessEnv({ DATABASE_URL: options.databaseUrl, PORT: String(options.port) }),
+}): Promise<PlainServer> {
+  const child = spawn(
+    process.execPath,
+    ["--inspect=127.0.0.1:0", "--import", "tsx", "bench/plain-server.ts"],
+    {
+      stdio: ["ignore", "inherit", "pipe"],
+      env: childProcessEnv({ DATABASE_URL: options.databaseUrl, PORT: String(options.port) }),
+    },
+  );
+  const inspector = watchInspector(child.stderr, "the plain server");
+  // Its errors still reach the bench's output; the inspector's banner does not.
+  child.stderr?.on("data", (chunk: Buffer) => {
+    const text = chunk.toString("utf8").replace(/^(Debugger |For help, see:).*\n/gm, "");
+    if (text !== "") process.stderr.write(text);
   });
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
   const url = `http://127.0.0.1:${options.port}`;
@@ -100,16 +120,70 @@ export async function startPlainServer(options: {
     if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
     await exited;
   };
+  const server: PlainServer = {
+    url,
+    stop,
+    readCpuSeconds: () => readProcessCpuSeconds(child.pid),
+    readRssMiB: () => readProcessRssMiB(child.pid),
+    ...inspector,
+  };
   for (let attempt = 0; ; attempt++) {
     const isUp = await fetch(`${url}/health`)
       .then((response) => response.ok)
       .catch(() => false);
-    const readCpuSeconds = () => readProcessCpuSeconds(child.pid);
-    if (isUp) return { url, stop, readCpuSeconds };
+    if (isUp) return server;
     if (attempt > 120 || child.exitCode !== null) {
       await stop();
       throw new Error("the plain floor server did not start");
     }
     await sleep(250);
+  }
+}
+
+/**
+ * G3.4's memory per long-poll, measured on the plain server the way the scale phase measures
+ * Handshake's: every agent's long-poll open and settled into its wait, a full collection, heap and
+ * RSS settled; then the long-polls closed, a collection, both read idle. What a `node:http` server
+ * needs to hold an open request at all, which no change to Handshake can go below.
+ */
+export async function measurePlainLongPolls(options: {
+  databaseUrl: string;
+  port: number;
+  agents: Agent[];
+  afterMessage: number;
+}): Promise<{ longPolls: number; rssPerLongPollKiB: number; heapPerLongPollKiB: number }> {
+  const plain = await startPlainServer({ databaseUrl: options.databaseUrl, port: options.port });
+  try {
+    const longPolls = startLongPolls(plain.url, options.agents, options.afterMessage);
+    await sleep(5_000);
+    const inFlight = longPolls.inFlight();
+    if (inFlight !== options.agents.length) {
+      throw new Error(
+        `${inFlight} of ${options.agents.length} long-polls reached the plain server`,
+      );
+    }
+    await plain.collectGarbage();
+    const withLongPolls = {
+      heapMiB: await plain.readHeapUsedMiB(),
+      rssMiB: await sampleSettledRssMiB(plain.readRssMiB),
+    };
+    await longPolls.stop();
+    await sleep(2_000);
+    await plain.collectGarbage();
+    const idle = {
+      heapMiB: await plain.readHeapUsedMiB(),
+      rssMiB: await sampleSettledRssMiB(plain.readRssMiB),
+    };
+    return {
+      longPolls: inFlight,
+      rssPerLongPollKiB: rssPerLongPollKiB({
+        idleMiB: idle.rssMiB,
+        withLongPollsMiB: withLongPolls.rssMiB,
+        longPolls: inFlight,
+      }),
+      heapPerLongPollKiB: perLongPollKiB(withLongPolls.heapMiB - idle.heapMiB, inFlight),
+    };
+  } finally {
+    await plain.stop();
   }
 }

@@ -1,8 +1,38 @@
 import { randomBytes } from "node:crypto";
 import { connect } from "node:net";
+import type { Readable } from "node:stream";
 
 /** What `node --inspect` prints on stderr: the address of its DevTools endpoint. */
 export const INSPECTOR_ADDRESS = /Debugger listening on (ws:\/\/127\.0\.0\.1:\d+\/[\w-]+)/;
+
+/** What the bench asks of a server process through its inspector. */
+export type InspectedProcess = {
+  collectGarbage(): Promise<void>;
+  readHeapUsedMiB(): Promise<number>;
+};
+
+/**
+ * Watches the stderr of a process started with `--inspect=127.0.0.1:0` for the address it prints,
+ * and calls it there once it has.
+ */
+export function watchInspector(stderr: Readable | null, name: string): InspectedProcess {
+  let address: string | undefined;
+  let head = "";
+  const find = (chunk: Buffer) => {
+    head += chunk.toString("utf8");
+    address = INSPECTOR_ADDRESS.exec(head)?.[1];
+    if (address !== undefined || head.length > 10_000) stderr?.off("data", find);
+  };
+  stderr?.on("data", find);
+  const printed = () => {
+    if (address === undefined) throw new Error(`${name} printed no inspector address`);
+    return address;
+  };
+  return {
+    collectGarbage: () => collectGarbage(printed()),
+    readHeapUsedMiB: () => readHeapUsedMiB(printed()),
+  };
+}
 
 /** One masked text frame (a client must mask), for a payload under 64 KiB. */
 export function textFrame(text: string): Buffer {
@@ -43,23 +73,26 @@ export function readFrames(buffer: Buffer): { texts: string[]; rest: Buffer } {
 }
 
 /**
- * Asks a process started with `--inspect` for a full garbage collection (the DevTools protocol's
- * `HeapProfiler.collectGarbage`), so an RSS reading taken next holds live objects, not whatever
- * garbage the last phase left. A bare WebSocket client: one request, one answer.
+ * Calls one method of the DevTools protocol in a process started with `--inspect` and returns its
+ * result. A bare WebSocket client: one request, one answer.
  */
-export function collectGarbage(address: string, timeoutMs = 30_000): Promise<void> {
+export function callInspector(
+  address: string,
+  method: string,
+  timeoutMs = 30_000,
+): Promise<Record<string, unknown>> {
   const url = new URL(address);
   return new Promise((resolve, reject) => {
     const socket = connect(Number(url.port), url.hostname);
     const timer = setTimeout(() => {
       socket.destroy();
-      reject(new Error("no answer to HeapProfiler.collectGarbage"));
+      reject(new Error(`no answer to ${method}`));
     }, timeoutMs);
-    const finish = (error?: Error) => {
+    const finish = (error: Error | undefined, result: Record<string, unknown> = {}) => {
       clearTimeout(timer);
       socket.destroy();
       if (error) reject(error);
-      else resolve();
+      else resolve(result);
     };
     let buffer: Buffer = Buffer.alloc(0);
     let isUpgraded = false;
@@ -80,15 +113,37 @@ export function collectGarbage(address: string, timeoutMs = 30_000): Promise<voi
         if (!head.startsWith("HTTP/1.1 101")) return finish(new Error(`inspector said ${head}`));
         isUpgraded = true;
         buffer = buffer.subarray(end + 4);
-        socket.write(textFrame(JSON.stringify({ id: 1, method: "HeapProfiler.collectGarbage" })));
+        socket.write(textFrame(JSON.stringify({ id: 1, method })));
       }
       const { texts, rest } = readFrames(buffer);
       buffer = rest;
       for (const text of texts) {
-        const message = JSON.parse(text) as { id?: number; error?: { message: string } };
+        const message = JSON.parse(text) as {
+          id?: number;
+          error?: { message: string };
+          result?: Record<string, unknown>;
+        };
         if (message.id !== 1) continue;
-        return finish(message.error ? new Error(message.error.message) : undefined);
+        return finish(message.error ? new Error(message.error.message) : undefined, message.result);
       }
     });
   });
+}
+
+/**
+ * A full garbage collection (`HeapProfiler.collectGarbage`), so an RSS reading taken next holds
+ * live objects, not whatever garbage the last phase left.
+ */
+export async function collectGarbage(address: string): Promise<void> {
+  await callInspector(address, "HeapProfiler.collectGarbage");
+}
+
+/**
+ * What V8's heap holds (`Runtime.getHeapUsage`), in MiB: unlike RSS, it does not depend on
+ * whether freed pages went back to the system. Read after `collectGarbage`, it is what is live.
+ */
+export async function readHeapUsedMiB(address: string): Promise<number> {
+  const { usedSize } = await callInspector(address, "Runtime.getHeapUsage");
+  if (typeof usedSize !== "number") throw new Error("Runtime.getHeapUsage gave no usedSize");
+  return usedSize / 2 ** 20;
 }

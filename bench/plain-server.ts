@@ -5,7 +5,9 @@ import pg from "pg";
  * The gate verdict's floor (issue 18): a plain `node:http` server that authenticates nothing and
  * does one INSERT through `pg` per call, run as its own process so it owns a core as the product
  * server does. `GET /health` answers without touching the database: the floor for a request's
- * round trip alone.
+ * round trip alone. `GET /api/v1/inbox?after=…&wait=…` holds the request for its wait and answers
+ * an empty inbox, keeping nothing but the request and its timer: the floor of what an open
+ * long-poll costs a `node:http` server (G3.4's RSS per long-poll).
  *
  *   DATABASE_URL=… PORT=… node --import tsx bench/plain-server.ts
  */
@@ -29,6 +31,16 @@ function main(): void {
       response.end(JSON.stringify(body));
     };
     if (request.method === "GET" && request.url === "/health") return reply(200, { ok: true });
+    if (request.method === "GET" && request.url?.startsWith("/api/v1/inbox?")) {
+      const query = new URL(request.url, "http://plain").searchParams;
+      const cursor = Number(query.get("after") ?? 0);
+      const timer = setTimeout(
+        () => reply(200, { messages: [], cursor }),
+        Number(query.get("wait") ?? 0) * 1000,
+      );
+      response.once("close", () => clearTimeout(timer));
+      return;
+    }
     if (request.method !== "POST" || request.url !== "/tool-calls") return reply(404, {});
     void readBody(request)
       .then((text) =>
@@ -44,7 +56,10 @@ function main(): void {
   server.listen(Number(process.env.PORT), "127.0.0.1", () => {
     console.log(`plain server listening on ${process.env.PORT}`);
   });
-  const stop = () => server.close(() => void pool.end().then(() => process.exit(0)));
+  const stop = () => {
+    server.close(() => void pool.end().then(() => process.exit(0)));
+    server.closeAllConnections();
+  };
   process.on("SIGTERM", stop);
   process.on("SIGINT", stop);
 }

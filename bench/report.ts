@@ -181,7 +181,13 @@ they are closed; (median of the last window with them − the idle one) / ${size
 push, because a forced collection ahead of it made the push under the long-polls fail (503, four
 runs out of four). Without the collection, the garbage of the phases before decides
 the figure (the long-polls' own allocations trigger the collection that frees it, so it came out
-negative); the baseline is measured by the same code. The peak row (RSS read once a second through
+negative); the baseline is measured by the same code. RSS also moves with how much freed memory
+the process hands back to the system, which varies from run to run, so the *V8 heap in use* row
+reads V8's own count (\`Runtime.getHeapUsage\`) right after each of the two collections: what the
+long-polls hold in the heap, whatever became of the pages. Its floor is measured by the same code
+on a plain \`node:http\` server (bench/plain-server.ts, its own process) that holds each long-poll
+with nothing but the request and a timer: what an open request costs Node at all. The
+peak row (RSS read once a second through
 the whole load, peak − the collected idle, / ${sizes.agents}) is a diagnosis:
 it is mostly the push load's garbage. The *idle cost* rows compare server CPU time and the
 database's committed transactions (\`pg_stat_database\`) over a quiet window before the load and

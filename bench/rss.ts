@@ -1,4 +1,12 @@
+import { readFile } from "node:fs/promises";
 import { median, sleep } from "./stats";
+
+/** VmRSS of a process in MiB. */
+export async function readProcessRssMiB(pid: number | undefined): Promise<number> {
+  const status = await readFile(`/proc/${pid}/status`, "utf8");
+  const kb = Number(/VmRSS:\s+(\d+)\s+kB/.exec(status)?.[1] ?? Number.NaN);
+  return kb / 1024;
+}
 
 /**
  * A server's resident memory read repeatedly over a quiet window: RSS moves by a few MiB as the
@@ -20,9 +28,16 @@ export function rssPerLongPollKiB(options: {
   withLongPollsMiB: readonly number[];
   longPolls: number;
 }): number {
-  if (options.longPolls <= 0) throw new Error("no long-poll open");
-  const grownMiB = settledMiB(options.withLongPollsMiB) - settledMiB(options.idleMiB);
-  return (grownMiB * 1024) / options.longPolls;
+  return perLongPollKiB(
+    settledMiB(options.withLongPollsMiB) - settledMiB(options.idleMiB),
+    options.longPolls,
+  );
+}
+
+/** What the long-polls added, in MiB, per long-poll, in KiB. */
+export function perLongPollKiB(grownMiB: number, longPolls: number): number {
+  if (longPolls <= 0) throw new Error("no long-poll open");
+  return (grownMiB * 1024) / longPolls;
 }
 
 /** One window of readings (2 s), how stable two windows must be, and how long to wait at most. */

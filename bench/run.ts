@@ -42,6 +42,7 @@ import {
   plainCall,
   startPlainServer,
   type LoadResult,
+  measurePlainLongPolls,
 } from "./gate";
 import { measureHook, type HookBench } from "./hook";
 import { measureLead, type LeadResult } from "./lead";
@@ -65,7 +66,7 @@ import { startServer, ensureBuild, type RunningServer } from "./server";
 import { runBaseline, type BaselineResults } from "./baseline";
 import { emptyHotPathWindows, inWindow, profileHotPaths, type HotPathProfiles } from "./profile";
 import { cpuMsPerCall, describeCpuSplit, describeMachineBusy, readMachineCpu } from "./machine-cpu";
-import { rssPerLongPollKiB, sampleSettledRssMiB, settledMiB } from "./rss";
+import { perLongPollKiB, rssPerLongPollKiB, sampleSettledRssMiB, settledMiB } from "./rss";
 import {
   formatMs,
   formatRate,
@@ -721,6 +722,10 @@ async function main(): Promise<void> {
         rssWithLongPollsMiB: number;
         rssPerLongPollKiB: number;
         rssPeakMiB: number;
+        /** V8's heap in use, after a full collection, with the long-polls open minus idle. */
+        heapPerLongPollKiB: number;
+        /** Both measures of a plain `node:http` server holding as many long-polls. */
+        plainLongPoll: { heapKiB: number; rssKiB: number };
         rssReadings: { idle: number[]; withLongPolls: number[] };
         healthIdle: LatencySummary;
         healthLoaded: LatencySummary;
@@ -806,15 +811,27 @@ async function main(): Promise<void> {
     // over (a forced collection must not run ahead of the latency measurements): a full
     // collection first, each side, so RSS holds what is live, not the push load's garbage.
     await server.collectGarbage();
+    const heapWithLongPollsMiB = await server.readHeapUsedMiB();
     const withLongPollsReadings = await sampleSettledRssMiB(() => server.readRssMiB());
     const polled = await longPolls.stop();
     await sleep(2_000);
     await server.collectGarbage();
+    const heapIdleMiB = await server.readHeapUsedMiB();
     const idleReadings = await sampleSettledRssMiB(() => server.readRssMiB());
     log(
       `G3.4 RSS: with ${inFlightAtStart} long-polls ${settledMiB(withLongPollsReadings).toFixed(1)} MiB, idle ${settledMiB(idleReadings).toFixed(1)} MiB: ${rssPerLongPollKiB({ idleMiB: idleReadings, withLongPollsMiB: withLongPollsReadings, longPolls: sizes.agents }).toFixed(1)} KiB each`,
     );
     more.forEach((client) => client.close());
+    const heapPerLongPoll = perLongPollKiB(heapWithLongPollsMiB - heapIdleMiB, sizes.agents);
+    const plain = await measurePlainLongPolls({
+      databaseUrl,
+      port: benchEnv.BENCH_PORT + 1,
+      agents,
+      afterMessage,
+    });
+    log(
+      `G3.4 heap per long-poll: ${heapPerLongPoll.toFixed(1)} KiB; a plain node:http server holding ${plain.longPolls}: heap ${plain.heapPerLongPollKiB.toFixed(1)} KiB, RSS ${plain.rssPerLongPollKiB.toFixed(1)} KiB each`,
+    );
     const notifyUnderLoad = summarize(underLoad);
     scale = {
       push: pushResult(samples, notifyUnderLoad.p50),
@@ -830,6 +847,11 @@ async function main(): Promise<void> {
         1,
       ),
       rssPeakMiB: round(Math.max(...rssSamples), 1),
+      heapPerLongPollKiB: round(heapPerLongPoll, 1),
+      plainLongPoll: {
+        heapKiB: round(plain.heapPerLongPollKiB, 1),
+        rssKiB: round(plain.rssPerLongPollKiB, 1),
+      },
       rssReadings: { idle: idleReadings, withLongPolls: withLongPollsReadings },
       healthIdle: roundSummary(healthIdle),
       healthLoaded: roundSummary(healthLoaded),
@@ -1129,9 +1151,18 @@ async function main(): Promise<void> {
       {
         goal: RSS_PER_LONG_POLL_GOAL,
         target: "≤ ⅓ of the baseline's",
-        raw: `idle ${scale.rssIdleMiB.toFixed(0)} MiB`,
+        raw: `idle ${scale.rssIdleMiB.toFixed(0)} MiB; plain node:http ${scale.plainLongPoll.rssKiB.toFixed(1)} KiB`,
         handshake: `${scale.rssPerLongPollKiB.toFixed(1)} KiB`,
         ratio: "—",
+        verdict: "—",
+      },
+      {
+        // Diagnosis only: what RSS cannot tell apart, whether freed pages went back to the system.
+        goal: "Diagnosis: V8 heap in use per open long-poll (after a full collection, with − idle)",
+        target: "diagnosis",
+        raw: `plain node:http ${scale.plainLongPoll.heapKiB.toFixed(1)} KiB`,
+        handshake: `${scale.heapPerLongPollKiB.toFixed(1)} KiB`,
+        ratio: ratio(scale.heapPerLongPollKiB, scale.plainLongPoll.heapKiB),
         verdict: "—",
       },
       {

@@ -1,7 +1,8 @@
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { createWriteStream, readFileSync, writeFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
-import { collectGarbage, INSPECTOR_ADDRESS } from "./inspector-gc";
+import { watchInspector, type InspectedProcess } from "./inspector-gc";
+import { readProcessRssMiB } from "./rss";
 import { readProcessCpuSeconds } from "./machine-cpu";
 import { childProcessEnv } from "../lib/env";
 import { readBuildState } from "../scripts/build-if-needed";
@@ -46,10 +47,8 @@ export type RunningServer = {
   readRssMiB(): Promise<number>;
   /** CPU time (user + system) the server process has used so far, in seconds. */
   readCpuSeconds(): Promise<number>;
-  /** A full garbage collection in the server, through its inspector, before an RSS reading. */
-  collectGarbage(): Promise<void>;
   stop(): Promise<void>;
-};
+} & InspectedProcess;
 
 /**
  * The real production server (server.ts: Next, socket.io, the LISTEN bridge, the sweeper) on a
@@ -91,16 +90,7 @@ export async function startServer(options: {
   });
   child.stdout?.pipe(log);
   child.stderr?.pipe(log);
-  let inspectorAddress: string | undefined;
-  let stderrHead = "";
-  const findInspector = (chunk: Buffer) => {
-    stderrHead += chunk.toString("utf8");
-    inspectorAddress = INSPECTOR_ADDRESS.exec(stderrHead)?.[1];
-    if (inspectorAddress !== undefined || stderrHead.length > 10_000) {
-      child.stderr?.off("data", findInspector);
-    }
-  };
-  child.stderr?.on("data", findInspector);
+  const inspector = watchInspector(child.stderr, "the server");
   const exited = new Promise<number>((resolve) =>
     child.once("exit", (code, signal) => resolve(code ?? (signal ? 128 : 1))),
   );
@@ -130,19 +120,11 @@ export async function startServer(options: {
     url,
     pid: child.pid ?? -1,
     logFile: options.logFile,
-    async readRssMiB() {
-      const status = await readFile(`/proc/${child.pid}/status`, "utf8");
-      const kb = Number(/VmRSS:\s+(\d+)\s+kB/.exec(status)?.[1] ?? Number.NaN);
-      return kb / 1024;
-    },
+    readRssMiB: () => readProcessRssMiB(child.pid),
     async readCpuSeconds() {
       return readProcessCpuSeconds(child.pid);
     },
-    async collectGarbage() {
-      if (inspectorAddress === undefined)
-        throw new Error("the server printed no inspector address");
-      await collectGarbage(inspectorAddress);
-    },
+    ...inspector,
     stop,
   };
 }

@@ -1,7 +1,13 @@
 import { spawn } from "node:child_process";
 import { readFile } from "node:fs/promises";
 import { afterEach, describe, expect, it } from "vitest";
-import { collectGarbage, INSPECTOR_ADDRESS, readFrames, textFrame } from "../bench/inspector-gc";
+import {
+  collectGarbage,
+  INSPECTOR_ADDRESS,
+  readFrames,
+  readHeapUsedMiB,
+  textFrame,
+} from "../bench/inspector-gc";
 
 const children: ReturnType<typeof spawn>[] = [];
 afterEach(() => {
@@ -49,7 +55,7 @@ describe("bench/inspector-gc.ts", () => {
     ]);
   });
 
-  it("makes a process started with --inspect collect its garbage (RSS drops)", async () => {
+  it("makes a process started with --inspect collect its garbage (heap and RSS drop)", async () => {
     const child = spawn(
       process.execPath,
       [
@@ -74,7 +80,9 @@ describe("bench/inspector-gc.ts", () => {
       1024;
     await new Promise((resolve) => setTimeout(resolve, 300));
     const before = await rssMiB();
+    const heapBefore = await readHeapUsedMiB(address);
     await collectGarbage(address);
     expect(await rssMiB()).toBeLessThan(before - 10);
+    expect(await readHeapUsedMiB(address)).toBeLessThan(heapBefore - 10);
   }, 30_000);
 });
