@@ -20,6 +20,44 @@ function writeEncodedJson(response: Response, outgoing: ServerResponse): boolean
   return true;
 }
 
+/** Marks the bindings of a request this listener serves: it writes deferred answers itself. */
+const WRITES_DEFERRED_ANSWERS = Symbol("writesDeferredAnswers");
+
+// A long-poll's answer to come, by the placeholder the router answered with at once.
+const deferredAnswers = new WeakMap<Response, Promise<Response>>();
+
+/** Whether the router may answer this request with `deferAnswer` (its env came from here). */
+export function writesDeferredAnswers(env: unknown): boolean {
+  return typeof env === "object" && env !== null && WRITES_DEFERRED_ANSWERS in env;
+}
+
+/**
+ * A placeholder for an answer still to come, which the node listener writes when it does. While
+ * a long-poll waits, the router's and the adapter's state for the request (Hono's context, its
+ * request wrapper, the frames awaiting the answer) is then let go: issue 18 measured it at more
+ * than the connection itself. Never written: the listener writes `answer` instead.
+ */
+export function deferAnswer(answer: Promise<Response>): Response {
+  const placeholder = new Response(null, { status: 500 });
+  deferredAnswers.set(placeholder, answer);
+  return placeholder;
+}
+
+/** Writes a deferred answer; one that is not encoded JSON is read and written as it is. */
+function writeDeferredAnswer(answer: Response, outgoing: ServerResponse): void {
+  if (writeEncodedJson(answer, outgoing)) return;
+  void answer.arrayBuffer().then(
+    (body) => {
+      outgoing.writeHead(answer.status, [...answer.headers].flat());
+      outgoing.end(Buffer.from(body));
+    },
+    (error: unknown) => {
+      console.error("[api] a deferred answer could not be read", error);
+      outgoing.destroy();
+    },
+  );
+}
+
 /**
  * The API's router as a `node:http` listener (server.ts, and the tests' API server). Globals stay
  * Node's own: Next runs in the same process (decision 016).
@@ -28,13 +66,19 @@ export function createNodeListener(app: Hono) {
   return getRequestListener(
     // A `.then` rather than an async function: a long-poll is held for its whole wait in every
     // frame on the way to it, and a pending `.then` holds less than a suspended async frame.
-    (request, bindings) =>
-      Promise.resolve(app.fetch(request, bindings)).then((response) => {
-        const { outgoing } = bindings;
-        return outgoing instanceof ServerResponse && writeEncodedJson(response, outgoing)
-          ? RESPONSE_ALREADY_SENT
-          : response;
-      }),
+    (request, bindings) => {
+      const { outgoing } = bindings;
+      if (!(outgoing instanceof ServerResponse)) return app.fetch(request, bindings);
+      const env = { ...bindings, [WRITES_DEFERRED_ANSWERS]: true };
+      return Promise.resolve(app.fetch(request, env)).then((response) => {
+        const deferred = deferredAnswers.get(response);
+        if (deferred !== undefined) {
+          void deferred.then((answer) => writeDeferredAnswer(answer, outgoing));
+          return RESPONSE_ALREADY_SENT;
+        }
+        return writeEncodedJson(response, outgoing) ? RESPONSE_ALREADY_SENT : response;
+      });
+    },
     { overrideGlobalObjects: false },
   );
 }

@@ -62,6 +62,11 @@ type RouteSpec<A extends Access, B, Q, P, R extends ResponseSchemas> = {
   maxBodyBytes?: number;
   /** Counted against the calling agent's per-minute limit once its input is valid. */
   agentRate?: AgentRateKind;
+  /**
+   * A long-poll: it may hold its answer for its wait. The router then lets the request's context
+   * go and the node listener writes the answer when it comes (lib/http/node-listener.ts).
+   */
+  waits?: true;
 };
 
 export type RouteContext<A extends Access, B, Q, P> = {
@@ -266,6 +271,7 @@ export type RouteHandler = ((request: Request, params?: PathParams) => Promise<R
   /** The status of a success, when the handler does not choose it itself. */
   status: number;
   agentRate?: AgentRateKind;
+  waits: boolean;
 };
 
 /**
@@ -318,5 +324,6 @@ export function defineRoute<
     errors: spec.errors ?? [],
     status: spec.status ?? 200,
     agentRate: spec.agentRate,
+    waits: spec.waits === true,
   });
 }

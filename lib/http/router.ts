@@ -1,5 +1,6 @@
 import { Hono, type Context } from "hono";
 import { AppError } from "../errors";
+import { deferAnswer, writesDeferredAnswers } from "./node-listener";
 import { errorResponse, type RouteHandler } from "./route";
 import { API_CONTENT_SECURITY_POLICY, STATIC_SECURITY_HEADERS } from "./security-headers";
 
@@ -79,9 +80,16 @@ export function createApiApp(paths: readonly ApiPath[]): Hono {
     const methods = implementedMethods(entry);
     for (const method of methods) {
       const handler = entry[method] as RouteHandler;
-      app.on(method, routePath, (context) =>
-        handler(context.req.raw, context.req.param()).then(withApiHeaders),
-      );
+      app.on(method, routePath, (context) => {
+        const answer = handler(context.req.raw, context.req.param()).then(
+          withApiHeaders,
+          internalError,
+        );
+        // HEAD reaches a GET route too, and its answer is remade without a body.
+        const mayDefer =
+          handler.waits && context.req.method === method && writesDeferredAnswers(context.env);
+        return mayDefer ? deferAnswer(answer) : answer;
+      });
     }
     const allow = methods.join(", ");
     const refuse = (context: Context): Response =>
@@ -101,11 +109,13 @@ export function createApiApp(paths: readonly ApiPath[]): Hono {
     ),
   );
   app.notFound(async (context) => withApiHeaders(await refusals.fetch(context.req.raw)));
-  app.onError((error) => {
-    console.error("[api] unexpected error", error);
-    return withApiHeaders(errorResponse(new AppError("INTERNAL", "internal error")));
-  });
+  app.onError(internalError);
   return app;
+}
+
+function internalError(error: unknown): Response {
+  console.error("[api] unexpected error", error);
+  return withApiHeaders(errorResponse(new AppError("INTERNAL", "internal error")));
 }
 
 /** Whether a request target belongs to the API's router rather than Next's. */

@@ -38,6 +38,7 @@ export const inbox = definePath("/api/v1/inbox", {
       // Open long-polls are capped per agent.
       errors: ["RATE_LIMITED"],
       responses: { 200: inboxSchema },
+      waits: true,
     },
     ({ actor, query, request }) => readInbox(getDb(), getEventHub(), actor, query, request.signal),
   ),

@@ -80,6 +80,7 @@ export const request = definePath("/api/v1/requests/{id}", {
       query: getRequestQuerySchema,
       errors: ["RATE_LIMITED"],
       responses: { 200: requestViewSchema },
+      waits: true,
     },
     ({ actor, params, query, request }) =>
       waitForRequest(getDb(), getEventHub(), actor, params.id, query, request.signal),

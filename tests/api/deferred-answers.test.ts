@@ -1,0 +1,149 @@
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { z } from "zod";
+import { createNodeListener } from "../../lib/http/node-listener";
+import { defineRoute } from "../../lib/http/route";
+import { createApiApp, definePath } from "../../lib/http/router";
+
+// A long-poll's answer is written by the node listener once it comes, after the router has let the
+// request's state go (issue 18): what a client sees must not change, and nothing may be lost.
+
+function opening() {
+  let open!: () => void;
+  const opened = new Promise<void>((resolve) => (open = resolve));
+  return { opened, open };
+}
+
+/** A waiting route whose answer comes when the test opens its gate or the client leaves. */
+function waitingApi(answer: () => Response | { n: number } = () => ({ n: 1 })) {
+  const gate = opening();
+  const entered = opening();
+  const left = opening();
+  const path = definePath("/api/v1/test-wait", {
+    GET: defineRoute(
+      {
+        access: "public",
+        scopes: [],
+        responses: { 200: z.object({ n: z.number() }) },
+        waits: true,
+      },
+      async ({ request }) => {
+        entered.open();
+        request.signal.addEventListener("abort", left.open);
+        await Promise.race([gate.opened, left.opened]);
+        return answer();
+      },
+    ),
+  });
+  const app = createApiApp([path]);
+  // When the router's own answer to the listener resolves.
+  let routerAnsweredAt: "before the gate" | "after the gate" | undefined;
+  let isGateOpen = false;
+  const fetchOfApp = app.fetch;
+  app.fetch = (...args) => {
+    const answered = fetchOfApp(...args);
+    void Promise.resolve(answered).then(() => {
+      routerAnsweredAt = isGateOpen ? "after the gate" : "before the gate";
+    });
+    return answered;
+  };
+  return {
+    app,
+    entered: entered.opened,
+    left: left.opened,
+    openGate: () => {
+      isGateOpen = true;
+      gate.open();
+    },
+    routerAnsweredAt: () => routerAnsweredAt,
+  };
+}
+
+const servers: Server[] = [];
+afterEach(async () => {
+  for (const server of servers.splice(0)) {
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+});
+
+async function serve(api: ReturnType<typeof waitingApi>): Promise<string> {
+  const listener = createNodeListener(api.app);
+  const server = createServer((request, response) => void listener(request, response));
+  servers.push(server);
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/v1/test-wait`;
+}
+
+describe("a long-poll's deferred answer", () => {
+  it("lets the router's state go while it waits, then answers as it would have", async () => {
+    const api = waitingApi();
+    const url = await serve(api);
+    const response = fetch(url);
+    await api.entered;
+    await vi.waitFor(() => expect(api.routerAnsweredAt()).toBe("before the gate"));
+    api.openGate();
+    const answer = await response;
+    expect(answer.status).toBe(200);
+    const text = await answer.text();
+    expect(JSON.parse(text)).toEqual({ n: 1 });
+    expect(answer.headers.get("content-length")).toBe(String(Buffer.byteLength(text)));
+    expect(answer.headers.get("content-type")).toBe("application/json; charset=utf-8");
+    expect(answer.headers.get("x-content-type-options")).toBe("nosniff");
+    expect(answer.headers.get("content-security-policy")).toContain("default-src 'none'");
+  });
+
+  it("is awaited, not deferred, in process and for HEAD", async () => {
+    const inProcess = waitingApi();
+    const answered = inProcess.app.fetch(new Request("http://127.0.0.1/api/v1/test-wait"));
+    await inProcess.entered;
+    inProcess.openGate();
+    expect(await (await answered).json()).toEqual({ n: 1 });
+    expect(inProcess.routerAnsweredAt()).toBe("after the gate");
+
+    const head = waitingApi();
+    const url = await serve(head);
+    const response = fetch(url, { method: "HEAD" });
+    await head.entered;
+    head.openGate();
+    const answer = await response;
+    expect(answer.status).toBe(200);
+    expect(await answer.text()).toBe("");
+    expect(head.routerAnsweredAt()).toBe("after the gate");
+  });
+
+  it("aborts the request's signal when the client leaves while it waits", async () => {
+    const api = waitingApi();
+    const url = await serve(api);
+    const controller = new AbortController();
+    const response = fetch(url, { signal: controller.signal }).catch(() => null);
+    await api.entered;
+    controller.abort();
+    await api.left;
+    expect(await response).toBeNull();
+  });
+
+  it("writes an answer that is not encoded JSON from its body, cookies and all", async () => {
+    const api = waitingApi(
+      () =>
+        new Response("plain words", {
+          status: 202,
+          headers: [
+            ["content-type", "text/plain"],
+            ["set-cookie", "a=1"],
+            ["set-cookie", "b=2"],
+          ],
+        }),
+    );
+    const url = await serve(api);
+    const response = fetch(url);
+    await api.entered;
+    api.openGate();
+    const answer = await response;
+    expect(answer.status).toBe(202);
+    expect(await answer.text()).toBe("plain words");
+    expect(answer.headers.getSetCookie()).toEqual(["a=1", "b=2"]);
+    expect(answer.headers.get("x-content-type-options")).toBe("nosniff");
+  });
+});
