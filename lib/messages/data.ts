@@ -3,7 +3,8 @@ import type { AgentActor } from "../auth/actor";
 import { queryHot, type Db } from "../db";
 import type { Message } from "../generated/prisma/client";
 import { inboxWaitKey, type EventHub } from "../realtime/event-hub";
-import { longPollDeadline, readUntil } from "../realtime/long-poll";
+import { longPollDeadline, readUntil, type LongPollSource } from "../realtime/long-poll";
+import type { ConsoleEvent } from "../shared/realtime/contract";
 import { messageWokenBy } from "./decision-messages";
 import type { InboxQuery } from "./schema";
 import { toMessageView, type MessageView } from "./views";
@@ -36,6 +37,29 @@ async function readAfter(
   return rows.map((row) => toMessageView({ ...row, id: BigInt(row.id) }));
 }
 
+/** An inbox long-poll's reads: done at the first message. */
+class InboxRead implements LongPollSource<MessageView[]> {
+  constructor(
+    private readonly db: Db,
+    private readonly actor: AgentActor,
+    private readonly after: bigint,
+    private readonly limit: number,
+  ) {}
+
+  read(): Promise<MessageView[]> {
+    return readAfter(this.db, this.actor, this.after, this.limit);
+  }
+
+  isDone(messages: MessageView[]): boolean {
+    return messages.length > 0;
+  }
+
+  async answerWoken(event: ConsoleEvent): Promise<MessageView[] | undefined> {
+    const message = await messageWokenBy(event, this.actor, this.after);
+    return message && [message];
+  }
+}
+
 /**
  * An agent's messages after a cursor (default: what it has acknowledged). Reading deletes nothing,
  * so a crash between read and processing loses nothing. With `wait`, an empty inbox is held open
@@ -60,12 +84,7 @@ export async function readInbox(
       key: inboxWaitKey(actor.name),
       deadline: longPollDeadline(Date.now(), query.wait),
       signal,
-      read: () => readAfter(db, actor, after, query.limit),
-      isDone: (read) => read.length > 0,
-      answerWoken: async (event) => {
-        const message = await messageWokenBy(event, actor, after);
-        return message && [message];
-      },
+      source: new InboxRead(db, actor, after, query.limit),
     });
     return { messages, cursor: messages.at(-1)?.id ?? Number(after) };
   } finally {

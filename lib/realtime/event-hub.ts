@@ -30,13 +30,62 @@ export function waitKeyOf(event: ConsoleEvent): string | null {
   return null;
 }
 
-type Waiter = {
-  key: string;
-  resolve: (event: ConsoleEvent | null) => void;
-  timer: NodeJS.Timeout;
-  signal: AbortSignal | undefined;
-  onAbort: () => void;
-};
+/**
+ * One long-poll's wait: its entry in the hub's map and its request's abort listener
+ * (`handleEvent`). A class, with its timer calling a function shared by all, so that a waiting
+ * request holds no closure of its own: each would also carry the `name` property tsx's esbuild
+ * gives a named function, 256 bytes (decision 041).
+ */
+class HubWait {
+  readonly woken: Promise<ConsoleEvent | null>;
+  private resolve!: (event: ConsoleEvent | null) => void;
+  private readonly timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly waiters: Map<string, Set<HubWait>>,
+    readonly key: string,
+    timeoutMs: number,
+    private readonly signal: AbortSignal | undefined,
+  ) {
+    this.woken = new Promise((resolve) => (this.resolve = resolve));
+    if (signal?.aborted) {
+      this.resolve(null);
+      return;
+    }
+    this.timer = setTimeout(endUnwoken, timeoutMs, this);
+    signal?.addEventListener("abort", this, { once: true });
+    let keyed = waiters.get(key);
+    if (!keyed) waiters.set(key, (keyed = new Set()));
+    keyed.add(this);
+  }
+
+  /** Resolves with the event, or null, once: the first call removes the entry. */
+  settle(event: ConsoleEvent | null): void {
+    const keyed = this.waiters.get(this.key);
+    if (!keyed?.delete(this)) return;
+    if (keyed.size === 0) this.waiters.delete(this.key);
+    clearTimeout(this.timer);
+    this.signal?.removeEventListener("abort", this);
+    this.resolve(event);
+  }
+
+  /** The request's signal aborted: the client left. */
+  handleEvent(): void {
+    this.settle(null);
+  }
+
+  /** Resolves with null and removes the entry, for a caller that stopped needing it. */
+  cancel(): void {
+    this.settle(null);
+  }
+}
+
+function endUnwoken(wait: HubWait): void {
+  wait.settle(null);
+}
+
+/** A wait handed to a long-poll: what wakes it, and how to stop it. */
+export type Wait = Pick<HubWait, "woken" | "cancel">;
 
 /**
  * In-process fan-out of committed events, fed by the LISTEN bridge (lib/realtime/event-bridge.ts)
@@ -45,7 +94,7 @@ type Waiter = {
  */
 export class EventHub {
   private readonly listeners = new Set<EventListener>();
-  private readonly waiters = new Map<string, Set<Waiter>>();
+  private readonly waiters = new Map<string, Set<HubWait>>();
   private newestId = 0;
 
   get lastId(): number {
@@ -65,7 +114,7 @@ export class EventHub {
       this.newestId = event.id;
       const key = waitKeyOf(event);
       const waiters = key === null ? undefined : this.waiters.get(key);
-      if (waiters) for (const waiter of waiters) this.release(waiter, event);
+      if (waiters) for (const waiter of waiters) waiter.settle(event);
       for (const listener of this.listeners) {
         try {
           listener(event);
@@ -88,37 +137,8 @@ export class EventHub {
    * re-read the database afterwards: an event is a hint, not the data. `cancel` resolves with null
    * and removes the entry, for a caller that stopped needing it.
    */
-  wait(
-    key: string,
-    timeoutMs: number,
-    signal?: AbortSignal,
-  ): { woken: Promise<ConsoleEvent | null>; cancel: () => void } {
-    let waiter: Waiter | undefined;
-    const woken = new Promise<ConsoleEvent | null>((resolve) => {
-      if (signal?.aborted) return resolve(null);
-      const entry: Waiter = {
-        key,
-        resolve,
-        signal,
-        timer: setTimeout(() => this.release(entry, null), timeoutMs),
-        onAbort: () => this.release(entry, null),
-      };
-      signal?.addEventListener("abort", entry.onAbort, { once: true });
-      let waiters = this.waiters.get(key);
-      if (!waiters) this.waiters.set(key, (waiters = new Set()));
-      waiters.add(entry);
-      waiter = entry;
-    });
-    return { woken, cancel: () => waiter && this.release(waiter, null) };
-  }
-
-  private release(waiter: Waiter, event: ConsoleEvent | null): void {
-    const waiters = this.waiters.get(waiter.key);
-    if (!waiters?.delete(waiter)) return;
-    if (waiters.size === 0) this.waiters.delete(waiter.key);
-    clearTimeout(waiter.timer);
-    waiter.signal?.removeEventListener("abort", waiter.onAbort);
-    waiter.resolve(event);
+  wait(key: string, timeoutMs: number, signal?: AbortSignal): Wait {
+    return new HubWait(this.waiters, key, timeoutMs, signal);
   }
 }
 

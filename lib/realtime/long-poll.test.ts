@@ -41,13 +41,13 @@ function reads(...values: number[][]) {
   let count = 0;
   return {
     read: async () => values[Math.min(count++, values.length - 1)] ?? [],
+    isDone: (value: number[]) => value.length > 0,
     count: () => count,
   };
 }
 
 describe("readUntil", () => {
   const key = inboxWaitKey("alice");
-  const isDone = (value: number[]) => value.length > 0;
 
   it("a wait that ends at its deadline unwoken reads once, not again", async () => {
     const hub = new EventHub();
@@ -57,8 +57,7 @@ describe("readUntil", () => {
       key,
       deadline: Date.now() + 50,
       signal: undefined,
-      read: source.read,
-      isDone,
+      source,
     });
     expect(value).toEqual([]);
     expect(source.count()).toBe(1);
@@ -73,8 +72,7 @@ describe("readUntil", () => {
       key,
       deadline: Date.now() + 60_000,
       signal: undefined,
-      read: source.read,
-      isDone,
+      source,
     });
     await expect.poll(() => hub.waiterCount).toBe(1);
     hub.publish([sent(1, "bob")]);
@@ -93,8 +91,7 @@ describe("readUntil", () => {
       key,
       deadline: Date.now() + 60_000,
       signal: controller.signal,
-      read: source.read,
-      isDone,
+      source,
     });
     await expect.poll(() => hub.waiterCount).toBe(1);
     controller.abort();

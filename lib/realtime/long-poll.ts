@@ -21,6 +21,18 @@ export function longPollDeadline(
 }
 
 /**
+ * What a long-poll reads, and when it is done. An object with methods rather than three closures:
+ * a waiting request holds it for its whole wait, and each closure would also carry the `name`
+ * property tsx's esbuild gives a named function (decision 041).
+ */
+export type LongPollSource<T> = {
+  read(): Promise<T>;
+  isDone(value: T): boolean;
+  /** What the waking event alone answers, without the read; undefined, and the caller reads. */
+  answerWoken?(event: ConsoleEvent): Promise<T | undefined>;
+};
+
+/**
  * Reads until `isDone` accepts what was read or the deadline passes, and returns the last read.
  * Each read is made with the wait already in place, so what commits between the read and the
  * wait still wakes it. There is no timed re-check, and no read when the wait ends unwoken (the
@@ -36,23 +48,20 @@ export async function readUntil<T>(options: {
   key: string;
   deadline: number;
   signal: AbortSignal | undefined;
-  read: () => Promise<T>;
-  isDone: (value: T) => boolean;
-  /** What the waking event alone answers, without the read; undefined, and the caller reads. */
-  answerWoken?: (event: ConsoleEvent) => Promise<T | undefined>;
+  source: LongPollSource<T>;
 }): Promise<T> {
-  const { hub, key, deadline, signal, read, isDone, answerWoken } = options;
+  const { hub, key, deadline, signal, source } = options;
   for (;;) {
-    const { woken, cancel } = hub.wait(key, Math.max(0, deadline - Date.now()), signal);
+    const wait = hub.wait(key, Math.max(0, deadline - Date.now()), signal);
     try {
-      const value = await read();
-      if (isDone(value) || Date.now() >= deadline || signal?.aborted) return value;
-      const event = await woken;
+      const value = await source.read();
+      if (source.isDone(value) || Date.now() >= deadline || signal?.aborted) return value;
+      const event = await wait.woken;
       if (event === null) return value;
-      const answered = await answerWoken?.(event);
+      const answered = await source.answerWoken?.(event);
       if (answered !== undefined) return answered;
     } finally {
-      cancel();
+      wait.cancel();
     }
   }
 }

@@ -6,7 +6,7 @@ import { AppError } from "../errors";
 import { decodeCursor, encodeCursor } from "../http/cursor";
 import type { Prisma, Request } from "../generated/prisma/client";
 import { requestEndWaitKey, type EventHub } from "../realtime/event-hub";
-import { longPollDeadline, readUntil } from "../realtime/long-poll";
+import { longPollDeadline, readUntil, type LongPollSource } from "../realtime/long-poll";
 import type { RequestStatus } from "../shared/requests/schema";
 import type { GetRequestQuery, ListRequestsQuery } from "./schema";
 import { findApprovals } from "./approvals";
@@ -152,6 +152,23 @@ export async function findRequestView(db: Db, id: string): Promise<RequestView |
   return viewOf(db, request);
 }
 
+/** A request long-poll's reads: done once the request is no longer pending. */
+class RequestRead implements LongPollSource<RequestView> {
+  constructor(
+    private readonly db: Db,
+    private readonly actor: Actor,
+    private readonly id: string,
+  ) {}
+
+  read(): Promise<RequestView> {
+    return getRequestForActor(this.db, this.actor, this.id);
+  }
+
+  isDone(request: RequestView): boolean {
+    return request.status !== "pending";
+  }
+}
+
 /**
  * One request, held up to `wait` seconds while it is pending, so that each of a session's
  * parallel hook processes can wait on its own request instead of racing on the agent's inbox.
@@ -173,8 +190,7 @@ export async function waitForRequest(
       key: requestEndWaitKey(id),
       deadline: longPollDeadline(Date.now(), query.wait),
       signal,
-      read: () => getRequestForActor(db, actor, id),
-      isDone: (current) => current.status !== "pending",
+      source: new RequestRead(db, actor, id),
     });
   // Each waiter holds a socket and a subscription: an agent's count, or a person's (every token
   // and session of one user together), is capped.

@@ -58,9 +58,11 @@ export async function startApiNode(options: {
   port?: number;
   /** Echo the node's output to this process's stdout (always kept for failure messages). */
   isVerbose?: boolean;
+  /** Node's own flags, before tsx (`--inspect=127.0.0.1:0`, …). */
+  nodeArgs?: string[];
 }): Promise<ApiNode> {
   const port = options.port ?? (await freePort());
-  const child = spawn(process.execPath, ["--import", "tsx", ENTRY], {
+  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), "--import", "tsx", ENTRY], {
     cwd: ROOT,
     env: childProcessEnv({
       DATABASE_URL: options.databaseUrl,
