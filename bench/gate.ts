@@ -88,7 +88,6 @@ export function healthCall(baseUrl: string) {
   return () => fetch(`${baseUrl}/api/v1/health`);
 }
 
-/** Starts bench/plain-server.ts as its own process and waits until it answers. */
 export type PlainServer = {
   url: string;
   stop: () => Promise<void>;
@@ -96,6 +95,7 @@ export type PlainServer = {
   readRssMiB: () => Promise<number>;
 } & InspectedProcess;
 
+/** Starts bench/plain-server.ts as its own process and waits until it answers. */
 export async function startPlainServer(options: {
   databaseUrl: string;
   port: number;

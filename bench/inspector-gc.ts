@@ -7,7 +7,9 @@ export const INSPECTOR_ADDRESS = /Debugger listening on (ws:\/\/127\.0\.0\.1:\d+
 
 /** What the bench asks of a server process through its inspector. */
 export type InspectedProcess = {
+  /** A full garbage collection, before a memory reading. */
   collectGarbage(): Promise<void>;
+  /** V8's heap in use, in MiB. */
   readHeapUsedMiB(): Promise<number>;
 };
 

@@ -7,7 +7,7 @@ import pg from "pg";
  * server does. `GET /health` answers without touching the database: the floor for a request's
  * round trip alone. `GET /api/v1/inbox?after=…&wait=…` holds the request for its wait and answers
  * an empty inbox, keeping nothing but the request and its timer: the floor of what an open
- * long-poll costs a `node:http` server (G3.4's RSS per long-poll).
+ * long-poll costs a `node:http` server (G3.4's memory per long-poll).
  *
  *   DATABASE_URL=… PORT=… node --import tsx bench/plain-server.ts
  */
