@@ -88,17 +88,3 @@ export function takeLongPollSlot(waiterId: string, kind: LongPollKind = "inbox")
     else openLongPolls.delete(key);
   };
 }
-
-/** Holds one of the waiter's open long-poll slots (`takeLongPollSlot`) for as long as `run` takes. */
-export async function holdLongPoll<T>(
-  waiterId: string,
-  run: () => Promise<T>,
-  kind: LongPollKind = "inbox",
-): Promise<T> {
-  const release = takeLongPollSlot(waiterId, kind);
-  try {
-    return await run();
-  } finally {
-    release();
-  }
-}

@@ -1,4 +1,4 @@
-import { holdLongPoll } from "../agents/limits";
+import { takeLongPollSlot } from "../agents/limits";
 import type { Actor } from "../auth/actor";
 import type { Db } from "../db";
 import { z } from "zod";
@@ -184,18 +184,22 @@ export async function waitForRequest(
 ): Promise<RequestView> {
   const first = await getRequestForActor(db, actor, id);
   if (query.wait === 0 || first.status !== "pending") return first;
-  const wait = () =>
-    readUntil({
+  // Each waiter holds a socket and a subscription: an agent's count, or a person's (every token
+  // and session of one user together), is capped. The slot is taken and given back here, in the
+  // one frame held through the wait, as the inbox does (decision 038).
+  const waiter = actor.kind === "agent" ? actor.agentId : `user:${actor.userId}`;
+  const releaseSlot = takeLongPollSlot(waiter, "request_wait");
+  try {
+    return await readUntil({
       hub,
       key: requestEndWaitKey(id),
       deadline: longPollDeadline(Date.now(), query.wait),
       signal,
       source: new RequestRead(db, actor, id),
     });
-  // Each waiter holds a socket and a subscription: an agent's count, or a person's (every token
-  // and session of one user together), is capped.
-  const waiter = actor.kind === "agent" ? actor.agentId : `user:${actor.userId}`;
-  return holdLongPoll(waiter, wait, "request_wait");
+  } finally {
+    releaseSlot();
+  }
 }
 
 export async function listPendingRequestsOfAgent(db: Db, agentId: string): Promise<RequestView[]> {
