@@ -1,5 +1,6 @@
 import type { AgentActor } from "../auth/actor";
-import { queryHot, type Db } from "../db";
+import { poolOf, queryHot, type Db } from "../db";
+import { GroupCommit } from "../group-commit";
 import type { Agent } from "../generated/prisma/client";
 import {
   isRefusedAnywhere,
@@ -21,7 +22,9 @@ import type { ToolCallInput, ToolVerdict } from "./schema";
  * The common verdicts in one statement each (decision 028 and its amendment): a worker's call that
  * the plan gate allows and no enforced rule decides (a read, or anything under an open gate), and a
  * call an enforced allow rule lets through instead of a card; neither has a card to find or raise.
- * The full path (lib/tool-calls/mutations.ts) is a transaction of five round trips or more.
+ * The full path (lib/tool-calls/mutations.ts) is a transaction of five round trips or more. The
+ * plan's verdicts are committed in groups (decision 042): the calls that arrive while one group
+ * commits go together in the next statement.
  *
  * What that verdict depends on in the agent's row (incarnation, status, gate, and the name, role
  * and `connect` token a rule's scope is matched with) is guessed from the agent's last full
@@ -53,72 +56,170 @@ export function rememberVerdictFacts(agent: Agent): void {
   facts.set(agent.id, { name, role, ownerTokenId, incarnation });
 }
 
-// Locks the row only if it still is what the verdict assumed.
-const LOCKED_AGENT_CTE = `
-  WITH agent AS (
-    SELECT id, gate, work_version, task_id FROM agents
-    WHERE id = $1::uuid
-      AND incarnation = $2
-      AND name = $3
-      AND role = $4
-      AND owner_token_id IS NOT DISTINCT FROM $5::uuid
-      AND connector_key IS NULL
-      AND status::text = ANY($6::text[])
-      AND gate::text = ANY($7::text[])
-    FOR UPDATE
-  )`;
+/** One call as a grouped statement takes it: what its verdict assumes, and what it writes. */
+type VerdictRow = {
+  agentId: string;
+  incarnation: number;
+  name: string;
+  role: string;
+  ownerTokenId: string | null;
+  statuses: string[];
+  gates: string[];
+  tool: string;
+  args: Record<string, unknown>;
+  risk: Record<string, unknown>;
+  subject: string;
+  /** The `tool.allowed` event's data, but for the gate, which comes from the locked row. */
+  data: Record<string, unknown>;
+};
 
-// Records the attempt and its event; the event's data is the full path's, with the gate taken from
-// the locked row.
-const COMMON_VERDICT_SQL = `${LOCKED_AGENT_CTE}, call AS (
+/** A call an allow rule lets through also writes the rule's approval and its event. */
+type RuleAllowedRow = VerdictRow & {
+  requestId: string;
+  payload: Record<string, unknown>;
+  respondedBy: string;
+  respondedAt: Date;
+  decidedBy: Record<string, unknown>;
+  /** The `request.decided` event's data. */
+  decided: Record<string, unknown>;
+};
+
+/**
+ * A statement over a group of calls (decision 042), answering the positions it recorded. Each
+ * agent's row is locked in id order and must still be what the verdict assumed; a row another
+ * transaction holds is skipped, not waited for, so one agent's lock cannot hold up the others'
+ * verdicts: that call takes the full path, which waits.
+ */
+function verdictsSql(options: { approvalColumns: string; approvalFence: string; writes: string }) {
+  return `
+  WITH input AS (
+    SELECT * FROM jsonb_to_recordset($1::jsonb) AS row(
+      position int, "agentId" uuid, incarnation int, name text, role text, "ownerTokenId" uuid,
+      statuses text[], gates text[], tool text, args jsonb, risk jsonb, subject text, data jsonb
+      ${options.approvalColumns})
+  ), locked AS (
+    SELECT id, incarnation, name, role, owner_token_id, connector_key, status, gate, work_version,
+           task_id
+    FROM agents
+    WHERE id IN (SELECT "agentId" FROM input)
+    ORDER BY id
+    FOR UPDATE SKIP LOCKED
+  ), allowed AS MATERIALIZED (
+    SELECT input.*, locked.gate, locked.work_version, locked.task_id
+    FROM input JOIN locked ON locked.id = input."agentId"
+    WHERE locked.incarnation = input.incarnation
+      AND locked.name = input.name
+      AND locked.role = input.role
+      AND locked.owner_token_id IS NOT DISTINCT FROM input."ownerTokenId"
+      AND locked.connector_key IS NULL
+      AND locked.status::text = ANY(input.statuses)
+      AND locked.gate::text = ANY(input.gates)
+      ${options.approvalFence}
+  ), ${options.writes}
+  SELECT position FROM allowed`;
+}
+
+// Records each call and its event; the event's data is the full path's.
+const COMMON_VERDICTS_SQL = verdictsSql({
+  approvalColumns: "",
+  approvalFence: "",
+  writes: `call AS (
     INSERT INTO tool_calls (agent_id, incarnation, tool, args, gate, is_allowed, risk)
-    SELECT id, $2, $8, $9::jsonb, gate, true, $10::jsonb FROM agent
-    RETURNING gate
-  )
-  INSERT INTO events (kind, subject, data)
-  SELECT 'tool.allowed', $11, $12::jsonb || jsonb_build_object('gate', gate::text) FROM call
-  RETURNING id`;
+    SELECT "agentId", incarnation, tool, args, gate, true, risk FROM allowed ORDER BY position
+  ), event AS (
+    INSERT INTO events (kind, subject, data)
+    SELECT 'tool.allowed', subject, data || jsonb_build_object('gate', gate::text)
+    FROM allowed ORDER BY position
+  )`,
+});
 
 // A call an allow rule lets through: the rule's approval (lib/rules/evaluate.ts, approveByRule),
 // fenced to the work the locked row has and written used, then the attempt that uses it, then
 // their two events in the full path's order. An approval in that work that no call has used yet
 // (the Lead's: a rule's is written used) may be this call's, which the full path spends before the
-// rule's: then nothing is written here. One the Lead gives while this statement waits for the row
-// lock is not seen; the call was asked for before that decision.
-const RULE_ALLOWED_VERDICT_SQL = `${LOCKED_AGENT_CTE}, approval AS (
+// rule's: then nothing is written here. One the Lead gives while this statement runs is not seen;
+// the call was asked for before that decision.
+const RULE_ALLOWED_VERDICTS_SQL = verdictsSql({
+  approvalColumns: `, "requestId" text, payload jsonb, "respondedBy" text,
+      "respondedAt" timestamptz, "decidedBy" jsonb, decided jsonb`,
+  approvalFence: `AND NOT EXISTS (
+        SELECT 1 FROM requests unused
+        WHERE unused.agent_id = locked.id
+          AND unused.type = 'tool_approval'
+          AND unused.status = 'approved'
+          AND NOT unused.approval_used
+          AND unused.incarnation = input.incarnation
+          AND unused.work_version = locked.work_version
+          AND unused.task_id IS NOT DISTINCT FROM locked.task_id
+      )`,
+  writes: `approval AS (
     INSERT INTO requests (id, type, agent_id, sender, target, status, payload, responded_by,
                           responded_at, decided_by, incarnation, work_version, task_id, expires_at,
                           approval_used)
-    SELECT $13, 'tool_approval', id, $3, 'lead', 'approved', $14::jsonb, $15, $16::timestamptz,
-           $17::jsonb, $2, work_version, task_id, $16::timestamptz, true
-    FROM agent
-    WHERE NOT EXISTS (
-      SELECT 1 FROM requests unused
-      WHERE unused.agent_id = agent.id
-        AND unused.type = 'tool_approval'
-        AND unused.status = 'approved'
-        AND NOT unused.approval_used
-        AND unused.incarnation = $2
-        AND unused.work_version = agent.work_version
-        AND unused.task_id IS NOT DISTINCT FROM agent.task_id
-    )
-    RETURNING id
+    SELECT "requestId", 'tool_approval', "agentId", name, 'lead', 'approved', payload,
+           "respondedBy", "respondedAt", "decidedBy", incarnation, work_version, task_id,
+           "respondedAt", true
+    FROM allowed ORDER BY position
   ), call AS (
     INSERT INTO tool_calls (agent_id, incarnation, tool, args, gate, is_allowed, risk, request_id)
-    SELECT agent.id, $2, $8, $9::jsonb, agent.gate, true, $10::jsonb, approval.id
-    FROM agent, approval
-    RETURNING gate
-  )
-  INSERT INTO events (kind, subject, data)
-  SELECT kind, subject, data FROM (
-    SELECT 1 AS position, 'request.decided' AS kind, 'request:' || $13 AS subject,
-           $18::jsonb AS data
-    FROM approval
-    UNION ALL
-    SELECT 2, 'tool.allowed', $11, $12::jsonb || jsonb_build_object('gate', gate::text) FROM call
-  ) event
-  ORDER BY position
-  RETURNING id`;
+    SELECT "agentId", incarnation, tool, args, gate, true, risk, "requestId"
+    FROM allowed ORDER BY position
+  ), event AS (
+    INSERT INTO events (kind, subject, data)
+    SELECT kind, subject, data FROM (
+      SELECT position, 1 AS step, 'request.decided' AS kind, 'request:' || "requestId" AS subject,
+             decided AS data
+      FROM allowed
+      UNION ALL
+      SELECT position, 2, 'tool.allowed', subject, data || jsonb_build_object('gate', gate::text)
+      FROM allowed
+    ) event
+    ORDER BY position, step
+  )`,
+});
+
+type GroupedStatement = { name: string; sql: string };
+const COMMON_VERDICTS: GroupedStatement = { name: "common-verdicts", sql: COMMON_VERDICTS_SQL };
+const RULE_ALLOWED_VERDICTS: GroupedStatement = {
+  name: "rule-allowed-verdicts",
+  sql: RULE_ALLOWED_VERDICTS_SQL,
+};
+
+/** Commits the rows in one statement; for each, whether it was recorded. */
+async function commitVerdicts(
+  db: Db,
+  statement: GroupedStatement,
+  rows: VerdictRow[],
+): Promise<boolean[]> {
+  const recorded = await queryHot<{ position: number }>(db, statement.name, statement.sql, [
+    JSON.stringify(rows.map((row, position) => ({ ...row, position }))),
+  ]);
+  const positions = new Set(recorded.map((row) => row.position));
+  return rows.map((_, position) => positions.has(position));
+}
+
+const MAX_VERDICTS_PER_COMMIT = 64;
+// Per pool, that is per client made by createDb, one group per statement. A transaction has no
+// pool of its own: its verdict is committed alone, never with anyone else's.
+const groupsByPool = new WeakMap<object, Map<GroupedStatement, GroupCommit<VerdictRow, boolean>>>();
+
+/** Whether the call was recorded, committed together with the calls that came while it waited. */
+async function recordVerdict(
+  db: Db,
+  statement: GroupedStatement,
+  row: VerdictRow,
+): Promise<boolean> {
+  const pool = poolOf(db);
+  if (!pool) return (await commitVerdicts(db, statement, [row]))[0] === true;
+  let groups = groupsByPool.get(pool);
+  if (!groups) groupsByPool.set(pool, (groups = new Map()));
+  let group = groups.get(statement);
+  if (!group) {
+    group = new GroupCommit((rows) => commitVerdicts(db, statement, rows), MAX_VERDICTS_PER_COMMIT);
+    groups.set(statement, group);
+  }
+  return group.add(row);
+}
 
 const ACTIVE_STATUSES = (tool: string) =>
   agentStatusSchema.options.filter(
@@ -184,48 +285,43 @@ export async function tryRecordCommonVerdict(
     ...(risk.code ? { code: risk.code } : {}),
     reasons: risk.reasons,
   };
-  const callValues = (trace: RuleTrace & { requestId?: string }) => [
-    actor.agentId,
-    facts.incarnation,
-    facts.name,
-    facts.role,
-    facts.ownerTokenId,
+  const verdictRow = (trace: RuleTrace & { requestId?: string }): VerdictRow => ({
+    agentId: actor.agentId,
+    incarnation: facts.incarnation,
+    name: facts.name,
+    role: facts.role,
+    ownerTokenId: facts.ownerTokenId,
     statuses,
     gates,
-    input.tool,
-    JSON.stringify(input.args),
-    JSON.stringify(toolCallRisk),
-    `agent:${facts.name}`,
-    JSON.stringify({ agent: facts.name, tool: input.tool, riskClass: risk.class, ...trace }),
-  ];
+    tool: input.tool,
+    args: input.args,
+    risk: toolCallRisk,
+    subject: `agent:${facts.name}`,
+    data: { agent: facts.name, tool: input.tool, riskClass: risk.class, ...trace },
+  });
   if (rule === null) {
-    const recorded = await queryHot(
-      db,
-      "common-verdict",
-      COMMON_VERDICT_SQL,
-      callValues(shadowTrace),
-    );
-    return recorded.length === 1 ? { allowed: true } : null;
+    const isRecorded = await recordVerdict(db, COMMON_VERDICTS, verdictRow(shadowTrace));
+    return isRecorded ? { allowed: true } : null;
   }
 
   const requestId = newRequestId();
   const { payload, decidedBy, respondedBy } = ruleApprovalOf(input, risk, rule);
-  const decided = {
+  const approved: RuleAllowedRow = {
+    ...verdictRow({ requestId, ...shadowTrace, ruleId: rule.id }),
     requestId,
-    type: "tool_approval",
-    agent: facts.name,
-    status: "approved",
+    payload,
     respondedBy,
+    respondedAt: now,
     decidedBy,
+    decided: {
+      requestId,
+      type: "tool_approval",
+      agent: facts.name,
+      status: "approved",
+      respondedBy,
+      decidedBy,
+    },
   };
-  const recorded = await queryHot(db, "rule-allowed-verdict", RULE_ALLOWED_VERDICT_SQL, [
-    ...callValues({ requestId, ...shadowTrace, ruleId: rule.id }),
-    requestId,
-    JSON.stringify(payload),
-    respondedBy,
-    now,
-    JSON.stringify(decidedBy),
-    JSON.stringify(decided),
-  ]);
-  return recorded.length === 2 ? { allowed: true, requestId, ruleId: rule.id } : null;
+  const isRecorded = await recordVerdict(db, RULE_ALLOWED_VERDICTS, approved);
+  return isRecorded ? { allowed: true, requestId, ruleId: rule.id } : null;
 }

@@ -255,6 +255,106 @@ describe("the common verdict", () => {
   });
 });
 
+describe("verdicts committed in groups (decision 042)", () => {
+  /** A transaction that holds `sql`'s lock until `release`. */
+  async function holdLock(sql: string, values: unknown[] = []) {
+    const holder = new pg.Client({ connectionString: requireDatabaseUrl() });
+    await holder.connect();
+    await holder.query("BEGIN");
+    await holder.query(sql, values);
+    let released: Promise<void> | undefined;
+    return {
+      release: () => (released ??= holder.query("COMMIT").then(() => holder.end())),
+    };
+  }
+  const settle = () => new Promise((resolve) => setTimeout(resolve, 300));
+
+  /** The transaction that wrote each agent's last recorded call. */
+  async function lastCallTransactions(agentIds: string[]): Promise<string[]> {
+    const rows = await db.$queryRaw<{ agent_id: string; writer: string }[]>`
+      SELECT DISTINCT ON (agent_id) agent_id::text, xmin::text AS writer FROM tool_calls
+      WHERE agent_id = ANY(${agentIds}::uuid[]) ORDER BY agent_id, id DESC`;
+    const writerOf = new Map(rows.map((row) => [row.agent_id, row.writer]));
+    return agentIds.map((id) => writerOf.get(id) ?? "none");
+  }
+
+  /** Agents whose next call takes the one-statement path; with a rule for `call` if it needs one. */
+  async function warmAgents(count: number, call: typeof READ | typeof PUSH) {
+    const agents = await Promise.all(Array.from({ length: count }, () => registerAgent()));
+    if (call === PUSH) {
+      const role = `group-${agents[0]?.name}`;
+      await db.agent.updateMany({
+        where: { name: { in: agents.map((agent) => agent.name) } },
+        data: { gate: "approved", role },
+      });
+      await createRule({
+        pattern: "bash(git push origin main)",
+        effect: "allow",
+        scope: { kind: "role", role },
+      });
+    }
+    for (const agent of agents) await warm(agent, call);
+    return Promise.all(agents.map(actorOf));
+  }
+
+  it.each([
+    ["allowed by the plan", READ],
+    ["allowed by a rule", PUSH],
+  ])(
+    "commits the calls %s that came while a commit was under way together, in one transaction",
+    async (_, call) => {
+      const [first, ...waiting] = await warmAgents(5, call);
+      if (!first) throw new Error("no agents");
+      const lock = await holdLock("LOCK TABLE tool_calls IN SHARE MODE");
+      const firstVerdict = recordToolCall(db, first, call);
+      await settle();
+      const waitingVerdicts = Promise.all(waiting.map((actor) => recordToolCall(db, actor, call)));
+      await settle();
+      await lock.release();
+      for (const verdict of [await firstVerdict, ...(await waitingVerdicts)]) {
+        expect(verdict).toMatchObject({ allowed: true });
+      }
+      const [firstWriter, ...writers] = await lastCallTransactions(
+        [first, ...waiting].map((actor) => actor.agentId),
+      );
+      expect(new Set(writers).size).toBe(1);
+      expect(writers[0]).not.toBe(firstWriter);
+    },
+  );
+
+  it("does not let one agent's locked row hold up the others' verdicts in its group", async () => {
+    const [first, locked, other] = await warmAgents(3, READ);
+    if (!first || !locked || !other) throw new Error("no agents");
+    const rowLock = await holdLock("SELECT 1 FROM agents WHERE id = $1 FOR UPDATE", [
+      locked.agentId,
+    ]);
+    try {
+      const tableLock = await holdLock("LOCK TABLE tool_calls IN SHARE MODE");
+      const firstVerdict = recordToolCall(db, first, READ);
+      await settle();
+      let isLockedAnswered = false;
+      const lockedVerdict = recordToolCall(db, locked, READ).then((verdict) => {
+        isLockedAnswered = true;
+        return verdict;
+      });
+      const otherVerdict = recordToolCall(db, other, READ);
+      await settle();
+      await tableLock.release();
+      expect(await firstVerdict).toEqual({ allowed: true });
+      // Answered while the locked agent's row is still held, which only its own verdict waits for.
+      const timedOut = new Promise((resolve) => setTimeout(() => resolve("timed out"), 5_000));
+      expect(await Promise.race([otherVerdict, timedOut])).toEqual({ allowed: true });
+      await settle();
+      expect(isLockedAnswered).toBe(false);
+      await rowLock.release();
+      expect(await lockedVerdict).toEqual({ allowed: true });
+    } finally {
+      await rowLock.release();
+    }
+    expect(await db.toolCall.count({ where: { agentId: locked.agentId } })).toBe(3);
+  });
+});
+
 describe("what jsonb cannot hold", () => {
   it("refuses an unpaired surrogate with 400 at the door, on the first call and later ones", async () => {
     const agent = await registerAgent();

@@ -51,7 +51,7 @@ describe("hot statements", () => {
     const pool = poolOf(db);
     expect(pool).toBeDefined();
     const names = await preparedOnEveryConnection(pool as NonNullable<typeof pool>);
-    expect(names.some((list) => list.includes("common-verdict"))).toBe(true);
+    expect(names.some((list) => list.includes("common-verdicts"))).toBe(true);
     expect(await db.toolCall.count({ where: { agentId: caller.agentId, isAllowed: true } })).toBe(
       4,
     );
