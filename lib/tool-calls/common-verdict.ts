@@ -78,7 +78,6 @@ type RuleAllowedRow = VerdictRow & {
   requestId: string;
   payload: Record<string, unknown>;
   respondedBy: string;
-  respondedAt: Date;
   decidedBy: Record<string, unknown>;
   /** The `request.decided` event's data. */
   decided: Record<string, unknown>;
@@ -138,10 +137,12 @@ const COMMON_VERDICTS_SQL = verdictsSql({
 // their two events in the full path's order. An approval in that work that no call has used yet
 // (the Lead's: a rule's is written used) may be this call's, which the full path spends before the
 // rule's: then nothing is written here. One the Lead gives while this statement runs is not seen;
-// the call was asked for before that decision.
+// the call was asked for before that decision. The approval is decided when its group commits, not
+// when its call was judged: a call that waited for the group before it is not decided before the
+// row that records it was created.
 const RULE_ALLOWED_VERDICTS_SQL = verdictsSql({
-  approvalColumns: `, "requestId" text, payload jsonb, "respondedBy" text,
-      "respondedAt" timestamptz, "decidedBy" jsonb, decided jsonb`,
+  approvalColumns: `, "requestId" text, payload jsonb, "respondedBy" text, "decidedBy" jsonb,
+      decided jsonb`,
   approvalFence: `AND NOT EXISTS (
         SELECT 1 FROM requests unused
         WHERE unused.agent_id = locked.id
@@ -157,8 +158,7 @@ const RULE_ALLOWED_VERDICTS_SQL = verdictsSql({
                           responded_at, decided_by, incarnation, work_version, task_id, expires_at,
                           approval_used)
     SELECT "requestId", 'tool_approval', "agentId", name, 'lead', 'approved', payload,
-           "respondedBy", "respondedAt", "decidedBy", incarnation, work_version, task_id,
-           "respondedAt", true
+           "respondedBy", now(), "decidedBy", incarnation, work_version, task_id, now(), true
     FROM allowed ORDER BY position
   ), call AS (
     INSERT INTO tool_calls (agent_id, incarnation, tool, args, gate, is_allowed, risk, request_id)
@@ -311,7 +311,6 @@ export async function tryRecordCommonVerdict(
     requestId,
     payload,
     respondedBy,
-    respondedAt: now,
     decidedBy,
     decided: {
       requestId,

@@ -311,14 +311,20 @@ describe("verdicts committed in groups (decision 042)", () => {
       const waitingVerdicts = Promise.all(waiting.map((actor) => recordToolCall(db, actor, call)));
       await settle();
       await lock.release();
-      for (const verdict of [await firstVerdict, ...(await waitingVerdicts)]) {
-        expect(verdict).toMatchObject({ allowed: true });
-      }
+      const verdicts = [await firstVerdict, ...(await waitingVerdicts)];
+      for (const verdict of verdicts) expect(verdict).toMatchObject({ allowed: true });
       const [firstWriter, ...writers] = await lastCallTransactions(
         [first, ...waiting].map((actor) => actor.agentId),
       );
       expect(new Set(writers).size).toBe(1);
       expect(writers[0]).not.toBe(firstWriter);
+      // A rule's approval is decided when its group commits, never before its row was created.
+      const approvalIds = verdicts.flatMap((verdict) => verdict.requestId ?? []);
+      expect(approvalIds).toHaveLength(call === PUSH ? verdicts.length : 0);
+      for (const approval of await db.request.findMany({ where: { id: { in: approvalIds } } })) {
+        expect(approval.respondedAt).toEqual(approval.createdAt);
+        expect(approval.expiresAt).toEqual(approval.createdAt);
+      }
     },
   );
 
