@@ -5,7 +5,7 @@
  * many small commits, each serialised on PostgreSQL's NOTIFY lock and WAL flush, into few.
  *
  * `commit` answers one outcome per item, in the items' order; if it throws, every item of that
- * commit gets the error, as each would have from a statement of its own.
+ * commit gets the error.
  */
 type Waiting<Item, Outcome> = {
   item: Item;

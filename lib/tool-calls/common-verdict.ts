@@ -22,9 +22,9 @@ import type { ToolCallInput, ToolVerdict } from "./schema";
  * The common verdicts in one statement each (decision 028 and its amendment): a worker's call that
  * the plan gate allows and no enforced rule decides (a read, or anything under an open gate), and a
  * call an enforced allow rule lets through instead of a card; neither has a card to find or raise.
- * The full path (lib/tool-calls/mutations.ts) is a transaction of five round trips or more. The
- * plan's verdicts are committed in groups (decision 042): the calls that arrive while one group
- * commits go together in the next statement.
+ * The full path (lib/tool-calls/mutations.ts) is a transaction of five round trips or more. Both
+ * are committed in groups (decision 042): the calls that arrive while one statement commits go
+ * together in the next.
  *
  * What that verdict depends on in the agent's row (incarnation, status, gate, and the name, role
  * and `connect` token a rule's scope is matched with) is guessed from the agent's last full
@@ -100,7 +100,9 @@ function verdictsSql(options: { approvalColumns: string; approvalFence: string; 
     SELECT id, incarnation, name, role, owner_token_id, connector_key, status, gate, work_version,
            task_id
     FROM agents
-    WHERE id IN (SELECT "agentId" FROM input)
+    -- An array, not IN (subquery): the planner, guessing a hundred input rows, would hash-join
+    -- the whole agents table instead of looking each agent up by its key.
+    WHERE id = ANY (ARRAY(SELECT "agentId" FROM input))
     ORDER BY id
     FOR UPDATE SKIP LOCKED
   ), allowed AS MATERIALIZED (
@@ -119,7 +121,7 @@ function verdictsSql(options: { approvalColumns: string; approvalFence: string; 
 }
 
 // Records each call and its event; the event's data is the full path's.
-const COMMON_VERDICTS_SQL = verdictsSql({
+export const COMMON_VERDICTS_SQL = verdictsSql({
   approvalColumns: "",
   approvalFence: "",
   writes: `call AS (
@@ -140,7 +142,7 @@ const COMMON_VERDICTS_SQL = verdictsSql({
 // the call was asked for before that decision. The approval is decided when its group commits, not
 // when its call was judged: a call that waited for the group before it is not decided before the
 // row that records it was created.
-const RULE_ALLOWED_VERDICTS_SQL = verdictsSql({
+export const RULE_ALLOWED_VERDICTS_SQL = verdictsSql({
   approvalColumns: `, "requestId" text, payload jsonb, "respondedBy" text, "decidedBy" jsonb,
       decided jsonb`,
   approvalFence: `AND NOT EXISTS (

@@ -1,3 +1,4 @@
+import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
 import type { HumanActor } from "../../lib/auth/actor";
 import { createDb, poolOf } from "../../lib/db";
@@ -5,6 +6,10 @@ import { requireDatabaseUrl } from "../../lib/env";
 import { sendMessage } from "../../lib/messages/mutations";
 import { readInbox } from "../../lib/messages/data";
 import { EventHub } from "../../lib/realtime/event-hub";
+import {
+  COMMON_VERDICTS_SQL,
+  RULE_ALLOWED_VERDICTS_SQL,
+} from "../../lib/tool-calls/common-verdict";
 import { recordToolCall } from "../../lib/tool-calls/mutations";
 import { registerAgentActor } from "../support/agent-actor";
 
@@ -84,5 +89,41 @@ describe("hot statements", () => {
     const pool = poolOf(db);
     const names = await preparedOnEveryConnection(pool as NonNullable<typeof pool>);
     expect(names.some((list) => list.includes("inbox-read"))).toBe(true);
+  });
+
+  it.each([
+    ["common-verdicts", COMMON_VERDICTS_SQL],
+    ["rule-allowed-verdicts", RULE_ALLOWED_VERDICTS_SQL],
+  ])("%s finds a group's agents by key, not by reading every agent", async (_, sql) => {
+    type PlanNode = { "Node Type": string; "Relation Name"?: string; Plans?: PlanNode[] };
+    const scansOf = (node: PlanNode): string[] => [
+      ...(node["Relation Name"] ? [`${node["Node Type"]} on ${node["Relation Name"]}`] : []),
+      ...(node.Plans ?? []).flatMap(scansOf),
+    ];
+    const client = new pg.Client({ connectionString: requireDatabaseUrl() });
+    await client.connect();
+    try {
+      // Rolled back: a table as large as a busy node's, and the statistics that say so.
+      await client.query("BEGIN");
+      const { rows } = await client.query<{ id: string }>(
+        `INSERT INTO agents (name, role, token_hash)
+         SELECT 'plan-' || n, 'bench', 'plan-hash-' || n || '-' || gen_random_uuid()
+         FROM generate_series(1, 3000) n RETURNING id`,
+      );
+      await client.query("ANALYZE agents");
+      const group = rows.slice(0, 4).map((row, position) => ({ position, agentId: row.id }));
+      const explained = await client.query<{ "QUERY PLAN": [{ Plan: PlanNode }] }>(
+        `EXPLAIN (FORMAT JSON) ${sql}`,
+        [JSON.stringify(group)],
+      );
+      const scans = scansOf(explained.rows[0]?.["QUERY PLAN"][0].Plan as PlanNode);
+      expect(scans.filter((scan) => scan.endsWith(" on agents"))).not.toContain(
+        "Seq Scan on agents",
+      );
+      expect(scans.some((scan) => scan.endsWith(" on agents"))).toBe(true);
+    } finally {
+      await client.query("ROLLBACK");
+      await client.end();
+    }
   });
 });
