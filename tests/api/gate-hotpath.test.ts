@@ -279,7 +279,7 @@ describe("verdicts committed in groups (decision 042)", () => {
   }
 
   /** Agents whose next call takes the one-statement path; with a rule for `call` if it needs one. */
-  async function warmAgents(count: number, call: typeof READ | typeof PUSH) {
+  async function warmAgents(count: number, call: typeof READ | typeof WRITE | typeof PUSH) {
     const agents = await Promise.all(Array.from({ length: count }, () => registerAgent()));
     if (call === PUSH) {
       const role = `group-${agents[0]?.name}`;
@@ -327,6 +327,58 @@ describe("verdicts committed in groups (decision 042)", () => {
       }
     },
   );
+
+  it("holds each call of a group to its own agent's row: respawned, gate closed, stopping", async () => {
+    const [first, good, respawned] = await warmAgents(3, READ);
+    const [closed, stopping] = await warmAgents(2, WRITE);
+    if (!first || !good || !respawned || !closed || !stopping) throw new Error("no agents");
+    // Behind the remembered facts' back, as a respawn, the Lead or a stop would.
+    await db.agent.update({
+      where: { id: respawned.agentId },
+      data: { incarnation: { increment: 1 } },
+    });
+    await db.agent.update({ where: { id: closed.agentId }, data: { gate: "required" } });
+    await db.agent.update({ where: { id: stopping.agentId }, data: { status: "stopping" } });
+    const lock = await holdLock("LOCK TABLE tool_calls IN SHARE MODE");
+    const firstVerdict = recordToolCall(db, first, READ);
+    await settle();
+    const settled = (verdict: Promise<unknown>) =>
+      verdict.then(
+        (value) => ({ value }),
+        (error: { code?: string }) => ({ error: error.code }),
+      );
+    const verdicts = Promise.all([
+      settled(recordToolCall(db, good, READ)),
+      settled(recordToolCall(db, respawned, READ)),
+      settled(recordToolCall(db, good, { tool: "read_file", args: { path: "second.txt" } })),
+      settled(recordToolCall(db, closed, WRITE)),
+      settled(recordToolCall(db, stopping, WRITE)),
+    ]);
+    await settle();
+    await lock.release();
+    expect(await firstVerdict).toEqual({ allowed: true });
+    const [goodFirst, stale, goodSecond, blocked, refused] = await verdicts;
+    expect(goodFirst).toEqual({ value: { allowed: true } });
+    expect(stale).toEqual({ error: "STALE_INCARNATION" });
+    expect(goodSecond).toEqual({ value: { allowed: true } });
+    expect(blocked).toMatchObject({ value: { allowed: false, code: "PLAN_GATE_BLOCKED" } });
+    expect(refused).toMatchObject({ value: { allowed: false, code: "AGENT_STOPPING" } });
+    // The good agent's two calls, in the order they came, are all the group wrote.
+    const [goodWriter] = await lastCallTransactions([good.agentId]);
+    const written = await db.$queryRaw<{ agent_id: string; args: unknown }[]>`
+      SELECT agent_id::text, args FROM tool_calls WHERE xmin::text = ${goodWriter} ORDER BY id`;
+    expect(written).toEqual([
+      { agent_id: good.agentId, args: READ.args },
+      { agent_id: good.agentId, args: { path: "second.txt" } },
+    ]);
+    for (const [actor, calls] of [
+      [respawned, 2],
+      [closed, 3],
+      [stopping, 3],
+    ] as const) {
+      expect(await db.toolCall.count({ where: { agentId: actor.agentId } })).toBe(calls);
+    }
+  });
 
   it("does not let one agent's locked row hold up the others' verdicts in its group", async () => {
     const [first, locked, other] = await warmAgents(3, READ);
