@@ -117,10 +117,8 @@ describe("hot statements", () => {
         [JSON.stringify(group)],
       );
       const scans = scansOf(explained.rows[0]?.["QUERY PLAN"][0].Plan as PlanNode);
-      expect(scans.filter((scan) => scan.endsWith(" on agents"))).not.toContain(
-        "Seq Scan on agents",
-      );
       expect(scans.some((scan) => scan.endsWith(" on agents"))).toBe(true);
+      expect(scans).not.toContain("Seq Scan on agents");
     } finally {
       await client.query("ROLLBACK");
       await client.end();
