@@ -268,6 +268,8 @@ describe("verdicts committed in groups (decision 042)", () => {
     };
   }
   const settle = () => new Promise((resolve) => setTimeout(resolve, 300));
+  // Long enough for calls sent at once to reach the group behind the held commit, on a busy CI.
+  const untilQueued = () => new Promise((resolve) => setTimeout(resolve, 1_000));
 
   /** The transaction that wrote each agent's last recorded call. */
   async function lastCallTransactions(agentIds: string[]): Promise<string[]> {
@@ -309,7 +311,7 @@ describe("verdicts committed in groups (decision 042)", () => {
       const firstVerdict = recordToolCall(db, first, call);
       await settle();
       const waitingVerdicts = Promise.all(waiting.map((actor) => recordToolCall(db, actor, call)));
-      await settle();
+      await untilQueued();
       await lock.release();
       const verdicts = [await firstVerdict, ...(await waitingVerdicts)];
       for (const verdict of verdicts) expect(verdict).toMatchObject({ allowed: true });
@@ -354,7 +356,7 @@ describe("verdicts committed in groups (decision 042)", () => {
       settled(recordToolCall(db, closed, WRITE)),
       settled(recordToolCall(db, stopping, WRITE)),
     ]);
-    await settle();
+    await untilQueued();
     await lock.release();
     expect(await firstVerdict).toEqual({ allowed: true });
     const [goodFirst, stale, goodSecond, blocked, refused] = await verdicts;
@@ -363,13 +365,15 @@ describe("verdicts committed in groups (decision 042)", () => {
     expect(goodSecond).toEqual({ value: { allowed: true } });
     expect(blocked).toMatchObject({ value: { allowed: false, code: "PLAN_GATE_BLOCKED" } });
     expect(refused).toMatchObject({ value: { allowed: false, code: "AGENT_STOPPING" } });
-    // The good agent's two calls, in the order they came, are all the group wrote.
+    // The good agent's two calls are all the group wrote (their order is the order they reached
+    // the group, which their own awaits before it decide).
     const [goodWriter] = await lastCallTransactions([good.agentId]);
-    const written = await db.$queryRaw<{ agent_id: string; args: unknown }[]>`
-      SELECT agent_id::text, args FROM tool_calls WHERE xmin::text = ${goodWriter} ORDER BY id`;
+    const written = await db.$queryRaw<{ agent_id: string; path: string }[]>`
+      SELECT agent_id::text, args->>'path' AS path FROM tool_calls
+      WHERE xmin::text = ${goodWriter} ORDER BY path`;
     expect(written).toEqual([
-      { agent_id: good.agentId, args: READ.args },
-      { agent_id: good.agentId, args: { path: "second.txt" } },
+      { agent_id: good.agentId, path: READ.args.path },
+      { agent_id: good.agentId, path: "second.txt" },
     ]);
     for (const [actor, calls] of [
       [respawned, 2],
@@ -396,7 +400,7 @@ describe("verdicts committed in groups (decision 042)", () => {
         return verdict;
       });
       const otherVerdict = recordToolCall(db, other, READ);
-      await settle();
+      await untilQueued();
       await tableLock.release();
       expect(await firstVerdict).toEqual({ allowed: true });
       // Answered while the locked agent's row is still held, which only its own verdict waits for.
