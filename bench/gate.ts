@@ -4,7 +4,7 @@ import type { Agent } from "./clients";
 import { watchInspector, type InspectedProcess } from "./inspector-gc";
 import { readProcessCpuSeconds } from "./machine-cpu";
 import { startLongPolls } from "./handshake";
-import { perLongPollKiB, readProcessRssMiB, rssPerLongPollKiB, sampleSettledRssMiB } from "./rss";
+import { perLongPollKiB, readCollectedMemory, readProcessRssMiB, rssPerLongPollKiB } from "./rss";
 import { now, sleep } from "./stats";
 
 /** What one side (the plain floor or Handshake) did under `clients` keep-alive clients. */
@@ -162,23 +162,15 @@ export async function measurePlainLongPolls(options: {
         `${inFlight} of ${options.agents.length} long-polls reached the plain server`,
       );
     }
-    await plain.collectGarbage();
-    const withLongPolls = {
-      heapMiB: await plain.readHeapUsedMiB(),
-      rssMiB: await sampleSettledRssMiB(plain.readRssMiB),
-    };
+    const withLongPolls = await readCollectedMemory(plain);
     await longPolls.stop();
     await sleep(2_000);
-    await plain.collectGarbage();
-    const idle = {
-      heapMiB: await plain.readHeapUsedMiB(),
-      rssMiB: await sampleSettledRssMiB(plain.readRssMiB),
-    };
+    const idle = await readCollectedMemory(plain);
     return {
       longPolls: inFlight,
       rssPerLongPollKiB: rssPerLongPollKiB({
-        idleMiB: idle.rssMiB,
-        withLongPollsMiB: withLongPolls.rssMiB,
+        idleMiB: idle.rssReadings,
+        withLongPollsMiB: withLongPolls.rssReadings,
         longPolls: inFlight,
       }),
       heapPerLongPollKiB: perLongPollKiB(withLongPolls.heapMiB - idle.heapMiB, inFlight),

@@ -1,4 +1,5 @@
 import { readFile } from "node:fs/promises";
+import type { InspectedProcess } from "./inspector-gc";
 import { median, sleep } from "./stats";
 
 /** VmRSS of a process in MiB. */
@@ -75,4 +76,16 @@ export async function sampleSettledRssMiB(
     if (isSettled(readings, window) || Date.now() >= deadline) return readings.slice(-window);
     await sleep(intervalMs);
   }
+}
+
+/**
+ * A server's memory once a full collection has run: V8's heap in use, and RSS read until it
+ * settles (sampleSettledRssMiB). Taken with the long-polls open and again once they are closed.
+ */
+export async function readCollectedMemory(
+  server: InspectedProcess & { readRssMiB(): Promise<number> },
+): Promise<{ heapMiB: number; rssReadings: number[] }> {
+  await server.collectGarbage();
+  const heapMiB = await server.readHeapUsedMiB();
+  return { heapMiB, rssReadings: await sampleSettledRssMiB(() => server.readRssMiB()) };
 }

@@ -66,7 +66,7 @@ import { startServer, ensureBuild, type RunningServer } from "./server";
 import { runBaseline, type BaselineResults } from "./baseline";
 import { emptyHotPathWindows, inWindow, profileHotPaths, type HotPathProfiles } from "./profile";
 import { cpuMsPerCall, describeCpuSplit, describeMachineBusy, readMachineCpu } from "./machine-cpu";
-import { perLongPollKiB, rssPerLongPollKiB, sampleSettledRssMiB, settledMiB } from "./rss";
+import { perLongPollKiB, readCollectedMemory, rssPerLongPollKiB, settledMiB } from "./rss";
 import {
   formatMs,
   formatRate,
@@ -810,19 +810,15 @@ async function main(): Promise<void> {
     // RSS of the long-polls alone, every console attached on both sides, once the push load is
     // over (a forced collection must not run ahead of the latency measurements): a full
     // collection first, each side, so RSS holds what is live, not the push load's garbage.
-    await server.collectGarbage();
-    const heapWithLongPollsMiB = await server.readHeapUsedMiB();
-    const withLongPollsReadings = await sampleSettledRssMiB(() => server.readRssMiB());
+    const withLongPolls = await readCollectedMemory(server);
     const polled = await longPolls.stop();
     await sleep(2_000);
-    await server.collectGarbage();
-    const heapIdleMiB = await server.readHeapUsedMiB();
-    const idleReadings = await sampleSettledRssMiB(() => server.readRssMiB());
+    const idle = await readCollectedMemory(server);
     log(
-      `G3.4 RSS: with ${inFlightAtStart} long-polls ${settledMiB(withLongPollsReadings).toFixed(1)} MiB, idle ${settledMiB(idleReadings).toFixed(1)} MiB: ${rssPerLongPollKiB({ idleMiB: idleReadings, withLongPollsMiB: withLongPollsReadings, longPolls: sizes.agents }).toFixed(1)} KiB each`,
+      `G3.4 RSS: with ${inFlightAtStart} long-polls ${settledMiB(withLongPolls.rssReadings).toFixed(1)} MiB, idle ${settledMiB(idle.rssReadings).toFixed(1)} MiB: ${rssPerLongPollKiB({ idleMiB: idle.rssReadings, withLongPollsMiB: withLongPolls.rssReadings, longPolls: sizes.agents }).toFixed(1)} KiB each`,
     );
     more.forEach((client) => client.close());
-    const heapPerLongPoll = perLongPollKiB(heapWithLongPollsMiB - heapIdleMiB, sizes.agents);
+    const heapPerLongPoll = perLongPollKiB(withLongPolls.heapMiB - idle.heapMiB, sizes.agents);
     const plain = await measurePlainLongPolls({
       databaseUrl,
       port: benchEnv.BENCH_PORT + 1,
@@ -836,12 +832,12 @@ async function main(): Promise<void> {
     scale = {
       push: pushResult(samples, notifyUnderLoad.p50),
       notifyUnderLoad: roundSummary(notifyUnderLoad),
-      rssIdleMiB: round(settledMiB(idleReadings), 1),
-      rssWithLongPollsMiB: round(settledMiB(withLongPollsReadings), 1),
+      rssIdleMiB: round(settledMiB(idle.rssReadings), 1),
+      rssWithLongPollsMiB: round(settledMiB(withLongPolls.rssReadings), 1),
       rssPerLongPollKiB: round(
         rssPerLongPollKiB({
-          idleMiB: idleReadings,
-          withLongPollsMiB: withLongPollsReadings,
+          idleMiB: idle.rssReadings,
+          withLongPollsMiB: withLongPolls.rssReadings,
           longPolls: sizes.agents,
         }),
         1,
@@ -852,7 +848,7 @@ async function main(): Promise<void> {
         heapKiB: round(plain.heapPerLongPollKiB, 1),
         rssKiB: round(plain.rssPerLongPollKiB, 1),
       },
-      rssReadings: { idle: idleReadings, withLongPolls: withLongPollsReadings },
+      rssReadings: { idle: idle.rssReadings, withLongPolls: withLongPolls.rssReadings },
       healthIdle: roundSummary(healthIdle),
       healthLoaded: roundSummary(healthLoaded),
       machineWhileProbed: { idle: machineIdle, loaded: machineLoaded },

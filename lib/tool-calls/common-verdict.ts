@@ -180,48 +180,48 @@ export const RULE_ALLOWED_VERDICTS_SQL = verdictsSql({
   )`,
 });
 
-type GroupedStatement = { name: string; sql: string };
-const COMMON_VERDICTS: GroupedStatement = { name: "common-verdicts", sql: COMMON_VERDICTS_SQL };
-const RULE_ALLOWED_VERDICTS: GroupedStatement = {
-  name: "rule-allowed-verdicts",
-  sql: RULE_ALLOWED_VERDICTS_SQL,
-};
-
-/** Commits the rows in one statement; for each, whether it was recorded. */
-async function commitVerdicts(
-  db: Db,
-  statement: GroupedStatement,
-  rows: VerdictRow[],
-): Promise<boolean[]> {
-  const recorded = await queryHot<{ position: number }>(db, statement.name, statement.sql, [
-    JSON.stringify(rows.map((row, position) => ({ ...row, position }))),
-  ]);
-  const positions = new Set(recorded.map((row) => row.position));
-  return rows.map((_, position) => positions.has(position));
-}
-
 const MAX_VERDICTS_PER_COMMIT = 64;
-// Per pool, that is per client made by createDb, one group per statement. A transaction has no
-// pool of its own: its verdict is committed alone, never with anyone else's.
-const groupsByPool = new WeakMap<object, Map<GroupedStatement, GroupCommit<VerdictRow, boolean>>>();
 
-/** Whether the call was recorded, committed together with the calls that came while it waited. */
-async function recordVerdict(
-  db: Db,
-  statement: GroupedStatement,
-  row: VerdictRow,
-): Promise<boolean> {
-  const pool = poolOf(db);
-  if (!pool) return (await commitVerdicts(db, statement, [row]))[0] === true;
-  let groups = groupsByPool.get(pool);
-  if (!groups) groupsByPool.set(pool, (groups = new Map()));
-  let group = groups.get(statement);
-  if (!group) {
-    group = new GroupCommit((rows) => commitVerdicts(db, statement, rows), MAX_VERDICTS_PER_COMMIT);
-    groups.set(statement, group);
+/**
+ * One of the grouped statements, with its group per pool, that is per client made by createDb.
+ * A client without our pool (an open transaction among them) commits each verdict alone, never
+ * with anyone else's.
+ */
+class GroupedVerdicts {
+  private readonly groups = new WeakMap<object, GroupCommit<VerdictRow, boolean>>();
+
+  constructor(
+    private readonly name: string,
+    private readonly sql: string,
+  ) {}
+
+  /** Whether the call was recorded, committed with the calls that came while it waited. */
+  async record(db: Db, row: VerdictRow): Promise<boolean> {
+    const pool = poolOf(db);
+    if (!pool) return (await this.commit(db, [row]))[0] === true;
+    let group = this.groups.get(pool);
+    if (!group) {
+      group = new GroupCommit((rows) => this.commit(db, rows), MAX_VERDICTS_PER_COMMIT);
+      this.groups.set(pool, group);
+    }
+    return group.add(row);
   }
-  return group.add(row);
+
+  /** Commits the rows in one statement; for each, whether it was recorded. */
+  private async commit(db: Db, rows: VerdictRow[]): Promise<boolean[]> {
+    const recorded = await queryHot<{ position: number }>(db, this.name, this.sql, [
+      JSON.stringify(rows.map((row, position) => ({ ...row, position }))),
+    ]);
+    const positions = new Set(recorded.map((row) => row.position));
+    return rows.map((_, position) => positions.has(position));
+  }
 }
+
+const COMMON_VERDICTS = new GroupedVerdicts("common-verdicts", COMMON_VERDICTS_SQL);
+const RULE_ALLOWED_VERDICTS = new GroupedVerdicts(
+  "rule-allowed-verdicts",
+  RULE_ALLOWED_VERDICTS_SQL,
+);
 
 const ACTIVE_STATUSES = (tool: string) =>
   agentStatusSchema.options.filter(
@@ -302,7 +302,7 @@ export async function tryRecordCommonVerdict(
     data: { agent: facts.name, tool: input.tool, riskClass: risk.class, ...trace },
   });
   if (rule === null) {
-    const isRecorded = await recordVerdict(db, COMMON_VERDICTS, verdictRow(shadowTrace));
+    const isRecorded = await COMMON_VERDICTS.record(db, verdictRow(shadowTrace));
     return isRecorded ? { allowed: true } : null;
   }
 
@@ -323,6 +323,6 @@ export async function tryRecordCommonVerdict(
       decidedBy,
     },
   };
-  const isRecorded = await recordVerdict(db, RULE_ALLOWED_VERDICTS, approved);
+  const isRecorded = await RULE_ALLOWED_VERDICTS.record(db, approved);
   return isRecorded ? { allowed: true, requestId, ruleId: rule.id } : null;
 }

@@ -1,7 +1,9 @@
+import { PrismaPg } from "@prisma/adapter-pg";
 import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
 import type { HumanActor } from "../../lib/auth/actor";
 import { createDb, poolOf } from "../../lib/db";
+import { PrismaClient } from "../../lib/generated/prisma/client";
 import { requireDatabaseUrl } from "../../lib/env";
 import { sendMessage } from "../../lib/messages/mutations";
 import { readInbox } from "../../lib/messages/data";
@@ -60,6 +62,31 @@ describe("hot statements", () => {
     expect(await db.toolCall.count({ where: { agentId: caller.agentId, isAllowed: true } })).toBe(
       4,
     );
+  });
+
+  it("a client without our pool records each common verdict alone, through the client", async () => {
+    const other = new PrismaClient({
+      adapter: new PrismaPg({ connectionString: requireDatabaseUrl() }),
+    });
+    try {
+      expect(poolOf(other)).toBeUndefined();
+      const callers = [
+        await registerAgentActor(other, "alone"),
+        await registerAgentActor(other, "alone"),
+      ];
+      const call = { tool: "read_file", args: { path: "README.md" } };
+      for (const caller of callers) await recordToolCall(other, caller, call);
+      const verdicts = await Promise.all(
+        callers.map((caller) => recordToolCall(other, caller, call)),
+      );
+      expect(verdicts).toEqual([{ allowed: true }, { allowed: true }]);
+      const writers = await other.$queryRaw<{ writer: string }[]>`
+        SELECT DISTINCT xmin::text AS writer FROM tool_calls
+        WHERE agent_id = ANY(${callers.map((caller) => caller.agentId)}::uuid[])`;
+      expect(writers).toHaveLength(4);
+    } finally {
+      await other.$disconnect();
+    }
   });
 
   it("an inbox read is prepared, and reads what the client would", async () => {
