@@ -87,4 +87,13 @@ describe("ActorCache", () => {
     expect(cache.get("a")).toBeUndefined();
     expect(cache.size).toBe(0);
   });
+
+  it("never answers past the moment its value stops being true, however long its TTL", () => {
+    const { cache, advance } = listeningCache({ ttlMs: 10_000 });
+    cache.set("s", "session", ["session:s"], cache.lease(), 1_000 + 300);
+    advance(299);
+    expect(cache.get("s")).toBe("session");
+    advance(2);
+    expect(cache.get("s")).toBeUndefined();
+  });
 });

@@ -2,21 +2,23 @@ import type { Db } from "../db";
 import { runAfterCommit } from "../transaction";
 
 /**
- * Bearer token → caller, remembered per web node (decision 027). Resolving a token is a database
- * round trip on every call of every agent; the answer changes only when a token is revoked or
- * replaced, an agent's incarnation changes, or a user is disabled or re-roled, and each of those
- * evicts here: at once on the node that made the change (`evictActorsAfterCommit`) and, through
- * PostgreSQL NOTIFY, on every other node (lib/auth/actor-evictions.ts).
+ * Bearer token or session cookie → caller, remembered per web node (decisions 027 and 044).
+ * Resolving one is a database round trip (a cookie, two) on every call; the answer changes only
+ * when a token is revoked or replaced, a session ends, an agent's incarnation changes, or a user is
+ * disabled or re-roled, and each of those evicts here: at once on the node that made the change
+ * (`evictActorsAfterCommit`) and, through PostgreSQL NOTIFY, on every other node
+ * (lib/auth/actor-evictions.ts).
  *
  * Fail closed: the cache answers only while this node's eviction listener is connected. Until it
  * connects, and from the moment it drops, every call resolves from the database.
  */
 
 /**
- * What an entry is evicted by: `agent:<id>`, `token:<id>`, `user:<id>`; `rules:all` for the gate's
- * rule cache (lib/rules/rule-cache.ts), which is this class with one entry and the same listener.
+ * What an entry is evicted by: `agent:<id>`, `token:<id>`, `user:<id>`, `session:<id>`; `rules:all`
+ * for the gate's rule cache (lib/rules/rule-cache.ts), which is this class with one entry and the
+ * same listener.
  */
-export type ActorTag = `${"agent" | "token" | "user" | "rules"}:${string}`;
+export type ActorTag = `${"agent" | "token" | "user" | "session" | "rules"}:${string}`;
 
 type Entry<V> = { value: V; tags: readonly ActorTag[]; expiresAt: number };
 
@@ -71,10 +73,21 @@ export class ActorCache<V> {
     return this.epoch;
   }
 
-  set(key: string, value: V, tags: readonly ActorTag[], lease: FillLease): void {
+  /** `validUntil`: when the value stops being true whatever happens (a session's expiry). */
+  set(
+    key: string,
+    value: V,
+    tags: readonly ActorTag[],
+    lease: FillLease,
+    validUntil = Number.POSITIVE_INFINITY,
+  ): void {
     if (!this.isListening || lease !== this.epoch) return;
     this.remove(key);
-    this.entries.set(key, { value, tags, expiresAt: this.now() + this.ttlMs });
+    this.entries.set(key, {
+      value,
+      tags,
+      expiresAt: Math.min(this.now() + this.ttlMs, validUntil),
+    });
     for (const tag of tags) {
       let keys = this.keysByTag.get(tag);
       if (!keys) this.keysByTag.set(tag, (keys = new Set()));

@@ -2,11 +2,11 @@ import type pg from "pg";
 import { openListenClient } from "../listen";
 import type { ActorCache, ActorTag } from "./actor-cache";
 
-/** The channel migrations 014's and 015's triggers notify; the payload is one `ActorTag`. */
+/** The channel migrations 014's, 015's and 023's triggers notify; the payload is one `ActorTag`. */
 export const ACTOR_EVICTIONS_CHANNEL = "handshake_actor_evictions";
 export const EVICTIONS_APPLICATION_NAME = "handshake-actor-evictions";
 
-const TAG = /^(agent|token|user|rules):[A-Za-z0-9_-]{1,100}$/;
+const TAG = /^(agent|token|user|session|rules):[A-Za-z0-9_-]{1,100}$/;
 /** How long after a proven delivery the cache may answer: the cross-node revocation bound. */
 const DELIVERY_WINDOW_MS = 1_000;
 const PROBE_INTERVAL_MS = 250;

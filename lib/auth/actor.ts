@@ -104,20 +104,34 @@ async function actorFromToken(db: Db, token: string): Promise<Actor> {
   throw new AppError("UNAUTHENTICATED", "unknown or revoked token");
 }
 
-/** The human named by the session cookie; null when absent, expired or disabled. */
-export async function actorFromSession(headers: Headers): Promise<SessionActor | null> {
+/** A session's caller and when the session expires; null when absent, expired or disabled. */
+async function readSessionActor(
+  headers: Headers,
+): Promise<{ actor: SessionActor; expiresAt: Date } | null> {
   const session = await getAuth().api.getSession({ headers });
   // Disabling deletes the user's sessions; this also covers one created in the same instant.
   if (!session || (session.user as { disabledAt?: Date | null }).disabledAt) return null;
   return {
-    kind: "human",
-    userId: session.user.id,
-    email: session.user.email,
-    name: session.user.name,
-    role: userRoleSchema.catch("viewer").parse(session.user.role),
-    via: "session",
-    sessionId: session.session.id,
+    actor: {
+      kind: "human",
+      userId: session.user.id,
+      email: session.user.email,
+      name: session.user.name,
+      role: userRoleSchema.catch("viewer").parse(session.user.role),
+      via: "session",
+      sessionId: session.session.id,
+    },
+    expiresAt: new Date(session.session.expiresAt),
   };
+}
+
+/**
+ * The human named by the session cookie, read from the database; null when absent, expired or
+ * disabled. Sockets and pages read it so: a socket's session check runs when a session event
+ * arrives, which may be before this node hears the session's eviction.
+ */
+export async function actorFromSession(headers: Headers): Promise<SessionActor | null> {
+  return (await readSessionActor(headers))?.actor ?? null;
 }
 
 export type HumanSession = { actor: SessionActor; sessionId: string };
@@ -127,11 +141,42 @@ export async function readHumanSession(headers: Headers): Promise<HumanSession |
   return actor ? { actor, sessionId: actor.sessionId } : null;
 }
 
+/**
+ * Where an API call's Cookie header is remembered: a hash of the whole header, the very input
+ * better-auth reads, so nothing here decides which of its cookies counts, and the cache holds no
+ * usable cookie.
+ */
+export function sessionCacheKey(cookieHeader: string): string {
+  return `cookie:${hashToken(cookieHeader)}`;
+}
+
+/**
+ * An API call's session, remembered like a token (decision 044): evicted when the session or its
+ * user changes, and never past the session's expiry.
+ */
+async function cachedActorFromSession(
+  headers: Headers,
+  cookieHeader: string,
+): Promise<SessionActor | null> {
+  const cache = getActorCache<Actor>();
+  const key = sessionCacheKey(cookieHeader);
+  const cached = cache.get(key);
+  if (cached?.kind === "human" && cached.via === "session") return cached;
+  const lease = cache.lease();
+  const found = await readSessionActor(headers);
+  if (!found) return null;
+  const { actor, expiresAt } = found;
+  const tags: ActorTag[] = [`session:${actor.sessionId}`, `user:${actor.userId}`];
+  cache.set(key, actor, tags, lease, expiresAt.getTime());
+  return actor;
+}
+
 /** Resolves the caller from a bearer token or the session cookie; null when anonymous. */
 export async function resolveActor(db: Db, headers: Headers): Promise<Actor | null> {
   const token = bearerToken(headers);
   if (token) return actorFromToken(db, token);
+  const cookieHeader = headers.get("cookie");
   // No cookie, no session: skip building better-auth's context for a call that cannot have one.
-  if (!headers.has("cookie")) return null;
-  return actorFromSession(headers);
+  if (!cookieHeader) return null;
+  return cachedActorFromSession(headers, cookieHeader);
 }

@@ -3,22 +3,34 @@ import { describe, expect, it } from "vitest";
 import { EVICTIONS_APPLICATION_NAME } from "../../lib/auth/actor-evictions";
 import { createApiToken } from "../../lib/tokens/mutations";
 import type { ApiNode } from "../support/api-node";
-import { createHuman, sleep } from "../support/reliability";
+import { createHuman, signIn, sleep } from "../support/reliability";
 import { runTwoNodesDuringFile } from "../support/two-nodes-hooks";
 
 // Two web nodes (separate processes, separate caches) on one database. A change made through one
 // node, or straight in the database, must stop the other node's cached answer within a second
-// (decision 027): the triggers of migration 014 notify, the other node's listener evicts.
+// (decisions 027 and 044): the triggers of migrations 014 and 023 notify, the other node's
+// listener evicts.
 
 const REVOCATION_BOUND_MS = 1_000;
 
 const nodes = runTwoNodesDuringFile("handshake_actor_cache");
 
-async function call(node: ApiNode, method: string, path: string, token: string, body?: unknown) {
+/** A bearer token, or a signed-in browser's Cookie header. */
+type Credential = string | { cookie: string };
+
+async function call(
+  node: ApiNode,
+  method: string,
+  path: string,
+  credential: Credential,
+  body?: unknown,
+) {
   const response = await fetch(`${node.url}${path}`, {
     method,
     headers: {
-      authorization: `Bearer ${token}`,
+      ...(typeof credential === "string"
+        ? { authorization: `Bearer ${credential}` }
+        : { cookie: credential.cookie, origin: node.url }),
       ...(body === undefined ? {} : { "content-type": "application/json" }),
     },
     body: body === undefined ? undefined : JSON.stringify(body),
@@ -30,7 +42,7 @@ async function call(node: ApiNode, method: string, path: string, token: string, 
  * Calls node B repeatedly and returns when, after the change, the first call it refused was sent:
  * a call's own time on a loaded machine is not the node's staleness.
  */
-async function msUntilRefused(path: string, token: string): Promise<number> {
+async function msUntilRefused(path: string, token: Credential): Promise<number> {
   const started = Date.now();
   for (;;) {
     const sentAt = Date.now();
@@ -42,7 +54,7 @@ async function msUntilRefused(path: string, token: string): Promise<number> {
 }
 
 /** Several calls on B, so its answer comes from its cache when a cache is on. */
-async function warm(path: string, token: string): Promise<void> {
+async function warm(path: string, token: Credential): Promise<void> {
   for (let round = 0; round < 3; round += 1) {
     expect((await call(nodes.b, "GET", path, token)).status).toBe(200);
   }
@@ -62,6 +74,14 @@ describe("the actor cache across nodes", () => {
     expect(await msUntilRefused("/api/v1/requests", issued.token)).toBeLessThan(
       REVOCATION_BOUND_MS,
     );
+  });
+
+  it("a session signed out on one node is refused by the other within a second (decision 044)", async () => {
+    const human = await createHuman(nodes.db, "lead");
+    const session = { cookie: await signIn(nodes.a.url, human) };
+    await warm("/api/v1/requests", session);
+    expect((await call(nodes.a, "POST", "/api/v1/auth/logout", session)).status).toBe(200);
+    expect(await msUntilRefused("/api/v1/requests", session)).toBeLessThan(REVOCATION_BOUND_MS);
   });
 
   it("a user disabled on one node loses their tokens on the other", async () => {

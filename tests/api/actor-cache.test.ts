@@ -1,7 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { logout as logoutRoute } from "../../lib/api/v1/auth";
 import { user as userRoute } from "../../lib/api/v1/users";
+import { sessionCacheKey } from "../../lib/auth/actor";
 import { getActorCache } from "../../lib/auth/actor-cache";
+import {
+  startActorEvictionListener,
+  type ActorEvictionListener,
+} from "../../lib/auth/actor-evictions";
 import { getDb } from "../../lib/db";
+import { requireDatabaseUrl } from "../../lib/env";
 import { hashToken } from "../../lib/tokens/credentials";
 import { callRoute, signedInHuman } from "../route-client";
 import { api, createToken, lead, registerAgent, uniqueName } from "./fixtures";
@@ -23,6 +30,15 @@ afterAll(async () => {
 
 async function expectCached(token: string): Promise<void> {
   expect(cache.get(hashToken(token))).toBeDefined();
+}
+
+/** A signed-in human whose session cookie the cache now holds. */
+async function cachedSession(role: "lead" | "viewer") {
+  const human = await signedInHuman(role);
+  expect((await api.listRequests(human.headers)).status).toBe(200);
+  expect(cache.get(sessionCacheKey(human.cookie))).toBeDefined();
+  const { id } = await getDb().user.findUniqueOrThrow({ where: { email: human.email } });
+  return { ...human, userId: id };
 }
 
 function patchUser(headers: Record<string, string>, id: string, body: unknown) {
@@ -91,5 +107,75 @@ describe("the actor cache on the node that changed something", () => {
     await expectCached(String(registered.json.token));
     expect((await api.workerToken((await lead()).headers, name)).status).toBe(200);
     expect((await api.me(old)).status).toBe(401);
+  });
+});
+
+describe("session cookies in the actor cache (decision 044)", () => {
+  it("refuses a signed-out session cookie on its very next call", async () => {
+    const human = await cachedSession("lead");
+    const signedOut = await callRoute(logoutRoute.POST, { method: "POST", headers: human.headers });
+    expect(signedOut.status).toBe(200);
+    const after = await api.listRequests(human.headers);
+    expect(after.status).toBe(401);
+    expect(after.json.error?.code).toBe("UNAUTHENTICATED");
+  });
+
+  it("refuses the session of a user who was just disabled", async () => {
+    const human = await cachedSession("lead");
+    const disabled = await patchUser((await lead()).headers, human.userId, { disabled: true });
+    expect(disabled.status).toBe(200);
+    expect((await api.listRequests(human.headers)).status).toBe(401);
+  });
+
+  it("acts with the new role of a signed-in user who was just downgraded", async () => {
+    const human = await cachedSession("lead");
+    const downgraded = await patchUser((await lead()).headers, human.userId, { role: "viewer" });
+    expect(downgraded.status).toBe(200);
+    const after = await api.registerAgent(human.headers, { name: uniqueName("d"), role: "x" });
+    expect(after.status).toBe(403);
+  });
+
+  it("remembers a cookie header as a whole: one more cookie is another key, read afresh", async () => {
+    const human = await cachedSession("viewer");
+    const other = `${human.cookie}; theme=dark`;
+    expect(cache.get(sessionCacheKey(other))).toBeUndefined();
+    expect((await api.listRequests({ cookie: other })).status).toBe(200);
+    expect(cache.get(sessionCacheKey(other))).toBeDefined();
+  });
+
+  it("remembers no cookie that names no session", async () => {
+    const forged = "handshake.session_token=forged.signature";
+    expect((await api.listRequests({ cookie: forged })).status).toBe(401);
+    expect(cache.get(sessionCacheKey(forged))).toBeUndefined();
+  });
+});
+
+// Last in the file: the listener takes the cache over, and stopping it switches the cache off.
+describe("session cookies ended on another node", () => {
+  let listener: ActorEvictionListener | undefined;
+
+  afterAll(async () => {
+    await listener?.stop();
+  });
+
+  it("refuses a session deleted straight from the table within a second", async () => {
+    listener = await startActorEvictionListener({
+      databaseUrl: requireDatabaseUrl(),
+      cache,
+      probeIntervalMs: 50,
+    });
+    const human = await cachedSession("lead");
+    const { count } = await getDb().session.deleteMany({ where: { userId: human.userId } });
+    expect(count).toBe(1);
+    const started = Date.now();
+    for (;;) {
+      const sentAt = Date.now();
+      const { status } = await api.listRequests(human.headers);
+      if (status === 401) {
+        expect(sentAt - started).toBeLessThan(1_000);
+        break;
+      }
+      expect(Date.now() - started).toBeLessThan(2_000);
+    }
   });
 });
