@@ -4,7 +4,7 @@ import { readFile } from "node:fs/promises";
 import { watchInspector, type InspectedProcess } from "./inspector-gc";
 import { readProcessRssMiB } from "./rss";
 import { readProcessCpuSeconds } from "./machine-cpu";
-import { childProcessEnv, webServerProcessEnv } from "../lib/env";
+import { childProcessEnv } from "../lib/env";
 import { readBuildState } from "../scripts/build-if-needed";
 import { waitForHealth } from "../scripts/product-processes";
 
@@ -73,13 +73,10 @@ export async function startServer(options: {
     "tsx",
     "server.ts",
   ];
-  // This checkout's server starts as `npm start` starts it; another checkout's (the baseline) as
-  // that checkout's own start did, which set no allocator setting before decision 043.
-  const processEnv = options.cwd ? childProcessEnv : webServerProcessEnv;
   const child: ChildProcess = spawn(process.execPath, nodeArgs, {
     cwd: options.cwd,
     stdio: ["ignore", "pipe", "pipe"],
-    env: processEnv({
+    env: childProcessEnv({
       NODE_ENV: "production",
       NEXT_TELEMETRY_DISABLED: "1",
       HANDSHAKE_NEXT_DIST_DIR: BENCH_DIST_DIR,

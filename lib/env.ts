@@ -108,22 +108,6 @@ export function childProcessEnv(overrides: Record<string, string>): NodeJS.Proce
   return { ...process.env, ...overrides };
 }
 
-/**
- * glibc's malloc arenas for the web server when the user set none: 2 rather than its default of
- * eight per core. With the default, each open connection left some 28 KiB of freed but resident
- * memory behind (docs/decisions/043); a value the user set is kept.
- */
-export const WEB_SERVER_MALLOC_ARENA_MAX = "2";
-
-/** The environment for the web server process (`npm start`, the bench): `childProcessEnv` plus
- * the allocator setting above. */
-export function webServerProcessEnv(overrides: Record<string, string>): NodeJS.ProcessEnv {
-  return childProcessEnv({
-    MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX ?? WEB_SERVER_MALLOC_ARENA_MAX,
-    ...overrides,
-  });
-}
-
 /** The sandbox settings the user gave, to pass on to the supervisor and its workers (no secrets). */
 export function sandboxSettingsEnv(): Record<string, string> {
   return pickSandboxSettings(process.env);

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import path from "node:path";
-import { env, webServerProcessEnv } from "../lib/env";
+import { childProcessEnv, env } from "../lib/env";
 import { applyMigrations } from "../lib/migrations";
 import { buildIfNeeded } from "./build-if-needed";
 import { registerDemoTeam } from "./demo-team";
@@ -46,7 +46,7 @@ async function stopDatabase(): Promise<void> {
 
 try {
   await applyMigrations(databaseUrl, { isQuiet: true });
-  const serverEnv = webServerProcessEnv({
+  const serverEnv = childProcessEnv({
     NODE_ENV: "production",
     NEXT_TELEMETRY_DISABLED: "1",
     DATABASE_URL: databaseUrl,
