@@ -85,7 +85,7 @@ async function actorFromToken(db: Db, token: string): Promise<Actor> {
   const tokenHash = hashToken(token);
   // Keyed by the hash, so the cache holds no usable credential. Only found callers are kept: an
   // unknown token costs a lookup every time, and a token minted later is never refused from here.
-  const cache = getActorCache<AgentActor | TokenActor>();
+  const cache = getActorCache<Actor>();
   const cached = cache.get(tokenHash);
   if (cached) return cached;
   const lease = cache.lease();

@@ -5,7 +5,7 @@ import { AppError } from "../errors";
 import { appendEvent } from "../events/mutations";
 import type { PrismaClient } from "../generated/prisma/client";
 import type { HumanActor } from "./actor";
-import { getActorCache } from "./actor-cache";
+import { evictActorsAfterCommit } from "./actor-cache";
 import { getAuth } from "./auth";
 import { issueDeviceCookie, readTrustedDevice } from "./device-cookie";
 import type { LoginInput } from "./schema";
@@ -95,7 +95,7 @@ export async function signOut(
       returnHeaders: true,
     });
     // At once here; other nodes hear it from the sessions trigger (migration 023).
-    if (actor.via === "session") getActorCache().evict([`session:${actor.sessionId}`]);
+    if (actor.via === "session") evictActorsAfterCommit(db, [`session:${actor.sessionId}`]);
     await appendEvent(db, "session.ended", `user:${actor.userId}`, { userId: actor.userId });
     return headers;
   } catch (error) {

@@ -143,6 +143,17 @@ describe("session cookies in the actor cache (decision 044)", () => {
     expect(cache.get(sessionCacheKey(other))).toBeDefined();
   });
 
+  it("answers a cached session's mutation from another origin with CROSS_SITE_REQUEST", async () => {
+    const human = await cachedSession("lead");
+    const name = uniqueName("x");
+    const foreign = { ...human.headers, origin: "https://evil.example" };
+    const refused = await api.registerAgent(foreign, { name, role: "x" });
+    expect(refused.status).toBe(403);
+    expect(refused.json.error?.code).toBe("CROSS_SITE_REQUEST");
+    expect(cache.get(sessionCacheKey(human.cookie))).toBeDefined();
+    expect(await getDb().agent.count({ where: { name } })).toBe(0);
+  });
+
   it("remembers no cookie that names no session", async () => {
     const forged = "handshake.session_token=forged.signature";
     expect((await api.listRequests({ cookie: forged })).status).toBe(401);
