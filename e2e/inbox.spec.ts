@@ -187,3 +187,14 @@ test("the inbox works at 390 px wide without sideways scrolling", async ({ brows
   expect(overflow).toBeLessThanOrEqual(0);
   await page.screenshot({ path: "test-results/screenshots/inbox-390.png", fullPage: true });
 });
+
+test("the notifications toggle follows the browser's permission, granted while the inbox is open", async ({
+  browser,
+}) => {
+  const { page } = await signedInPage(browser);
+  await expect(page.getByRole("button", { name: "Enable notifications" })).toBeVisible();
+
+  await page.context().grantPermissions(["notifications"], { origin: new URL(page.url()).origin });
+  await expect(page.getByText("Notifications on")).toBeVisible();
+  await expect(page.getByRole("button", { name: "Enable notifications" })).toHaveCount(0);
+});

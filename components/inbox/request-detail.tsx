@@ -3,6 +3,7 @@
 import { useQuery } from "@tanstack/react-query";
 import { forwardRef, useState, type KeyboardEvent } from "react";
 import { queryKeys } from "@/components/realtime/query-keys";
+import { AfterFirstRender } from "@/components/ui/after-first-render";
 import { Button } from "@/components/ui/button";
 import { ToolCallView } from "@/components/tool-calls/tool-call-view";
 import { Markdown } from "@/components/ui/markdown";
@@ -207,8 +208,10 @@ export const RequestDetail = forwardRef<HTMLTextAreaElement, Props>(function Req
             ` · ${request.timeoutPolicy ?? "expires"} in ${formatClock(Date.parse(request.expiresAt) - now)}`}
         </p>
         {isPending && canAct && <ExtendDeadline key={request.expiresAt} request={request} />}
-        <CardViewers requestId={request.id} />
-        <AgentContext name={request.agent} now={now} />
+        <AfterFirstRender>
+          <CardViewers requestId={request.id} />
+          <AgentContext name={request.agent} now={now} />
+        </AfterFirstRender>
       </header>
       <AskedAgain request={request} />
       <RequestBody request={request} />
@@ -281,7 +284,9 @@ export const RequestDetail = forwardRef<HTMLTextAreaElement, Props>(function Req
           )}
         </div>
       )}
-      <RecentActivity name={request.agent} />
+      <AfterFirstRender>
+        <RecentActivity name={request.agent} />
+      </AfterFirstRender>
     </article>
   );
 });
