@@ -1,7 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getDb } from "../../lib/db";
 import { expireDueRequests } from "../../lib/requests/mutations";
@@ -13,6 +11,7 @@ import {
   startHandshake,
   type Handshake,
 } from "../support/handshake-cli";
+import { makeTempDir } from "../support/temp-dirs";
 
 let handshake: Handshake;
 /** The server's sweep, which applies a question's timeout policy; the test server runs none. */
@@ -141,7 +140,7 @@ describe("handshake ask", () => {
     const running = runCli(["ask", "--url", handshake.url, "--agent", name, ...WHERE], {
       env: {
         HANDSHAKE_TOKEN: handshake.connect.token,
-        HANDSHAKE_CONFIG_DIR: await mkdtemp(path.join(tmpdir(), "handshake-config-")),
+        HANDSHAKE_CONFIG_DIR: await makeTempDir("handshake-config-"),
       },
     });
     const id = await pendingQuestionOf(name);

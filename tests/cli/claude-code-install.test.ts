@@ -1,17 +1,17 @@
 import { spawnSync } from "node:child_process";
-import { mkdir, mkdtemp, readFile, stat, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { mkdir, readFile, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { hookCommands } from "../../bin/cli/claude-code-install";
 import { DOWN_URL, ensureCliBundle, newConfigDir, runCli } from "../support/handshake-cli";
+import { makeTempDir } from "../support/temp-dirs";
 
 const TOKEN = "hs_lead_connecttokenconnecttoken";
 
 beforeAll(ensureCliBundle, 60_000);
 
 async function project(settings?: unknown): Promise<string> {
-  const dir = await mkdtemp(path.join(tmpdir(), "handshake-project-"));
+  const dir = await makeTempDir("handshake-project-");
   if (settings !== undefined) {
     await mkdir(path.join(dir, ".claude"));
     await writeFile(path.join(dir, ".claude", "settings.json"), JSON.stringify(settings));

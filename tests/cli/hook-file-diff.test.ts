@@ -1,6 +1,5 @@
 import { createHash, randomUUID } from "node:crypto";
-import { mkdir, mkdtemp, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { saveConnection } from "../../bin/cli/config";
@@ -13,6 +12,7 @@ import {
   startHandshake,
   type Handshake,
 } from "../support/handshake-cli";
+import { makeTempDir } from "../support/temp-dirs";
 
 let handshake: Handshake;
 let configDir: string;
@@ -67,7 +67,7 @@ const approve = { type: "tool_approval_response", approve: true } as const;
 
 describe("the hook reads the file a Write/Edit/MultiEdit changes", () => {
   it("an Edit's card carries the diff; unchanged, the approved edit is allowed", async () => {
-    const cwd = await mkdtemp(path.join(tmpdir(), "handshake-project-"));
+    const cwd = await makeTempDir("handshake-project-");
     await mkdir(path.join(cwd, "src"));
     await writeFile(path.join(cwd, "src/a.ts"), "export const a = 1;\n");
     const input = preToolUse(cwd, "Edit", {
@@ -90,7 +90,7 @@ describe("the hook reads the file a Write/Edit/MultiEdit changes", () => {
   });
 
   it("the file changed before the approval was used: denied with FILE_CHANGED", async () => {
-    const cwd = await mkdtemp(path.join(tmpdir(), "handshake-project-"));
+    const cwd = await makeTempDir("handshake-project-");
     const file = path.join(cwd, "deploy.sh");
     await writeFile(file, "echo safe\n");
     const input = preToolUse(cwd, "Write", { file_path: file, content: "echo v2\n" });
@@ -108,7 +108,7 @@ describe("the hook reads the file a Write/Edit/MultiEdit changes", () => {
   });
 
   it("a new file is sent as absent; a path it cannot read is sent saying why", async () => {
-    const cwd = await mkdtemp(path.join(tmpdir(), "handshake-project-"));
+    const cwd = await makeTempDir("handshake-project-");
     const created = preToolUse(cwd, "Write", { file_path: "new.md", content: "# New\n" });
     const createdRun = hook(created);
     const createdCard = await pendingRequestOf(created.session_id, "tool_approval");

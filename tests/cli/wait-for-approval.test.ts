@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { mkdtemp, writeFile } from "node:fs/promises";
+import { writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -12,6 +12,7 @@ import {
   startHandshake,
   type Handshake,
 } from "../support/handshake-cli";
+import { makeTempDir } from "../support/temp-dirs";
 
 let handshake: Handshake;
 /** A shell agent's own token: a connected session's agent, as a script would be given. */
@@ -73,7 +74,7 @@ describe("handshake wait-for-approval", () => {
   });
 
   it("prints the Lead's edited plan with the approval", async () => {
-    const plan = path.join(await mkdtemp(path.join(tmpdir(), "plan-")), "plan.md");
+    const plan = path.join(await makeTempDir("plan-"), "plan.md");
     await writeFile(plan, "1. migrate\n2. deploy");
     const connect = new LeadClient(handshake.url, handshake.connect.token);
     const session = await connect.connectSession({ sessionId: randomUUID(), cwd: tmpdir() });
@@ -90,7 +91,7 @@ describe("handshake wait-for-approval", () => {
   });
 
   it("exits 1 with the feedback printed when the Lead rejects the plan", async () => {
-    const plan = path.join(await mkdtemp(path.join(tmpdir(), "plan-")), "plan.md");
+    const plan = path.join(await makeTempDir("plan-"), "plan.md");
     await writeFile(plan, "1. migrate\n2. deploy");
     // Its own agent: a rejected plan closes the agent's gate for the tests after it.
     const connect = new LeadClient(handshake.url, handshake.connect.token);
@@ -129,7 +130,7 @@ describe("handshake wait-for-approval", () => {
 
   it("acts as a named agent registered through a connect token", async () => {
     const name = `shell-${randomUUID().slice(0, 6)}`;
-    const configDir = await mkdtemp(path.join(tmpdir(), "handshake-config-"));
+    const configDir = await makeTempDir("handshake-config-");
     const asNamed = () =>
       runCli(["wait-for-approval", "--url", handshake.url, "--agent", name, "--tool", "deploy"], {
         env: { HANDSHAKE_TOKEN: handshake.connect.token, HANDSHAKE_CONFIG_DIR: configDir },

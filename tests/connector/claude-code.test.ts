@@ -1,7 +1,6 @@
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdir, mkdtemp, readFile, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { mkdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getDb } from "../../lib/db";
@@ -21,6 +20,7 @@ import {
   startHandshake,
   type Handshake,
 } from "../support/handshake-cli";
+import { makeTempDir } from "../support/temp-dirs";
 
 // The issue's "must show": the real Claude Code CLI (2.1.328, native binary, from the fixture
 // cache), headless and offline against a loopback Anthropic stub, with `handshake claude-code
@@ -71,7 +71,7 @@ type Project = { dir: string; home: string };
 
 /** A temporary project and HOME, with Handshake installed for Claude Code by the CLI itself. */
 async function installedProject(url: string): Promise<Project> {
-  const root = await mkdtemp(path.join(tmpdir(), "handshake-claude-"));
+  const root = await makeTempDir("handshake-claude-");
   const dir = path.join(root, "greeter");
   const home = path.join(root, "home");
   await mkdir(dir);

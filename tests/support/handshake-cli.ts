@@ -1,9 +1,9 @@
 import { spawn } from "node:child_process";
-import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { getDb } from "../../lib/db";
 import { requireDatabaseUrl } from "../../lib/env";
+import { makeTempDir } from "./temp-dirs";
 import { startEventBridge, type EventBridge } from "../../lib/realtime/event-bridge";
 import { getEventHub } from "../../lib/realtime/event-hub";
 import { LeadClient } from "../../lib/sdk/lead-client";
@@ -40,7 +40,7 @@ export async function ensureCliBundle(): Promise<void> {
 }
 
 export function newConfigDir(): Promise<string> {
-  return mkdtemp(path.join(tmpdir(), "handshake-config-"));
+  return makeTempDir("handshake-config-");
 }
 
 export type Handshake = {
