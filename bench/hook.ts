@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { mkdtempSync } from "node:fs";
-import { mkdir, writeFile } from "node:fs/promises";
+import { mkdir, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { buildCli } from "../scripts/build-cli";
@@ -30,19 +30,24 @@ function timeProcess(args: string[], input: string, env: NodeJS.ProcessEnv): Pro
 
 export type HookBench = { bareNode: LatencySummary; hook: LatencySummary; samples: number };
 
+type HookOptions = { baseUrl: string; connectToken: string; samples: number; warmup?: number };
+
 /**
  * The PreToolUse hook's round trip for a call the gate allows at once (`Read`), process start
  * included, against a bare `node -e ''` start in the same run, alternating so a noisy neighbour
  * hits both alike. The session's agent is connected by the warm-up, as after a session's first call.
  */
-export async function measureHook(options: {
-  baseUrl: string;
-  connectToken: string;
-  samples: number;
-  warmup?: number;
-}): Promise<HookBench> {
+export async function measureHook(options: HookOptions): Promise<HookBench> {
   await buildCli({ ifStale: true });
   const configDir = mkdtempSync(path.join(os.tmpdir(), "handshake-bench-hook-"));
+  try {
+    return await measureHookIn(configDir, options);
+  } finally {
+    await rm(configDir, { recursive: true, force: true });
+  }
+}
+
+async function measureHookIn(configDir: string, options: HookOptions): Promise<HookBench> {
   await mkdir(configDir, { recursive: true });
   await writeFile(
     path.join(configDir, "config.json"),

@@ -9,8 +9,8 @@ type Permission = NotificationPermission | "unsupported";
 /**
  * The browser's answer, read once and again whenever the Permissions API says it changed (site
  * settings, another tab), not on each render: in Chromium `Notification.permission` asks the
- * browser process, about 1.5 ms on a 2-core machine, and the inbox renders once a second and for
- * every request that arrives.
+ * browser process (about a millisecond, traced on a 2-core machine), and the inbox renders once
+ * a second and for every request that arrives.
  */
 let knownPermission: Permission | null = null;
 
