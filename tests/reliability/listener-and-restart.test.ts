@@ -56,6 +56,7 @@ let unavailable503 = 0;
 let clientServerErrors = 0;
 const unexpectedErrors: string[] = [];
 let isLoadRunning = false;
+let runningAgentLoops = 0;
 /** After the load stops, the Lead keeps answering until everything is decided or this passes. */
 let drainDeadline = Infinity;
 let loops: Promise<void>[] = [];
@@ -115,6 +116,15 @@ function onAgentMessage(agent: AgentHandle) {
 
 /** Each agent: submit a plan (retrying with the same key), wait for the answer, repeat. */
 async function agentLoop(agent: AgentHandle): Promise<void> {
+  runningAgentLoops += 1;
+  try {
+    await submitUntilStopped(agent);
+  } finally {
+    runningAgentLoops -= 1;
+  }
+}
+
+async function submitUntilStopped(agent: AgentHandle): Promise<void> {
   const waiter = waiters.get(agent.name);
   for (let n = 1; isLoadRunning; n++) {
     const request = await retrying(
@@ -142,9 +152,11 @@ async function agentLoop(agent: AgentHandle): Promise<void> {
 /** The Lead: answers every pending plan; now and then asks an agent to stop (agents refuse). */
 async function leadLoop(): Promise<void> {
   let round = 0;
+  // An agent's plan may still be on its way once the load stops: its loop checked before.
   while (
     isLoadRunning ||
-    (Date.now() < drainDeadline && [...ledger.keys()].some((id) => !decidedAt.has(id)))
+    (Date.now() < drainDeadline &&
+      (runningAgentLoops > 0 || [...ledger.keys()].some((id) => !decidedAt.has(id))))
   ) {
     round += 1;
     try {
