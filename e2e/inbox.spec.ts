@@ -198,3 +198,37 @@ test("the notifications toggle follows the browser's permission, granted while t
   await expect(page.getByText("Notifications on")).toBeVisible();
   await expect(page.getByRole("button", { name: "Enable notifications" })).toHaveCount(0);
 });
+
+test("the inbox asks the browser for the notification permission once, not on each render", async ({
+  browser,
+}) => {
+  const { page } = await signedInPage(browser, undefined, {
+    // In Chromium each read is a call to the browser process; the inbox renders once a second.
+    prepare: async (target) => {
+      await target.addInitScript(() => {
+        const read = Object.getOwnPropertyDescriptor(Notification, "permission")?.get;
+        const counter = window as unknown as { permissionReads: number };
+        counter.permissionReads = 0;
+        Object.defineProperty(Notification, "permission", {
+          get() {
+            counter.permissionReads += 1;
+            return read?.call(this) as NotificationPermission;
+          },
+        });
+      });
+    },
+  });
+  await expect(page.getByRole("button", { name: "Enable notifications" })).toBeVisible();
+  // Settled: hydrated, subscribed, and read again once subscribed.
+  await page.waitForTimeout(1_000);
+  const readsShown = await page.evaluate(
+    () => (window as unknown as { permissionReads: number }).permissionReads,
+  );
+  // Three of the inbox's one-second ticks.
+  await page.waitForTimeout(3_500);
+  const readsAfter = await page.evaluate(
+    () => (window as unknown as { permissionReads: number }).permissionReads,
+  );
+  expect(readsShown).toBeGreaterThan(0);
+  expect(readsAfter).toBe(readsShown);
+});
