@@ -166,6 +166,12 @@ round creates its pending plan and later ones supersede it (the common case for 
 Then ${sizes.throughputConcurrency} Lead clients approve every plan left pending (one per agent):
 decisions per second. Both against raw INSERT+NOTIFY on 8 connections, measured just before. The
 server's CPU time (\`/proc/<pid>/stat\`) over each window gives CPU per submission and decision.
+Each round then makes the same writes *without HTTP* (bench/writes-alone.ts, diagnosis rows):
+${sizes.throughputConcurrency} callers in the bench's process call the domain functions the routes call
+(\`submitRequest\`, \`decideRequest\`) through a pool of their own, on the same agents, for as long;
+each takes its one-statement path, so what is left is that statement in PostgreSQL, its commit and
+its NOTIFY, and the driver, while the server publishes their events to the Lead's console as in
+G3.3: what these writes reach on this machine however cheap the API became.
 
 **G3.4 scale**: ${sizes.agents} agents each keep one \`GET /inbox?wait=30\` open (re-issued when it
 returns) and ${sizes.scaleConsoles} consoles are connected; G3.1 is measured again against all

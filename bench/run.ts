@@ -5,6 +5,7 @@ import { writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import pg from "pg";
+import type { HumanActor } from "../lib/auth/actor";
 import { createDb } from "../lib/db";
 import { applyMigrations } from "../lib/migrations";
 import { createApiToken } from "../lib/tokens/mutations";
@@ -66,6 +67,7 @@ import { startServer, ensureBuild, type RunningServer } from "./server";
 import { runBaseline, type BaselineResults } from "./baseline";
 import { emptyHotPathWindows, inWindow, profileHotPaths, type HotPathProfiles } from "./profile";
 import { cpuMsPerCall, describeCpuSplit, describeMachineBusy, readMachineCpu } from "./machine-cpu";
+import { openWritesAlone } from "./writes-alone";
 import { perLongPollKiB, readCollectedMemory, rssPerLongPollKiB, settledMiB } from "./rss";
 import {
   formatMs,
@@ -304,8 +306,20 @@ async function main(): Promise<void> {
   // A Lead API token for scripted decisions and registrations; a session cookie for the consoles.
   const db = createDb(databaseUrl);
   const leadUser = await db.user.findFirstOrThrow({ where: { role: "lead" } });
-  const leadToken = (await createApiToken(db, leadUser.id, { name: "bench", scope: "admin" }))
-    .token;
+  const leadTokenIssued = await createApiToken(db, leadUser.id, { name: "bench", scope: "admin" });
+  const leadToken = leadTokenIssued.token;
+  // The same Lead as the bench's token names it, for the decisions made in-process.
+  const leadActor: HumanActor = {
+    kind: "human",
+    userId: leadUser.id,
+    email: leadUser.email,
+    name: leadUser.name,
+    role: "lead",
+    via: "token",
+    tokenId: leadTokenIssued.id,
+    tokenName: leadTokenIssued.name,
+    scope: "admin",
+  };
   const connectToken = (
     await createApiToken(db, leadUser.id, { name: "bench-connect", scope: "connect" })
   ).token;
@@ -647,10 +661,27 @@ async function main(): Promise<void> {
     postgresCpuMsPerDecision: [] as number[],
     benchCpuMsPerSubmission: [] as number[],
     benchCpuMsPerDecision: [] as number[],
+    // The same writes without HTTP (bench/writes-alone.ts); not in a baseline run,
+    // whose database is the baseline's while this process runs this checkout's lib.
+    aloneSubmissions: [] as number[],
+    aloneDecisions: [] as number[],
+    alonePostgresCpuMsPerSubmission: [] as number[],
+    alonePostgresCpuMsPerDecision: [] as number[],
     errors: 0,
     submitted: 0,
     decided: 0,
   };
+  const writesAlone =
+    isPhaseSelected("throughput") && !isBaselineRun
+      ? await openWritesAlone({
+          databaseUrl,
+          agents,
+          lead: leadActor,
+          concurrency: sizes.throughputConcurrency,
+        })
+      : undefined;
+  if (writesAlone)
+    cleanups.push({ name: "close the writes-alone pool", run: () => writesAlone.close() });
   for (let roundIndex = 0; roundIndex < sizes.rounds; roundIndex++) {
     await measureRates();
     if (!isPhaseSelected("throughput")) continue;
@@ -695,6 +726,24 @@ async function main(): Promise<void> {
     log(
       `G3.3 round ${roundIndex + 1}/${sizes.rounds}: ${submitted.perSecond.toFixed(0)} submissions/s, ${decided.perSecond.toFixed(0)} decisions/s (${decided.count} decided); server CPU ${throughput.serverCpuPercent.at(-1)?.toFixed(0)}%, ${throughput.serverCpuMsPerSubmission.at(-1)?.toFixed(1)} ms per submission, ${throughput.serverCpuMsPerDecision.at(-1)?.toFixed(1)} ms per decision`,
     );
+    if (writesAlone) {
+      const aloneFrom = await readMachine();
+      const aloneSubmitted = await writesAlone.submit(sizes.throughputMs);
+      const aloneMid = await readMachine();
+      const aloneDecided = await writesAlone.decidePending();
+      const aloneTo = await readMachine();
+      throughput.aloneSubmissions.push(aloneSubmitted.perSecond);
+      throughput.aloneDecisions.push(aloneDecided.perSecond);
+      throughput.alonePostgresCpuMsPerSubmission.push(
+        cpuMsPerCall(aloneFrom, aloneMid, aloneSubmitted.count).postgresMs,
+      );
+      throughput.alonePostgresCpuMsPerDecision.push(
+        cpuMsPerCall(aloneMid, aloneTo, aloneDecided.count).postgresMs,
+      );
+      log(
+        `G3.3 round ${roundIndex + 1}/${sizes.rounds} without HTTP: ${aloneSubmitted.perSecond.toFixed(0)} submissions/s, ${aloneDecided.perSecond.toFixed(0)} decisions/s`,
+      );
+    }
   }
   const rawRates = {
     insert1: median(rates.plain1),
@@ -1136,6 +1185,21 @@ async function main(): Promise<void> {
         verdict: verdict(value >= 0.4 * floor),
       });
     }
+    for (const [label, values] of [
+      ["Diagnosis: G3.3 submissions/s without HTTP (in-process)", throughput.aloneSubmissions],
+      ["Diagnosis: G3.3 decisions/s without HTTP (in-process)", throughput.aloneDecisions],
+    ] as const) {
+      if (values.length === 0) continue;
+      const value = median(values);
+      rows.push({
+        goal: label,
+        target: "diagnosis",
+        raw: formatRate(floor),
+        handshake: formatRate(value),
+        ratio: `${((value / floor) * 100).toFixed(0)}%`,
+        verdict: "—",
+      });
+    }
   }
   if (scale) {
     pushRows(
@@ -1311,6 +1375,11 @@ async function main(): Promise<void> {
       `G3.3: server CPU while submitting ${median(throughput.serverCpuPercent).toFixed(0)}% of one core; ${median(throughput.serverCpuMsPerSubmission).toFixed(1)} ms of server CPU per submission, ${median(throughput.serverCpuMsPerDecision).toFixed(1)} ms per decision.`,
       `G3.3, the machine's CPU per call (${os.availableParallelism()} cores): a submission ${describeCpuSplit(median(throughput.serverCpuMsPerSubmission), median(throughput.postgresCpuMsPerSubmission), median(throughput.benchCpuMsPerSubmission))}; a decision ${describeCpuSplit(median(throughput.serverCpuMsPerDecision), median(throughput.postgresCpuMsPerDecision), median(throughput.benchCpuMsPerDecision))}.`,
     );
+    if (throughput.aloneSubmissions.length > 0) {
+      notes.push(
+        `G3.3 without HTTP: PostgreSQL's CPU ${median(throughput.alonePostgresCpuMsPerSubmission).toFixed(1)} ms per submission, ${median(throughput.alonePostgresCpuMsPerDecision).toFixed(1)} ms per decision; rounds ${throughput.aloneSubmissions.map((value) => value.toFixed(0)).join(", ")} submissions/s and ${throughput.aloneDecisions.map((value) => value.toFixed(0)).join(", ")} decisions/s.`,
+      );
+    }
   }
   if (throughput.errors > 0) notes.push(`G3.3: ${throughput.errors} refused calls (see the JSON).`);
   if (loop && loop.leadErrors > 0) notes.push(`G3.2: ${loop.leadErrors} Lead decisions failed.`);

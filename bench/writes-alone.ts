@@ -1,0 +1,115 @@
+import type { AgentActor, HumanActor } from "../lib/auth/actor";
+import { createDb } from "../lib/db";
+import { decideRequest, submitRequest } from "../lib/requests/mutations";
+import type { Agent } from "./clients";
+import { now } from "./stats";
+
+export type WritesAloneRate = { perSecond: number; count: number };
+
+export type WritesAlone = {
+  /** `concurrency` callers submit plans round-robin over their own agents until `durationMs`. */
+  submit(durationMs: number): Promise<WritesAloneRate>;
+  /** Approves every plan the submissions left pending, `concurrency` at once. */
+  decidePending(): Promise<WritesAloneRate>;
+  close(): Promise<void>;
+};
+
+/**
+ * Executions of a prepared statement after which PostgreSQL keeps its generic plan: until then it
+ * plans it on each (decision 037). Warming up each connection so is what G3.3's server has done
+ * long before its rounds.
+ */
+const EXECUTIONS_TO_GENERIC_PLAN = 6;
+
+/**
+ * G3.3's writes without HTTP: the domain functions its routes call (`submitRequest`,
+ * `decideRequest`), called in the bench's own process through a pool of their own, `concurrency`
+ * callers at once on G3.3's agents (each caller owns a disjoint slice). Each takes its
+ * one-statement path (decisions 030, 031), so what remains is that statement in PostgreSQL, with
+ * its commit and its events' NOTIFY, and the driver: what these writes reach on this machine
+ * however cheap the API in front of them became. A round's submissions leave one pending plan per
+ * agent and its decisions approve them all, as G3.3's do, so the next round starts alike.
+ */
+export async function openWritesAlone(options: {
+  databaseUrl: string;
+  agents: Agent[];
+  lead: HumanActor;
+  concurrency: number;
+}): Promise<WritesAlone> {
+  const { concurrency, lead } = options;
+  const db = createDb(options.databaseUrl);
+  const rows = await db.agent.findMany({
+    where: { name: { in: options.agents.map((agent) => agent.name) } },
+    select: { id: true, name: true, incarnation: true },
+  });
+  const slices = Array.from({ length: concurrency }, (_, caller) =>
+    rows
+      .filter((_, index) => index % concurrency === caller)
+      .map((row): AgentActor => ({
+        kind: "agent",
+        agentId: row.id,
+        name: row.name,
+        incarnation: row.incarnation,
+      })),
+  );
+  if (slices.some((slice) => slice.length === 0)) {
+    await db.$disconnect();
+    throw new Error(`${rows.length} agents found: fewer than ${concurrency} callers need`);
+  }
+  const pending = new Map<string, string>();
+
+  const submitWhile = async (isDue: (turn: number) => boolean): Promise<number> => {
+    let submitted = 0;
+    await Promise.all(
+      slices.map(async (mine) => {
+        for (let turn = 0; isDue(turn); turn++) {
+          const actor = mine[turn % mine.length] as AgentActor;
+          const { request } = await submitRequest(db, actor, {
+            type: "plan_approval",
+            payload: { plan: `plan without the server ${turn}` },
+          });
+          pending.set(actor.agentId, request.id);
+          submitted += 1;
+        }
+      }),
+    );
+    return submitted;
+  };
+
+  const decidePending = async (): Promise<WritesAloneRate> => {
+    const requestIds = [...pending.values()];
+    pending.clear();
+    const startedAt = now();
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: concurrency }, async () => {
+        for (let id = requestIds[next++]; id !== undefined; id = requestIds[next++]) {
+          await decideRequest(db, lead, id, { type: "plan_approval_response", approve: true });
+        }
+      }),
+    );
+    return {
+      perSecond: requestIds.length / ((now() - startedAt) / 1000),
+      count: requestIds.length,
+    };
+  };
+
+  try {
+    await submitWhile((turn) => turn < EXECUTIONS_TO_GENERIC_PLAN);
+    await decidePending();
+  } catch (error) {
+    await db.$disconnect();
+    throw error;
+  }
+
+  return {
+    async submit(durationMs) {
+      const startedAt = now();
+      const deadline = startedAt + durationMs;
+      const count = await submitWhile(() => now() < deadline);
+      return { perSecond: count / ((now() - startedAt) / 1000), count };
+    },
+    decidePending,
+    close: () => db.$disconnect(),
+  };
+}
