@@ -13,6 +13,7 @@ import {
   watchConsoleSessions,
   type ConsoleServer,
 } from "./console-namespace";
+import { coalesceFlushedFrames } from "./coalesced-flush";
 import { startEventBridge } from "./event-bridge";
 import { getEventHub } from "./event-hub";
 import { createPresence, startPresenceTransport, type Presence } from "./presence";
@@ -52,6 +53,7 @@ export async function startWebNodeServices(
   const sweeper = startSweeper(db);
   // Next installs its own upgrade listener (dev HMR); socket.io must leave other upgrades alone.
   const io: ConsoleServer = new Server(httpServer, { destroyUpgrade: false, serveClient: false });
+  coalesceFlushedFrames(io.engine);
   const presence = await startPresence(io, databaseUrl);
   attachConsoleNamespace(io, db, { presence });
   broadcastHubEvents(io, hub, db);

@@ -1,0 +1,96 @@
+import { createServer, type Server as HttpServer } from "node:http";
+import type { AddressInfo, Socket as NetSocket } from "node:net";
+import { Server, type Socket as ServerSocket } from "socket.io";
+import { io as connect, type Socket as ClientSocket } from "socket.io-client";
+import { afterEach, describe, expect, it } from "vitest";
+import { coalesceFlushedFrames } from "../../lib/realtime/coalesced-flush";
+
+type Started = { io: Server; http: HttpServer; client: ClientSocket; serverSocket: ServerSocket };
+const started: Started[] = [];
+
+afterEach(async () => {
+  for (const { client, io } of started.splice(0)) {
+    client.disconnect();
+    await io.close();
+  }
+});
+
+async function start(isCoalescing: boolean): Promise<Started> {
+  const http = createServer();
+  const io = new Server(http);
+  if (isCoalescing) coalesceFlushedFrames(io.engine);
+  const connected = new Promise<ServerSocket>((resolve) => io.on("connection", resolve));
+  await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
+  const client = connect(`http://127.0.0.1:${(http.address() as AddressInfo).port}`, {
+    transports: ["websocket"],
+    reconnection: false,
+  });
+  const serverSocket = await connected;
+  await new Promise<void>((resolve) =>
+    client.connected ? resolve() : client.on("connect", resolve),
+  );
+  const entry = { io, http, client, serverSocket };
+  started.push(entry);
+  return entry;
+}
+
+/** Counts the writes the server's TCP connection to this client hands to the kernel. */
+function countWrites(serverSocket: ServerSocket): () => number {
+  const transport = serverSocket.conn.transport as unknown as { socket: { _socket: NetSocket } };
+  const connection = transport.socket._socket as NetSocket & {
+    _write: (...args: unknown[]) => void;
+    _writev: (...args: unknown[]) => void;
+  };
+  let writes = 0;
+  for (const method of ["_write", "_writev"] as const) {
+    const original = connection[method].bind(connection);
+    connection[method] = (...args: unknown[]) => {
+      writes += 1;
+      original(...args);
+    };
+  }
+  return () => writes;
+}
+
+function receive(client: ClientSocket, count: number): Promise<number[]> {
+  const received: number[] = [];
+  return new Promise((resolve) => {
+    client.on("event", (value: number) => {
+      received.push(value);
+      if (received.length === count) resolve(received);
+    });
+  });
+}
+
+describe("a console's flushed packets leave in one write (lib/realtime/coalesced-flush.ts)", () => {
+  it("writes a burst of five events in two writes: the first at once, the four queued behind it together", async () => {
+    const { client, serverSocket } = await start(true);
+    const writes = countWrites(serverSocket);
+    const arrived = receive(client, 5);
+    for (let value = 1; value <= 5; value++) serverSocket.emit("event", value);
+    expect(await arrived).toEqual([1, 2, 3, 4, 5]);
+    expect(writes()).toBe(2);
+  });
+
+  it("leaves the connection uncorked: an event sent later still arrives on its own", async () => {
+    const { client, serverSocket } = await start(true);
+    const burst = receive(client, 5);
+    for (let value = 1; value <= 5; value++) serverSocket.emit("event", value);
+    await burst;
+    client.off("event");
+    const writes = countWrites(serverSocket);
+    const later = receive(client, 1);
+    serverSocket.emit("event", 6);
+    expect(await later).toEqual([6]);
+    expect(writes()).toBe(1);
+  });
+
+  it("without it, engine.io writes each queued frame by itself", async () => {
+    const { client, serverSocket } = await start(false);
+    const writes = countWrites(serverSocket);
+    const arrived = receive(client, 5);
+    for (let value = 1; value <= 5; value++) serverSocket.emit("event", value);
+    expect(await arrived).toEqual([1, 2, 3, 4, 5]);
+    expect(writes()).toBe(5);
+  });
+});
