@@ -1,11 +1,11 @@
-import { createServer, type Server as HttpServer } from "node:http";
+import { createServer } from "node:http";
 import type { AddressInfo, Socket as NetSocket } from "node:net";
 import { Server, type Socket as ServerSocket } from "socket.io";
 import { io as connect, type Socket as ClientSocket } from "socket.io-client";
 import { afterEach, describe, expect, it } from "vitest";
 import { coalesceFlushedFrames } from "../../lib/realtime/coalesced-flush";
 
-type Started = { io: Server; http: HttpServer; client: ClientSocket; serverSocket: ServerSocket };
+type Started = { io: Server; client: ClientSocket; serverSocket: ServerSocket };
 const started: Started[] = [];
 
 afterEach(async () => {
@@ -29,7 +29,7 @@ async function start(isCoalescing: boolean): Promise<Started> {
   await new Promise<void>((resolve) =>
     client.connected ? resolve() : client.on("connect", resolve),
   );
-  const entry = { io, http, client, serverSocket };
+  const entry = { io, client, serverSocket };
   started.push(entry);
   return entry;
 }
@@ -62,21 +62,24 @@ function receive(client: ClientSocket, count: number): Promise<number[]> {
   });
 }
 
+/** Emits events 1 to 5 in one tick; resolves with what the client received, once it has all five. */
+function burstOfFive(client: ClientSocket, serverSocket: ServerSocket): Promise<number[]> {
+  const arrived = receive(client, 5);
+  for (let value = 1; value <= 5; value++) serverSocket.emit("event", value);
+  return arrived;
+}
+
 describe("a console's flushed packets leave in one write (lib/realtime/coalesced-flush.ts)", () => {
   it("writes a burst of five events in two writes: the first at once, the four queued behind it together", async () => {
     const { client, serverSocket } = await start(true);
     const writes = countWrites(serverSocket);
-    const arrived = receive(client, 5);
-    for (let value = 1; value <= 5; value++) serverSocket.emit("event", value);
-    expect(await arrived).toEqual([1, 2, 3, 4, 5]);
+    expect(await burstOfFive(client, serverSocket)).toEqual([1, 2, 3, 4, 5]);
     expect(writes()).toBe(2);
   });
 
   it("leaves the connection uncorked: an event sent later still arrives on its own", async () => {
     const { client, serverSocket } = await start(true);
-    const burst = receive(client, 5);
-    for (let value = 1; value <= 5; value++) serverSocket.emit("event", value);
-    await burst;
+    await burstOfFive(client, serverSocket);
     client.off("event");
     const writes = countWrites(serverSocket);
     const later = receive(client, 1);
@@ -88,9 +91,7 @@ describe("a console's flushed packets leave in one write (lib/realtime/coalesced
   it("without it, engine.io writes each queued frame by itself", async () => {
     const { client, serverSocket } = await start(false);
     const writes = countWrites(serverSocket);
-    const arrived = receive(client, 5);
-    for (let value = 1; value <= 5; value++) serverSocket.emit("event", value);
-    expect(await arrived).toEqual([1, 2, 3, 4, 5]);
+    expect(await burstOfFive(client, serverSocket)).toEqual([1, 2, 3, 4, 5]);
     expect(writes()).toBe(5);
   });
 });
