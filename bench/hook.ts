@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { mkdtempSync } from "node:fs";
-import { mkdir, rm, writeFile } from "node:fs/promises";
+import { rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { buildCli } from "../scripts/build-cli";
@@ -48,7 +48,6 @@ export async function measureHook(options: HookOptions): Promise<HookBench> {
 }
 
 async function measureHookIn(configDir: string, options: HookOptions): Promise<HookBench> {
-  await mkdir(configDir, { recursive: true });
   await writeFile(
     path.join(configDir, "config.json"),
     JSON.stringify({ url: options.baseUrl, token: options.connectToken }),

@@ -5,7 +5,6 @@ import { writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import pg from "pg";
-import type { HumanActor } from "../lib/auth/actor";
 import { createDb } from "../lib/db";
 import { applyMigrations } from "../lib/migrations";
 import { createApiToken } from "../lib/tokens/mutations";
@@ -306,20 +305,9 @@ async function main(): Promise<void> {
   // A Lead API token for scripted decisions and registrations; a session cookie for the consoles.
   const db = createDb(databaseUrl);
   const leadUser = await db.user.findFirstOrThrow({ where: { role: "lead" } });
-  const leadTokenIssued = await createApiToken(db, leadUser.id, { name: "bench", scope: "admin" });
-  const leadToken = leadTokenIssued.token;
-  // The same Lead as the bench's token names it, for the decisions made in-process.
-  const leadActor: HumanActor = {
-    kind: "human",
-    userId: leadUser.id,
-    email: leadUser.email,
-    name: leadUser.name,
-    role: "lead",
-    via: "token",
-    tokenId: leadTokenIssued.id,
-    tokenName: leadTokenIssued.name,
-    scope: "admin",
-  };
+  const leadToken = (await createApiToken(db, leadUser.id, { name: "bench", scope: "admin" }))
+    .token;
+
   const connectToken = (
     await createApiToken(db, leadUser.id, { name: "bench-connect", scope: "connect" })
   ).token;
@@ -676,7 +664,7 @@ async function main(): Promise<void> {
       ? await openWritesAlone({
           databaseUrl,
           agents,
-          lead: leadActor,
+          leadToken,
           concurrency: sizes.throughputConcurrency,
         })
       : undefined;

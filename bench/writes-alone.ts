@@ -1,5 +1,6 @@
-import type { AgentActor, HumanActor } from "../lib/auth/actor";
+import { resolveActor, type Actor, type AgentActor } from "../lib/auth/actor";
 import { createDb } from "../lib/db";
+import type { PrismaClient } from "../lib/generated/prisma/client";
 import { decideRequest, submitRequest } from "../lib/requests/mutations";
 import type { Agent } from "./clients";
 import { now } from "./stats";
@@ -16,8 +17,7 @@ export type WritesAlone = {
 
 /**
  * Executions of a prepared statement after which PostgreSQL keeps its generic plan: until then it
- * plans it on each (decision 037). Warming up each connection so is what G3.3's server has done
- * long before its rounds.
+ * plans it on each (decision 037).
  */
 const EXECUTIONS_TO_GENERIC_PLAN = 6;
 
@@ -33,28 +33,55 @@ const EXECUTIONS_TO_GENERIC_PLAN = 6;
 export async function openWritesAlone(options: {
   databaseUrl: string;
   agents: Agent[];
-  lead: HumanActor;
+  /** The Lead's API token: the decisions are made for the Lead it names. */
+  leadToken: string;
   concurrency: number;
 }): Promise<WritesAlone> {
-  const { concurrency, lead } = options;
   const db = createDb(options.databaseUrl);
-  const rows = await db.agent.findMany({
-    where: { name: { in: options.agents.map((agent) => agent.name) } },
-    select: { id: true, name: true, incarnation: true },
-  });
+  try {
+    const writes = await writesAloneOn(db, options);
+    // Each connection's statements are prepared and planned, as G3.3's server's long were.
+    await writes.submitWhile((turn) => turn < EXECUTIONS_TO_GENERIC_PLAN);
+    await writes.decidePending();
+    return {
+      async submit(durationMs) {
+        const startedAt = now();
+        const deadline = startedAt + durationMs;
+        const count = await writes.submitWhile(() => now() < deadline);
+        return { perSecond: count / ((now() - startedAt) / 1000), count };
+      },
+      decidePending: writes.decidePending,
+      close: () => db.$disconnect(),
+    };
+  } catch (error) {
+    await db.$disconnect();
+    throw error;
+  }
+}
+
+/** The callers are the agents and the Lead as the routes resolve their tokens. */
+async function actorOf(db: PrismaClient, token: string): Promise<Actor | null> {
+  return resolveActor(db, new Headers({ authorization: `Bearer ${token}` }));
+}
+
+async function writesAloneOn(
+  db: PrismaClient,
+  options: { agents: Agent[]; leadToken: string; concurrency: number },
+) {
+  const { concurrency } = options;
+  const lead = await actorOf(db, options.leadToken);
+  if (lead?.kind !== "human") throw new Error("the Lead's token names no human");
+  const actors: AgentActor[] = [];
+  for (const agent of options.agents) {
+    const actor = await actorOf(db, agent.token);
+    if (actor?.kind !== "agent") throw new Error(`${agent.name}'s token names no agent`);
+    actors.push(actor);
+  }
   const slices = Array.from({ length: concurrency }, (_, caller) =>
-    rows
-      .filter((_, index) => index % concurrency === caller)
-      .map((row): AgentActor => ({
-        kind: "agent",
-        agentId: row.id,
-        name: row.name,
-        incarnation: row.incarnation,
-      })),
+    actors.filter((_, index) => index % concurrency === caller),
   );
   if (slices.some((slice) => slice.length === 0)) {
-    await db.$disconnect();
-    throw new Error(`${rows.length} agents found: fewer than ${concurrency} callers need`);
+    throw new Error(`${actors.length} agents: fewer than ${concurrency} callers need`);
   }
   const pending = new Map<string, string>();
 
@@ -94,22 +121,5 @@ export async function openWritesAlone(options: {
     };
   };
 
-  try {
-    await submitWhile((turn) => turn < EXECUTIONS_TO_GENERIC_PLAN);
-    await decidePending();
-  } catch (error) {
-    await db.$disconnect();
-    throw error;
-  }
-
-  return {
-    async submit(durationMs) {
-      const startedAt = now();
-      const deadline = startedAt + durationMs;
-      const count = await submitWhile(() => now() < deadline);
-      return { perSecond: count / ((now() - startedAt) / 1000), count };
-    },
-    decidePending,
-    close: () => db.$disconnect(),
-  };
+  return { submitWhile, decidePending };
 }

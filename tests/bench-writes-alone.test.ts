@@ -1,25 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { openWritesAlone } from "../bench/writes-alone";
-import type { HumanActor } from "../lib/auth/actor";
 import { getDb } from "../lib/db";
-import { lead, registerAgent } from "./api/fixtures";
+import { createToken, registerAgent } from "./api/fixtures";
 
 const databaseUrl = () => process.env.DATABASE_URL as string;
-
-/** The test file's signed-in Lead, as the domain functions take a responder. */
-async function leadActor(): Promise<HumanActor> {
-  const { email } = await lead();
-  const user = await getDb().user.findUniqueOrThrow({ where: { email } });
-  return {
-    kind: "human",
-    userId: user.id,
-    email: user.email,
-    name: user.name,
-    role: "lead",
-    via: "session",
-    sessionId: "bench-writes-alone",
-  };
-}
 
 describe("G3.3's writes without HTTP (bench/writes-alone.ts)", () => {
   it("submits plans through the domain function, leaves one pending per agent, and approves them all", async () => {
@@ -31,7 +15,7 @@ describe("G3.3's writes without HTTP (bench/writes-alone.ts)", () => {
     const writes = await openWritesAlone({
       databaseUrl: databaseUrl(),
       agents,
-      lead: await leadActor(),
+      leadToken: (await createToken("decide")).token,
       concurrency: 3,
     });
     try {
@@ -40,12 +24,14 @@ describe("G3.3's writes without HTTP (bench/writes-alone.ts)", () => {
       const approvedAfterWarmUp = await requestsOf("approved");
       expect(approvedAfterWarmUp).toBe(3);
 
+      const supersededBefore = await requestsOf("superseded");
       const submitted = await writes.submit(300);
       expect(submitted.count).toBeGreaterThan(3);
       expect(submitted.perSecond).toBeGreaterThan(0);
       expect(await requestsOf("pending")).toBe(3);
-      // A busy agent's later plans supersede its pending one, as in G3.3.
+      // A busy agent's later plans supersede its pending one, as in G3.3: all but the last three.
       expect(await requestsOf("superseded")).toBeGreaterThanOrEqual(submitted.count - 3);
+      expect((await requestsOf("superseded")) - supersededBefore).toBe(submitted.count - 3);
 
       const decided = await writes.decidePending();
       expect(decided.count).toBe(3);
@@ -64,9 +50,25 @@ describe("G3.3's writes without HTTP (bench/writes-alone.ts)", () => {
       openWritesAlone({
         databaseUrl: databaseUrl(),
         agents: [agent],
-        lead: await leadActor(),
+        leadToken: (await createToken("decide")).token,
         concurrency: 2,
       }),
-    ).rejects.toThrow("1 agents found: fewer than 2 callers need");
+    ).rejects.toThrow("1 agents: fewer than 2 callers need");
+  });
+
+  it("decides only as a human: an agent's token in the Lead's place is refused before any write", async () => {
+    const agents = await Promise.all([registerAgent(), registerAgent()]);
+    await expect(
+      openWritesAlone({
+        databaseUrl: databaseUrl(),
+        agents,
+        leadToken: agents[0]!.token,
+        concurrency: 2,
+      }),
+    ).rejects.toThrow("the Lead's token names no human");
+    const written = await getDb().request.count({
+      where: { sender: { in: agents.map((agent) => agent.name) } },
+    });
+    expect(written).toBe(0);
   });
 });

@@ -1,5 +1,6 @@
 import { createServer } from "node:http";
-import type { AddressInfo, Socket as NetSocket } from "node:net";
+import { EventEmitter } from "node:events";
+import { Socket as NetSocket, type AddressInfo } from "node:net";
 import { Server, type Socket as ServerSocket } from "socket.io";
 import { io as connect, type Socket as ClientSocket } from "socket.io-client";
 import { afterEach, describe, expect, it } from "vitest";
@@ -86,6 +87,24 @@ describe("a console's flushed packets leave in one write (lib/realtime/coalesced
     serverSocket.emit("event", 6);
     expect(await later).toEqual([6]);
     expect(writes()).toBe(1);
+  });
+
+  it("uncorks a flush that never drained on the next tick, and leaves other transports alone", async () => {
+    const engine = new EventEmitter();
+    coalesceFlushedFrames(engine);
+    const connection = new NetSocket();
+    const polled = new NetSocket();
+    try {
+      engine.emit("flush", { transport: { name: "websocket", socket: { _socket: connection } } });
+      expect(connection.writableCorked).toBe(1);
+      await new Promise((resolve) => process.nextTick(resolve));
+      expect(connection.writableCorked).toBe(0);
+      engine.emit("flush", { transport: { name: "polling", socket: { _socket: polled } } });
+      expect(polled.writableCorked).toBe(0);
+    } finally {
+      connection.destroy();
+      polled.destroy();
+    }
   });
 
   it("without it, engine.io writes each queued frame by itself", async () => {
