@@ -1,4 +1,6 @@
 import { io, type Socket } from "socket.io-client";
+import { z } from "zod";
+import { HttpTransport } from "../lib/sdk/transport";
 import {
   CONSOLE_NAMESPACE,
   type ClientToServerEvents,
@@ -7,47 +9,24 @@ import {
 } from "../lib/shared/realtime/contract";
 import { withTimeout } from "./raw";
 
-/** An HTTP refusal, with the API's error code. */
-export class BenchHttpError extends Error {
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    message: string,
-  ) {
-    super(`${status} ${code}: ${message}`);
-  }
-}
+// Long-polls name their wait in the path (`?wait=30`); the answer may take that long.
+const CALL_TIMEOUT_MS = 60_000;
+const anything = z.unknown();
 
-/** JSON over HTTP exactly as agents/http-transport.ts sends it (fetch, bearer token). */
+/** JSON over HTTP exactly as the agents send it: the SDK's transport, bearer token, no retries. */
 export async function callApi<T>(
   baseUrl: string,
-  auth: { token?: string; cookie?: string },
+  auth: { token: string },
   method: string,
   path: string,
   body?: unknown,
   signal?: AbortSignal,
 ): Promise<T> {
-  const response = await fetch(`${baseUrl}/api/v1${path}`, {
-    method,
-    headers: {
-      ...(auth.token ? { authorization: `Bearer ${auth.token}` } : {}),
-      ...(auth.cookie ? { cookie: auth.cookie } : {}),
-      ...(body === undefined ? {} : { "content-type": "application/json" }),
-    },
-    body: body === undefined ? null : JSON.stringify(body),
-    signal: signal ?? null,
+  const transport = new HttpTransport(baseUrl, auth.token, {
+    maxRetries: 0,
+    timeoutMs: CALL_TIMEOUT_MS,
   });
-  const text = await response.text();
-  const json = (text ? JSON.parse(text) : {}) as Record<string, unknown>;
-  if (!response.ok) {
-    const error = (json.error ?? {}) as { code?: string; message?: string };
-    throw new BenchHttpError(
-      response.status,
-      error.code ?? "UNKNOWN",
-      error.message ?? response.statusText,
-    );
-  }
-  return json as T;
+  return (await transport.call(method, path, anything, { body, signal })) as T;
 }
 
 /** Signs in through the real auth route and returns the session cookie (name=value pairs). */

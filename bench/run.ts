@@ -6,11 +6,11 @@ import os from "node:os";
 import path from "node:path";
 import pg from "pg";
 import { createDb } from "../lib/db";
+import { ApiError } from "../lib/sdk/errors";
 import { applyMigrations } from "../lib/migrations";
 import { createApiToken } from "../lib/tokens/mutations";
 import { createScratchDatabase, dropScratchDatabase } from "../tests/test-database";
 import {
-  BenchHttpError,
   callApi,
   connectConsole,
   registerAgents,
@@ -441,7 +441,7 @@ async function main(): Promise<void> {
     )
       .then(() => true)
       .catch((error: unknown) => {
-        if (error instanceof BenchHttpError && error.code === "ROUTE_NOT_FOUND") return false;
+        if (error instanceof ApiError && error.code === "ROUTE_NOT_FOUND") return false;
         throw error;
       });
     gate = { plainInsert: [], verdict: [], ruleAllowed: [], plainHealth: [], health: [] };

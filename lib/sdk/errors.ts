@@ -16,9 +16,9 @@ export class UnreachableError extends Error {
 
 function describeCause(cause: unknown): string {
   if (cause instanceof Error) {
-    const code = (cause as { cause?: { code?: string } }).cause?.code;
     if (cause.name === "TimeoutError") return "no answer in time";
-    return code ?? cause.message;
+    const code = (cause as { code?: unknown }).code;
+    return typeof code === "string" ? code : cause.message;
   }
   return String(cause);
 }

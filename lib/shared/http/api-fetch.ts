@@ -40,18 +40,23 @@ function parseJson(text: string): unknown {
 
 /** The JSON body of an /api/v1 answer, or its refusal as an ApiRequestError. */
 export async function readApiResponse<T>(response: Response): Promise<T> {
-  const json = parseJson(await response.text());
-  if (!response.ok) {
+  return parseApiAnswer<T>(response.status, response.statusText, await response.text());
+}
+
+/** `readApiResponse` for an answer already read by a client that is not `fetch` (the SDK's). */
+export function parseApiAnswer<T>(status: number, statusText: string, text: string): T {
+  const json = parseJson(text);
+  if (status < 200 || status > 299) {
     const body = errorBodySchema.safeParse(json);
     throw new ApiRequestError(
-      response.status,
+      status,
       body.success ? body.data.error.code : "UNKNOWN",
-      body.success ? body.data.error.message : response.statusText,
+      body.success ? body.data.error.message : statusText,
       body.success ? body.data.error : {},
     );
   }
   if (json === undefined) {
-    throw new ApiRequestError(response.status, "INVALID_RESPONSE", "the answer was not JSON", {});
+    throw new ApiRequestError(status, "INVALID_RESPONSE", "the answer was not JSON", {});
   }
   return json as T;
 }
