@@ -177,12 +177,13 @@ G3.3: what these writes reach on this machine however cheap the API became.
 returns) and ${sizes.scaleConsoles} consoles are connected; G3.1 is measured again against all
 ${sizes.scaleConsoles} consoles (${sizes.scalePushRequests.toLocaleString("en-US")} requests), interleaved with raw
 NOTIFY latency under the same load (that is the floor for these rows). Server RSS is read from
-\`/proc/<pid>/status\` (VmRSS). *RSS per open long-poll* is measured at the end of the phase, once the push
-load is over, with every console attached, twice the same way: a full garbage collection in the
+\`/proc/<pid>/status\` (VmRSS). *RSS per open long-poll* is measured at the end of the phase: once the push
+load is over, the long-polls are closed and opened again (5 s to settle), so nothing else allocates
+between the two readings (decision 048); with every console attached, twice the same way: a full garbage collection in the
 server (\`HeapProfiler.collectGarbage\` through its \`--inspect\` port on loopback,
 bench/inspector-gc.ts), then RSS read every ${RSS_INTERVAL_MS} ms until it settles (the medians of
 the last two windows of ${RSS_WINDOW} readings within ${RSS_TOLERANCE_MIB} MiB, at most
-${RSS_MAX_WAIT_MS / 1000} s) — once with the ${sizes.agents} long-polls still open, once 2 s after
+${RSS_MAX_WAIT_MS / 1000} s) — once with the ${sizes.agents} long-polls open again, once 2 s after
 they are closed; (median of the last window with them − the idle one) / ${sizes.agents}. After the
 push, because a forced collection ahead of it made the push under the long-polls fail (503, four
 runs out of four). Without the collection, the garbage of the phases before decides

@@ -844,11 +844,16 @@ async function main(): Promise<void> {
     log(`G3.4 done: ${samples.submitMs.length} requests × ${allConsoles.length} consoles`);
     const healthLoaded = summarize(await health.stop());
     const rssSamples = await rss.stop();
-    // RSS of the long-polls alone, every console attached on both sides, once the push load is
-    // over (a forced collection must not run ahead of the latency measurements): a full
-    // collection first, each side, so RSS holds what is live, not the push load's garbage.
-    const withLongPolls = await readCollectedMemory(server);
     const polled = await longPolls.stop();
+    await sleep(2_000);
+    // RSS of the long-polls alone, every console attached on both sides: opened again once the
+    // push load is over, so nothing else allocates between the two readings (decision 048), and
+    // a full collection first, each side, so RSS holds what is live.
+    const reopened = startLongPolls(server.url, agents, afterMessage);
+    cleanups.push({ name: "stop the reopened long-polls", run: () => reopened.stop() });
+    await sleep(5_000);
+    const withLongPolls = await readCollectedMemory(server);
+    const repolled = await reopened.stop();
     await sleep(2_000);
     const idle = await readCollectedMemory(server);
     log(
@@ -889,7 +894,11 @@ async function main(): Promise<void> {
       healthIdle: roundSummary(healthIdle),
       healthLoaded: roundSummary(healthLoaded),
       machineWhileProbed: { idle: machineIdle, loaded: machineLoaded },
-      longPolls: { ...polled, inFlightAtStart },
+      longPolls: {
+        completed: polled.completed + repolled.completed,
+        errors: polled.errors + repolled.errors,
+        inFlightAtStart,
+      },
       idle: { bare, withLoad: loadedIdle },
     };
     results.scale = scale;

@@ -1,15 +1,8 @@
-import { execFile } from "node:child_process";
-import { writeFileSync } from "node:fs";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import { createServer as createTlsServer } from "node:https";
 import type { AddressInfo } from "node:net";
-import path from "node:path";
 import { text } from "node:stream/consumers";
-import { promisify } from "node:util";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { LOOPBACK_TLS_CERT, LOOPBACK_TLS_KEY } from "../../tests/support/loopback-tls";
-import { makeTempDir } from "../../tests/support/temp-dirs";
 import { ApiError, UnreachableError } from "./errors";
 import { HttpTransport } from "./transport";
 
@@ -140,62 +133,4 @@ describe("HttpTransport", () => {
     const transport = new HttpTransport("not a url", "token-token-token-token", { maxRetries: 0 });
     await expect(transport.call("GET", "/me", anything)).rejects.toBeInstanceOf(UnreachableError);
   });
-
-  it("lets a process end as soon as its last call is answered (the idle connection is not held)", async () => {
-    const server = await listen((_request, response) =>
-      response.writeHead(200, { "content-type": "application/json" }).end('{"ok":true}'),
-    );
-    const startedAt = Date.now();
-    expect(await callInChild(server.url)).toBe('{"ok":true}');
-    // The server keeps an idle connection for 5 s: a process held open by it would take that long.
-    expect(Date.now() - startedAt).toBeLessThan(4_000);
-  });
-
-  it("speaks TLS to an https address, trusting what the process trusts", async () => {
-    const server = await listenTls();
-    const trusted = path.join(await makeTempDir("handshake-tls-"), "ca.pem");
-    writeFileSync(trusted, LOOPBACK_TLS_CERT);
-    expect(await callInChild(server.url, { NODE_EXTRA_CA_CERTS: trusted })).toBe('{"tls":true}');
-  });
-
-  it("refuses an https server whose certificate it cannot trust, as unreachable", async () => {
-    const server = await listenTls();
-    const transport = new HttpTransport(server.url, "token-token-token-token");
-    const call = transport.call("GET", "/me", anything);
-    await expect(call).rejects.toBeInstanceOf(UnreachableError);
-    await expect(call).rejects.toThrow("DEPTH_ZERO_SELF_SIGNED_CERT");
-    expect(server.hits()).toBe(0);
-  });
 });
-
-/** One call through the transport from a new Node process; returns what it printed. */
-async function callInChild(url: string, env: Record<string, string> = {}): Promise<string> {
-  const script = `
-    import { HttpTransport } from ${JSON.stringify(new URL("./transport.ts", import.meta.url).pathname)};
-    const anything = { safeParse: (data) => ({ success: true, data }) };
-    console.log(JSON.stringify(await new HttpTransport(${JSON.stringify(url)}, "t").call("GET", "/me", anything)));
-  `;
-  // Asynchronously: the server answering it lives in this process.
-  const child = await promisify(execFile)(
-    process.execPath,
-    ["--import", "tsx", "--input-type=module", "-e", script],
-    { encoding: "utf8", timeout: 20_000, env: { ...process.env, ...env } },
-  );
-  expect(child.stderr).toBe("");
-  return child.stdout.trim();
-}
-
-/** A loopback https server with the tests' self-signed certificate, answering `{"tls":true}`. */
-async function listenTls(): Promise<{ url: string; hits: () => number }> {
-  let hits = 0;
-  const server = createTlsServer(
-    { cert: LOOPBACK_TLS_CERT, key: LOOPBACK_TLS_KEY },
-    (_request, response) => {
-      hits += 1;
-      response.writeHead(200, { "content-type": "application/json" }).end('{"tls":true}');
-    },
-  );
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  close = () => server.close();
-  return { url: `https://127.0.0.1:${(server.address() as AddressInfo).port}`, hits: () => hits };
-}
