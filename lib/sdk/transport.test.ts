@@ -129,6 +129,26 @@ describe("HttpTransport", () => {
     await expect(call).rejects.toThrow("no answer in time");
   });
 
+  it("does not follow a redirect: its token goes nowhere but the address it was given", async () => {
+    let elsewhereHits = 0;
+    const elsewhere = createServer((_request, response) => {
+      elsewhereHits += 1;
+      response.writeHead(200, { "content-type": "application/json" }).end("{}");
+    });
+    await new Promise<void>((resolve) => elsewhere.listen(0, "127.0.0.1", resolve));
+    const target = `http://127.0.0.1:${(elsewhere.address() as AddressInfo).port}/api/v1/me`;
+    try {
+      const server = await listen((_request, response) =>
+        response.writeHead(302, { location: target }).end(),
+      );
+      const transport = new HttpTransport(server.url, "token-token-token-token");
+      await expect(transport.call("GET", "/me", anything)).rejects.toMatchObject({ status: 302 });
+      expect(elsewhereHits).toBe(0);
+    } finally {
+      elsewhere.close();
+    }
+  });
+
   it("names a malformed address as unreachable rather than throwing something else", async () => {
     const transport = new HttpTransport("not a url", "token-token-token-token", { maxRetries: 0 });
     await expect(transport.call("GET", "/me", anything)).rejects.toBeInstanceOf(UnreachableError);
