@@ -1,5 +1,4 @@
 import http from "node:http";
-import https from "node:https";
 import { text } from "node:stream/consumers";
 import type { z } from "zod";
 import { parseApiAnswer } from "../shared/http/api-fetch";
@@ -11,24 +10,33 @@ const RETRYABLE_NETWORK_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "EPIPE", 
 // half of fetch's CPU and answers sooner, and a new process's first call (the Claude Code hook
 // runs one per tool call) skips loading fetch's implementation. Idle sockets are kept for the
 // next call; Node's agent unrefs an idle one, so it never holds a process open.
-const keepAliveAgents = {
-  "http:": new http.Agent({ keepAlive: true }),
-  "https:": new https.Agent({ keepAlive: true }),
-};
+type Client = { open: typeof http.request; agent: http.Agent };
+
+const plainClient: Client = { open: http.request, agent: new http.Agent({ keepAlive: true }) };
+
+// Loaded on the first https address only: TLS costs a process that never uses it ~4 ms to load.
+let tlsClient: Promise<Client> | undefined;
+
+function clientFor(url: URL): Client | Promise<Client> {
+  if (url.protocol !== "https:") return plainClient;
+  tlsClient ??= import("node:https").then((https) => ({
+    open: https.request,
+    agent: new https.Agent({ keepAlive: true }),
+  }));
+  return tlsClient;
+}
 
 type HttpAnswer = { status: number; statusText: string; text: string };
 
-function send(
+/** Async, so that a malformed address is a failed call like a refused connection. */
+async function send(
   address: string,
   init: { method: string; headers: Record<string, string>; body?: string; signal: AbortSignal },
 ): Promise<HttpAnswer> {
+  const url = new URL(address);
+  const { open, agent } = await clientFor(url);
   return new Promise<HttpAnswer>((resolve, reject) => {
-    // Inside the promise: a malformed address is a failed call like a refused connection.
-    const url = new URL(address);
-    const isHttps = url.protocol === "https:";
-    const agent = isHttps ? keepAliveAgents["https:"] : keepAliveAgents["http:"];
-    const client = isHttps ? https : http;
-    const request = client.request(
+    const request = open(
       url,
       { method: init.method, headers: init.headers, agent, signal: init.signal },
       (response) => {
@@ -62,7 +70,8 @@ function backOff(attempt: number): Promise<void> {
 }
 
 function isRetryable(error: unknown): boolean {
-  return RETRYABLE_NETWORK_CODES.has((error as { code?: unknown } | null)?.code as string);
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === "string" && RETRYABLE_NETWORK_CODES.has(code);
 }
 
 /**

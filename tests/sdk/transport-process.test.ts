@@ -38,16 +38,24 @@ describe("HttpTransport in a process of its own", () => {
     async () => {
       // A child its idle connection held open would be killed at CHILD_TIMEOUT_MS, and fail.
       const server = await listen();
-      expect(await callInChild(server.url)).toBe('{"ok":true}');
+      expect((await callInChild(server.url)).answer).toBe('{"ok":true}');
     },
     2 * CHILD_TIMEOUT_MS,
   );
+
+  it("loads TLS only for an https address: a process calling over http never pays for it", async () => {
+    const server = await listen();
+    expect(await callInChild(server.url)).toEqual({ answer: '{"ok":true}', isTlsLoaded: false });
+  });
 
   it("speaks TLS to an https address, trusting what the process trusts", async () => {
     const server = await listenTls();
     const trusted = path.join(await makeTempDir("handshake-tls-"), "ca.pem");
     writeFileSync(trusted, LOOPBACK_TLS_CERT);
-    expect(await callInChild(server.url, { NODE_EXTRA_CA_CERTS: trusted })).toBe('{"tls":true}');
+    expect(await callInChild(server.url, { NODE_EXTRA_CA_CERTS: trusted })).toEqual({
+      answer: '{"tls":true}',
+      isTlsLoaded: true,
+    });
   });
 
   it("refuses an https server whose certificate it cannot trust, as unreachable", async () => {
@@ -60,12 +68,22 @@ describe("HttpTransport in a process of its own", () => {
   });
 });
 
-/** One call through the transport from a new Node process; returns what it printed. */
-async function callInChild(url: string, env: Record<string, string> = {}): Promise<string> {
+/**
+ * One call through the transport from a new Node process: what it answered, and whether the
+ * process had loaded Node's TLS by then.
+ */
+async function callInChild(
+  url: string,
+  env: Record<string, string> = {},
+): Promise<{ answer: string; isTlsLoaded: boolean }> {
   const script = `
     import { HttpTransport } from ${JSON.stringify(new URL("../../lib/sdk/transport.ts", import.meta.url).pathname)};
     const anything = { safeParse: (data) => ({ success: true, data }) };
-    console.log(JSON.stringify(await new HttpTransport(${JSON.stringify(url)}, "t").call("GET", "/me", anything)));
+    const answer = await new HttpTransport(${JSON.stringify(url)}, "t").call("GET", "/me", anything);
+    console.log(JSON.stringify({
+      answer: JSON.stringify(answer),
+      isTlsLoaded: process.moduleLoadList.includes("NativeModule tls"),
+    }));
   `;
   // Asynchronously: the server answering it lives in this process.
   const child = await promisify(execFile)(
@@ -74,7 +92,7 @@ async function callInChild(url: string, env: Record<string, string> = {}): Promi
     { encoding: "utf8", timeout: CHILD_TIMEOUT_MS, env: { ...process.env, ...env } },
   );
   expect(child.stderr).toBe("");
-  return child.stdout.trim();
+  return JSON.parse(child.stdout) as { answer: string; isTlsLoaded: boolean };
 }
 
 /** A loopback https server with the tests' self-signed certificate, answering `{"tls":true}`. */
