@@ -165,12 +165,20 @@ describe("open long-polls over HTTP", () => {
       const heapPerLongPollKiB = async (path: string) => {
         // Warm every code path first, so compiled code and caches are not counted as the waiters'.
         for (const socket of await openAllOnNode(path)) socket.destroy();
-        await new Promise((resolve) => setTimeout(resolve, 2_000));
-        const idleMiB = await heapAfterCollection();
-        const sockets = await openAllOnNode(path);
-        const perLongPoll = ((await heapAfterCollection()) - idleMiB) * (1024 / LONG_POLLS);
-        for (const socket of sockets) socket.destroy();
-        console.log(`V8 heap per open ${path} long-poll, as served: ${perLongPoll.toFixed(1)} KiB`);
+        const readings: number[] = [];
+        // Twice, keeping the lower: on the same server code one reading has ranged 8.4–9.6 KiB,
+        // as whatever else the node allocated between a pair is counted too, never subtracted.
+        for (let round = 0; round < 2; round++) {
+          await new Promise((resolve) => setTimeout(resolve, 2_000));
+          const idleMiB = await heapAfterCollection();
+          const sockets = await openAllOnNode(path);
+          readings.push(((await heapAfterCollection()) - idleMiB) * (1024 / LONG_POLLS));
+          for (const socket of sockets) socket.destroy();
+        }
+        const perLongPoll = Math.min(...readings);
+        console.log(
+          `V8 heap per open ${path} long-poll, as served: ${readings.map((kib) => kib.toFixed(1)).join(" and ")} KiB`,
+        );
         return perLongPoll;
       };
       // Issue 18 (decision 041): the inbox read 13.7 KiB here before the answer was deferred,
