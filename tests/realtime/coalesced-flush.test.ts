@@ -10,19 +10,27 @@ type Started = { io: Server; client: ClientSocket; serverSocket: ServerSocket };
 const started: Started[] = [];
 
 afterEach(async () => {
+  const servers = new Set<Server>();
   for (const { client, io } of started.splice(0)) {
     client.disconnect();
-    await io.close();
+    servers.add(io);
   }
+  for (const io of servers) await io.close();
 });
 
 async function start(isCoalescing: boolean): Promise<Started> {
   const http = createServer();
   const io = new Server(http);
   if (isCoalescing) coalesceFlushedFrames(io.engine);
-  const connected = new Promise<ServerSocket>((resolve) => io.on("connection", resolve));
   await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
-  const client = connect(`http://127.0.0.1:${(http.address() as AddressInfo).port}`, {
+  return connectAnother(io);
+}
+
+/** Connects one more client to a started server. */
+async function connectAnother(io: Server): Promise<Started> {
+  const connected = new Promise<ServerSocket>((resolve) => io.once("connection", resolve));
+  const port = (io.httpServer.address() as AddressInfo).port;
+  const client = connect(`http://127.0.0.1:${port}`, {
     transports: ["websocket"],
     reconnection: false,
   });
@@ -71,10 +79,36 @@ function burstOfFive(client: ClientSocket, serverSocket: ServerSocket): Promise<
 }
 
 describe("a console's flushed packets leave in one write (lib/realtime/coalesced-flush.ts)", () => {
-  it("writes a burst of five events in two writes: the first at once, the four queued behind it together", async () => {
+  it("writes a burst of five events emitted in one tick in one write", async () => {
     const { client, serverSocket } = await start(true);
     const writes = countWrites(serverSocket);
     expect(await burstOfFive(client, serverSocket)).toEqual([1, 2, 3, 4, 5]);
+    expect(writes()).toBe(1);
+  });
+
+  it("writes a broadcast burst to each of several consoles in one write", async () => {
+    const first = await start(true);
+    const second = await connectAnother(first.io);
+    const writes = [countWrites(first.serverSocket), countWrites(second.serverSocket)];
+    const arrived = [receive(first.client, 5), receive(second.client, 5)];
+    for (let value = 1; value <= 5; value++) first.io.emit("event", value);
+    expect(await Promise.all(arrived)).toEqual([
+      [1, 2, 3, 4, 5],
+      [1, 2, 3, 4, 5],
+    ]);
+    expect(writes.map((count) => count())).toEqual([1, 1]);
+  });
+
+  it("writes events emitted in separate ticks separately, without waiting for a later one", async () => {
+    const { client, serverSocket } = await start(true);
+    const writes = countWrites(serverSocket);
+    const first = receive(client, 1);
+    serverSocket.emit("event", 1);
+    expect(await first).toEqual([1]);
+    client.off("event");
+    const second = receive(client, 1);
+    serverSocket.emit("event", 2);
+    expect(await second).toEqual([2]);
     expect(writes()).toBe(2);
   });
 
@@ -87,6 +121,29 @@ describe("a console's flushed packets leave in one write (lib/realtime/coalesced
     serverSocket.emit("event", 6);
     expect(await later).toEqual([6]);
     expect(writes()).toBe(1);
+  });
+
+  it("leaves a transport that is writing, or not a WebSocket, to engine.io", async () => {
+    const engine = new EventEmitter();
+    coalesceFlushedFrames(engine);
+    const busy = Object.assign(new EventEmitter(), { name: "websocket", writable: false });
+    const polling = Object.assign(new EventEmitter(), { name: "polling", writable: true });
+    const idle = Object.assign(new EventEmitter(), { name: "websocket", writable: true });
+    const readied: string[] = [];
+    for (const [label, transport] of [
+      ["busy", busy],
+      ["polling", polling],
+      ["idle", idle],
+    ] as const) {
+      transport.on("ready", () => readied.push(label));
+      const socket = Object.assign(new EventEmitter(), { transport });
+      engine.emit("connection", socket);
+      socket.emit("packetCreate");
+    }
+    expect([busy.writable, polling.writable, idle.writable]).toEqual([false, true, false]);
+    await new Promise((resolve) => process.nextTick(resolve));
+    expect([busy.writable, polling.writable, idle.writable]).toEqual([false, true, true]);
+    expect(readied).toEqual(["idle"]);
   });
 
   it("uncorks a flush that never drained on the next tick, and leaves other transports alone", async () => {
