@@ -2,6 +2,7 @@ import { ServerResponse } from "node:http";
 import { getRequestListener } from "@hono/node-server";
 import { RESPONSE_ALREADY_SENT } from "@hono/node-server/utils/response";
 import type { Hono } from "hono";
+import { clientGoneOf, type ClientGone } from "./client-gone";
 import { encodedJsonOf } from "./route";
 
 /**
@@ -29,6 +30,17 @@ const deferredAnswers = new WeakMap<Response, Promise<Response>>();
 /** Whether the router may answer this request with `deferAnswer` (its env came from here). */
 export function writesDeferredAnswers(env: unknown): boolean {
   return typeof env === "object" && env !== null && WRITES_DEFERRED_ANSWERS in env;
+}
+
+/**
+ * How a waiting route hears its client leave, when this listener serves the request: from the
+ * response closing rather than from the request's signal (lib/http/client-gone.ts). Undefined
+ * otherwise; the route then reads the request's own signal.
+ */
+export function clientGoneIn(env: unknown): ClientGone | undefined {
+  if (!writesDeferredAnswers(env)) return undefined;
+  const { outgoing } = env as { outgoing?: unknown };
+  return outgoing instanceof ServerResponse ? clientGoneOf(outgoing) : undefined;
 }
 
 /**

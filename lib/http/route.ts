@@ -5,6 +5,7 @@ import { isScopeWithinRole, type TokenScope } from "../shared/auth/scopes";
 import { getDb, isDatabaseUnavailable } from "../db";
 import { AppError, invalidInput, isAppError, type ErrorCode } from "../errors";
 import { readJsonBody } from "./body";
+import type { ClientGone } from "./client-gone";
 
 /**
  * Who may call a route. Reads open to any signed-in human (viewers see everything); mutations
@@ -71,6 +72,11 @@ type RouteSpec<A extends Access, B, Q, P, R extends ResponseSchemas> = {
 
 export type RouteContext<A extends Access, B, Q, P> = {
   request: Request;
+  /**
+   * For a route that waits, how it hears its client leave: from the connection when the node
+   * listener serves it (lib/http/client-gone.ts), else the request's own signal.
+   */
+  clientGone?: ClientGone;
   actor: ActorFor<A>;
   body: B;
   query: Q;
@@ -240,6 +246,10 @@ function parseWith<T>(schema: z.ZodType<T, unknown> | undefined, input: unknown,
   return parsed.data;
 }
 
+function answerError(error: unknown): Response {
+  return errorResponse(toAppError(error));
+}
+
 function toAppError(error: unknown): AppError {
   if (isAppError(error)) return error;
   if (isDatabaseUnavailable(error)) {
@@ -259,7 +269,11 @@ export type PathParams = Readonly<Record<string, string>>;
  * shape whatever happens. Its policy and schemas are readable, for the scope table and the API's
  * document.
  */
-export type RouteHandler = ((request: Request, params?: PathParams) => Promise<Response>) & {
+export type RouteHandler = ((
+  request: Request,
+  params?: PathParams,
+  clientGone?: ClientGone,
+) => Promise<Response>) & {
   policy: RoutePolicy;
   schemas: {
     body?: z.ZodType<unknown, unknown>;
@@ -289,7 +303,22 @@ export function defineRoute<
   handler: (context: RouteContext<A, B, Q, P>) => Promise<Response | DeclaredBody<R>>,
 ): RouteHandler {
   const policy: RoutePolicy = { access: spec.access, scopes: spec.scopes };
-  const handle = async (request: Request, pathParams: PathParams = {}): Promise<Response> => {
+  const answerWith = (result: Response | DeclaredBody<R>): Response => {
+    if (result instanceof Response) return result;
+    try {
+      return jsonResponse(result, { status: spec.status ?? 200 });
+    } catch (error) {
+      return answerError(error);
+    }
+  };
+  // The handler's answer is chained rather than awaited: a long-poll is held for its whole wait
+  // in every async frame on the way to it, and a pending `.then` holds less (decision 049).
+  const handle = async (
+    request: Request,
+    pathParams: PathParams = {},
+    clientGone?: ClientGone,
+  ): Promise<Response> => {
+    let result: Promise<Response | DeclaredBody<R>>;
     try {
       const actor = await resolveActor(getDb(), request.headers);
       authorize(spec.access, actor);
@@ -304,18 +333,18 @@ export function defineRoute<
       const rawBody = spec.body ? await readJsonBody(request, spec.maxBodyBytes) : undefined;
       const body = parseWith(spec.body, rawBody, "body");
       if (spec.agentRate && actor?.kind === "agent") takeAgentRate(actor.agentId, spec.agentRate);
-      const result = await handler({
+      result = handler({
         request,
+        clientGone: spec.waits ? (clientGone ?? request.signal) : undefined,
         actor: actor as ActorFor<A>,
         body,
         query,
         params,
       });
-      if (result instanceof Response) return result;
-      return jsonResponse(result, { status: spec.status ?? 200 });
     } catch (error) {
-      return errorResponse(toAppError(error));
+      return answerError(error);
     }
+    return result.then(answerWith, answerError);
   };
   return Object.assign(handle, {
     policy,

@@ -1,6 +1,6 @@
 import { Hono, type Context } from "hono";
 import { AppError } from "../errors";
-import { deferAnswer, writesDeferredAnswers } from "./node-listener";
+import { clientGoneIn, deferAnswer, writesDeferredAnswers } from "./node-listener";
 import { errorResponse, type RouteHandler } from "./route";
 import { API_CONTENT_SECURITY_POLICY, STATIC_SECURITY_HEADERS } from "./security-headers";
 
@@ -81,7 +81,8 @@ export function createApiApp(paths: readonly ApiPath[]): Hono {
     for (const method of methods) {
       const handler = entry[method] as RouteHandler;
       app.on(method, routePath, (context) => {
-        const answer = handler(context.req.raw, context.req.param()).then(
+        const clientGone = handler.waits ? clientGoneIn(context.env) : undefined;
+        const answer = handler(context.req.raw, context.req.param(), clientGone).then(
           withApiHeaders,
           internalError,
         );

@@ -1,4 +1,5 @@
 import { takeLongPollSlot } from "../agents/limits";
+import type { ClientGone } from "../http/client-gone";
 import type { AgentActor } from "../auth/actor";
 import { queryHot, type Db } from "../db";
 import type { Message } from "../generated/prisma/client";
@@ -73,7 +74,7 @@ export async function readInbox(
   hub: EventHub,
   actor: AgentActor,
   query: InboxQuery,
-  signal?: AbortSignal,
+  clientGone?: ClientGone,
 ): Promise<Inbox> {
   const releaseSlot = query.wait === 0 ? undefined : takeLongPollSlot(actor.agentId);
   try {
@@ -83,7 +84,7 @@ export async function readInbox(
       hub,
       key: inboxWaitKey(actor.name),
       deadline: longPollDeadline(Date.now(), query.wait),
-      signal,
+      clientGone,
       source: new InboxRead(db, actor, after, query.limit),
     });
     return { messages, cursor: messages.at(-1)?.id ?? Number(after) };

@@ -1,3 +1,4 @@
+import type { ClientGone } from "../http/client-gone";
 import type { ConsoleEvent } from "../shared/realtime/contract";
 
 export type EventListener = (event: ConsoleEvent) => void;
@@ -45,15 +46,15 @@ class HubWait {
     private readonly waiters: Map<string, Set<HubWait>>,
     readonly key: string,
     timeoutMs: number,
-    private readonly signal: AbortSignal | undefined,
+    private readonly clientGone: ClientGone | undefined,
   ) {
     this.woken = new Promise((resolve) => (this.resolve = resolve));
-    if (signal?.aborted) {
+    if (clientGone?.aborted) {
       this.resolve(null);
       return;
     }
     this.timer = setTimeout(endUnwoken, timeoutMs, this);
-    signal?.addEventListener("abort", this, { once: true });
+    clientGone?.addEventListener("abort", this, { once: true });
     let keyed = waiters.get(key);
     if (!keyed) waiters.set(key, (keyed = new Set()));
     keyed.add(this);
@@ -65,11 +66,11 @@ class HubWait {
     if (!keyed?.delete(this)) return;
     if (keyed.size === 0) this.waiters.delete(this.key);
     clearTimeout(this.timer);
-    this.signal?.removeEventListener("abort", this);
+    this.clientGone?.removeEventListener("abort", this);
     this.resolve(event);
   }
 
-  /** The request's signal aborted: the client left. */
+  /** The client left. */
   handleEvent(): void {
     this.settle(null);
   }
@@ -132,13 +133,13 @@ export class EventHub {
 
   /**
    * Waits for the next published event with this wait key (`waitKeyOf`): resolves with it, or with
-   * null after `timeoutMs` or when the signal aborts. A waiter is one entry in a map keyed by what
+   * null after `timeoutMs` or when the client leaves. A waiter is one entry in a map keyed by what
    * it waits for, so publishing costs one lookup per event, not a call per open long-poll. Callers
    * re-read the database afterwards: an event is a hint, not the data. `cancel` resolves with null
    * and removes the entry, for a caller that stopped needing it.
    */
-  wait(key: string, timeoutMs: number, signal?: AbortSignal): Wait {
-    return new HubWait(this.waiters, key, timeoutMs, signal);
+  wait(key: string, timeoutMs: number, clientGone?: ClientGone): Wait {
+    return new HubWait(this.waiters, key, timeoutMs, clientGone);
   }
 }
 

@@ -56,7 +56,7 @@ describe("readUntil", () => {
       hub,
       key,
       deadline: Date.now() + 50,
-      signal: undefined,
+      clientGone: undefined,
       source,
     });
     expect(value).toEqual([]);
@@ -71,7 +71,7 @@ describe("readUntil", () => {
       hub,
       key,
       deadline: Date.now() + 60_000,
-      signal: undefined,
+      clientGone: undefined,
       source,
     });
     await expect.poll(() => hub.waiterCount).toBe(1);
@@ -90,7 +90,7 @@ describe("readUntil", () => {
       hub,
       key,
       deadline: Date.now() + 60_000,
-      signal: controller.signal,
+      clientGone: controller.signal,
       source,
     });
     await expect.poll(() => hub.waiterCount).toBe(1);

@@ -1,3 +1,4 @@
+import type { ClientGone } from "../http/client-gone";
 import type { ConsoleEvent } from "../shared/realtime/contract";
 import type { EventHub } from "./event-hub";
 
@@ -47,15 +48,15 @@ export async function readUntil<T>(options: {
   hub: EventHub;
   key: string;
   deadline: number;
-  signal: AbortSignal | undefined;
+  clientGone: ClientGone | undefined;
   source: LongPollSource<T>;
 }): Promise<T> {
-  const { hub, key, deadline, signal, source } = options;
+  const { hub, key, deadline, clientGone, source } = options;
   for (;;) {
-    const wait = hub.wait(key, Math.max(0, deadline - Date.now()), signal);
+    const wait = hub.wait(key, Math.max(0, deadline - Date.now()), clientGone);
     try {
       const value = await source.read();
-      if (source.isDone(value) || Date.now() >= deadline || signal?.aborted) return value;
+      if (source.isDone(value) || Date.now() >= deadline || clientGone?.aborted) return value;
       const event = await wait.woken;
       if (event === null) return value;
       const answered = await source.answerWoken?.(event);

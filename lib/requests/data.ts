@@ -3,6 +3,7 @@ import type { Actor } from "../auth/actor";
 import type { Db } from "../db";
 import { z } from "zod";
 import { AppError } from "../errors";
+import type { ClientGone } from "../http/client-gone";
 import { decodeCursor, encodeCursor } from "../http/cursor";
 import type { Prisma, Request } from "../generated/prisma/client";
 import { requestEndWaitKey, type EventHub } from "../realtime/event-hub";
@@ -180,7 +181,7 @@ export async function waitForRequest(
   actor: Actor,
   id: string,
   query: GetRequestQuery,
-  signal?: AbortSignal,
+  clientGone?: ClientGone,
 ): Promise<RequestView> {
   const first = await getRequestForActor(db, actor, id);
   if (query.wait === 0 || first.status !== "pending") return first;
@@ -194,7 +195,7 @@ export async function waitForRequest(
       hub,
       key: requestEndWaitKey(id),
       deadline: longPollDeadline(Date.now(), query.wait),
-      signal,
+      clientGone,
       source: new RequestRead(db, actor, id),
     });
   } finally {

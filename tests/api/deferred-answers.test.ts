@@ -2,6 +2,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
+import type { ClientGone } from "../../lib/http/client-gone";
 import { createNodeListener } from "../../lib/http/node-listener";
 import { defineRoute } from "../../lib/http/route";
 import { createApiApp, definePath } from "../../lib/http/router";
@@ -20,6 +21,7 @@ function waitingApi(answer: () => Response | { n: number } = () => ({ n: 1 })) {
   const gate = opening();
   const entered = opening();
   const left = opening();
+  let seen: { request: Request; clientGone: ClientGone | undefined } | undefined;
   const path = definePath("/api/v1/test-wait", {
     GET: defineRoute(
       {
@@ -28,9 +30,10 @@ function waitingApi(answer: () => Response | { n: number } = () => ({ n: 1 })) {
         responses: { 200: z.object({ n: z.number() }) },
         waits: true,
       },
-      async ({ request }) => {
+      async ({ request, clientGone }) => {
+        seen = { request, clientGone };
         entered.open();
-        request.signal.addEventListener("abort", left.open);
+        clientGone?.addEventListener("abort", { handleEvent: () => left.open() }, { once: true });
         await Promise.race([gate.opened, left.opened]);
         return answer();
       },
@@ -57,6 +60,8 @@ function waitingApi(answer: () => Response | { n: number } = () => ({ n: 1 })) {
       gate.open();
     },
     routerAnsweredAt: () => routerAnsweredAt,
+    /** The request the route was called with, and how it was to hear its client leave. */
+    seen: () => seen,
   };
 }
 
@@ -113,15 +118,40 @@ describe("a long-poll's deferred answer", () => {
     expect(head.routerAnsweredAt()).toBe("after the gate");
   });
 
-  it("aborts the request's signal when the client leaves while it waits", async () => {
+  it("tells the route when the client leaves while it waits, from the connection", async () => {
     const api = waitingApi();
     const url = await serve(api);
     const controller = new AbortController();
     const response = fetch(url, { signal: controller.signal }).catch(() => null);
     await api.entered;
+    expect(api.seen()?.clientGone?.aborted).toBe(false);
     controller.abort();
     await api.left;
+    expect(api.seen()?.clientGone?.aborted).toBe(true);
     expect(await response).toBeNull();
+  });
+
+  it("served, gives the request no AbortController to hold through the wait; in process, its signal", async () => {
+    const api = waitingApi();
+    const url = await serve(api);
+    const response = fetch(url);
+    await api.entered;
+    const served = api.seen();
+    expect(served?.clientGone).toBeDefined();
+    expect(served?.clientGone).not.toBeInstanceOf(AbortSignal);
+    // @hono/node-server makes a request's AbortController when its signal is first read.
+    const request = served?.request as unknown as Record<symbol, unknown>;
+    const held = Object.getOwnPropertySymbols(request).map((key) => request[key]);
+    expect(held.some((value) => value instanceof AbortController)).toBe(false);
+    api.openGate();
+    expect((await response).status).toBe(200);
+
+    const inProcess = waitingApi();
+    const answered = inProcess.app.fetch(new Request("http://127.0.0.1/api/v1/test-wait"));
+    await inProcess.entered;
+    expect(inProcess.seen()?.clientGone).toBe(inProcess.seen()?.request.signal);
+    inProcess.openGate();
+    await answered;
   });
 
   it("writes an answer that is not encoded JSON from its body, cookies and all", async () => {

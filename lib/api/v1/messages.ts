@@ -40,7 +40,7 @@ export const inbox = definePath("/api/v1/inbox", {
       responses: { 200: inboxSchema },
       waits: true,
     },
-    ({ actor, query, request }) => readInbox(getDb(), getEventHub(), actor, query, request.signal),
+    ({ actor, query, clientGone }) => readInbox(getDb(), getEventHub(), actor, query, clientGone),
   ),
 });
 

@@ -82,8 +82,8 @@ export const request = definePath("/api/v1/requests/{id}", {
       responses: { 200: requestViewSchema },
       waits: true,
     },
-    ({ actor, params, query, request }) =>
-      waitForRequest(getDb(), getEventHub(), actor, params.id, query, request.signal),
+    ({ actor, params, query, clientGone }) =>
+      waitForRequest(getDb(), getEventHub(), actor, params.id, query, clientGone),
   ),
 });
 
