@@ -21,7 +21,7 @@ function onResponseClose(this: ServerResponse): void {
  * A waiting request's client gone, heard from its `node:http` response closing before its answer.
  * Reading a request's `signal` makes @hono/node-server create an AbortController for it, and an
  * abort listener on its signal costs about 1 KB of heap on Node 20 for the whole wait, a tenth of
- * what a long-poll holds (decision 049); a listener on the response, a function shared by all,
+ * what a long-poll holds (decision 050); a listener on the response, a function shared by all,
  * costs next to nothing. The response closes when the client leaves, as the adapter's own abort
  * also hears.
  */

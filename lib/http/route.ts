@@ -312,7 +312,7 @@ export function defineRoute<
     }
   };
   // The handler's answer is chained rather than awaited: a long-poll is held for its whole wait
-  // in every async frame on the way to it, and a pending `.then` holds less (decision 049).
+  // in every async frame on the way to it, and a pending `.then` holds less (decision 050).
   const handle = async (
     request: Request,
     pathParams: PathParams = {},
