@@ -26,7 +26,7 @@ function onResponseClose(this: ServerResponse): void {
  * also hears.
  */
 class ConnectionGone implements ClientGone {
-  private listeners: EventListenerObject[] = [];
+  private readonly listeners: EventListenerObject[] = [];
 
   constructor(private readonly response: ServerResponse) {
     watchers.set(response, this);
@@ -42,13 +42,12 @@ class ConnectionGone implements ClientGone {
   }
 
   removeEventListener(_type: "abort", listener: EventListenerObject): void {
-    this.listeners = this.listeners.filter((added) => added !== listener);
+    const index = this.listeners.indexOf(listener);
+    if (index !== -1) this.listeners.splice(index, 1);
   }
 
   notify(): void {
-    const listeners = this.listeners;
-    this.listeners = [];
-    for (const listener of listeners) listener.handleEvent(new Event("abort"));
+    for (const listener of this.listeners.splice(0)) listener.handleEvent(new Event("abort"));
   }
 }
 

@@ -1,7 +1,12 @@
 import { Socket as NetSocket } from "node:net";
 
 /** What this needs of an engine.io socket's transport. */
-type EngineTransport = { name?: unknown; writable?: unknown; socket?: { _socket?: unknown } };
+type EngineTransport = {
+  name?: unknown;
+  writable?: unknown;
+  socket?: { _socket?: unknown };
+  emit?: unknown;
+};
 
 /** What this needs of an engine.io socket. */
 export type EngineSocket = {
@@ -47,7 +52,7 @@ function holdUntilTickEnds(socket: EngineSocket): void {
   process.nextTick(release, transport);
 }
 
-function release(transport: EngineTransport & { emit?: unknown }): void {
+function release(transport: EngineTransport): void {
   transport.writable = true;
   if (typeof transport.emit === "function") transport.emit("ready");
 }

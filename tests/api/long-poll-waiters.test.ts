@@ -92,6 +92,20 @@ describe("open long-polls over HTTP", () => {
     expect(poll.status).toBe(200);
   }, 120_000);
 
+  it("an attacker dropping long-polls before their wait begins leaves no waiter behind", async () => {
+    const attacker = await registerAgent();
+    const pending = (await submitPlan(attacker)).json.id as string;
+    // A request's wait reads the request before it waits: the client is gone by then.
+    const path = `/api/v1/requests/${pending}`;
+    const sockets = await Promise.all(
+      Array.from({ length: 100 }, () => openLongPoll(attacker, "?wait=30", server.url, path)),
+    );
+    for (const socket of sockets) socket.destroy();
+    // Long enough for the node to handle all of them, far short of their 30 s wait.
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    expect(getEventHub().waiterCount).toBe(0);
+  });
+
   it("a held long-poll still wakes on a message and still ends after its wait", async () => {
     const agent = await registerAgent();
     const held = api.inbox(agent.headers, "?wait=10");
