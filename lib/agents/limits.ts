@@ -64,27 +64,50 @@ const openLongPollLimit: Record<LongPollKind, () => number> = {
   request_wait: () => env.HANDSHAKE_AGENT_OPEN_REQUEST_WAITS,
 };
 
+/** One open long-poll's slot, held until `release`. */
+export type LongPollSlot = { release(): void };
+
+/**
+ * A taken slot: an object rather than a closure, as a waiting long-poll holds it for its whole
+ * wait (issue 18); its key is made again on release rather than kept.
+ */
+class TakenSlot implements LongPollSlot {
+  private isReleased = false;
+
+  constructor(
+    private readonly waiterId: string,
+    private readonly kind: LongPollKind,
+  ) {}
+
+  release(): void {
+    if (this.isReleased) return;
+    this.isReleased = true;
+    const { openLongPolls } = state();
+    const key = slotKey(this.waiterId, this.kind);
+    const left = (openLongPolls.get(key) ?? 1) - 1;
+    if (left > 0) openLongPolls.set(key, left);
+    else openLongPolls.delete(key);
+  }
+}
+
+function slotKey(waiterId: string, kind: LongPollKind): string {
+  return `${waiterId}:${kind}`;
+}
+
 /**
  * Takes one of the agent's (or, for request waits, a person's) open long-poll slots, or refuses
- * with 429 RATE_LIMITED when all are taken; the returned function gives it back, once however
- * often it is called. Each open long-poll holds a socket and a hub subscription, so their number
- * is capped, not their rate.
+ * with 429 RATE_LIMITED when all are taken; `release` gives it back, once however often it is
+ * called. Each open long-poll holds a socket and a hub subscription, so their number is capped,
+ * not their rate.
  */
-export function takeLongPollSlot(waiterId: string, kind: LongPollKind = "inbox"): () => void {
+export function takeLongPollSlot(waiterId: string, kind: LongPollKind = "inbox"): LongPollSlot {
   const { openLongPolls } = state();
-  const key = `${waiterId}:${kind}`;
+  const key = slotKey(waiterId, kind);
   const open = openLongPolls.get(key) ?? 0;
   const limit = openLongPollLimit[kind]();
   if (open >= limit) {
     throw rateLimited(`at most ${limit} open ${kind.replace("_", " ")} long-polls per agent`, 1);
   }
   openLongPolls.set(key, open + 1);
-  let released = false;
-  return () => {
-    if (released) return;
-    released = true;
-    const left = (openLongPolls.get(key) ?? 1) - 1;
-    if (left > 0) openLongPolls.set(key, left);
-    else openLongPolls.delete(key);
-  };
+  return new TakenSlot(waiterId, kind);
 }

@@ -1,4 +1,4 @@
-import { takeLongPollSlot } from "../agents/limits";
+import { takeLongPollSlot, type LongPollSlot } from "../agents/limits";
 import type { ClientGone } from "../http/client-gone";
 import type { AgentActor } from "../auth/actor";
 import { queryHot, type Db } from "../db";
@@ -38,26 +38,36 @@ async function readAfter(
   return rows.map((row) => toMessageView({ ...row, id: BigInt(row.id) }));
 }
 
-/** An inbox long-poll's reads: done at the first message. */
-class InboxRead implements LongPollSource<MessageView[]> {
+/**
+ * An inbox long-poll's reads: done at the first message. The cursor it reads after, when the
+ * query names none, is what the agent acknowledged, read once by the first read.
+ */
+class InboxRead implements LongPollSource<Inbox> {
   constructor(
     private readonly db: Db,
     private readonly actor: AgentActor,
-    private readonly after: bigint,
+    private after: bigint | undefined,
     private readonly limit: number,
   ) {}
 
-  read(): Promise<MessageView[]> {
-    return readAfter(this.db, this.actor, this.after, this.limit);
+  async read(): Promise<Inbox> {
+    const after = (this.after ??= await ackedCursor(this.db, this.actor.agentId));
+    const messages = await readAfter(this.db, this.actor, after, this.limit);
+    return { messages, cursor: messages.at(-1)?.id ?? Number(after) };
   }
 
-  isDone(messages: MessageView[]): boolean {
-    return messages.length > 0;
+  isDone(inbox: Inbox): boolean {
+    return inbox.messages.length > 0;
   }
 
-  async answerWoken(event: ConsoleEvent): Promise<MessageView[] | undefined> {
+  async answerWoken(event: ConsoleEvent): Promise<Inbox | undefined> {
+    if (this.after === undefined) return undefined;
     const message = await messageWokenBy(event, this.actor, this.after);
-    return message && [message];
+    return message && { messages: [message], cursor: message.id };
+  }
+
+  hold(): LongPollSlot {
+    return takeLongPollSlot(this.actor.agentId);
   }
 }
 
@@ -65,32 +75,26 @@ class InboxRead implements LongPollSource<MessageView[]> {
  * An agent's messages after a cursor (default: what it has acknowledged). Reading deletes nothing,
  * so a crash between read and processing loses nothing. With `wait`, an empty inbox is held open
  * until a message arrives or the wait ends, in one of the agent's long-poll slots.
- *
- * One async frame from the slot to the answer: a long-poll is held for its whole wait in every
- * frame on the way to it, so the slot is taken and given back here rather than in a wrapper.
  */
-export async function readInbox(
+export function readInbox(
   db: Db,
   hub: EventHub,
   actor: AgentActor,
   query: InboxQuery,
   clientGone?: ClientGone,
 ): Promise<Inbox> {
-  const releaseSlot = query.wait === 0 ? undefined : takeLongPollSlot(actor.agentId);
-  try {
-    const after =
-      query.after !== undefined ? BigInt(query.after) : await ackedCursor(db, actor.agentId);
-    const messages = await readUntil({
-      hub,
-      key: inboxWaitKey(actor.name),
-      deadline: longPollDeadline(Date.now(), query.wait),
-      clientGone,
-      source: new InboxRead(db, actor, after, query.limit),
-    });
-    return { messages, cursor: messages.at(-1)?.id ?? Number(after) };
-  } finally {
-    releaseSlot?.();
-  }
+  return readUntil({
+    hub,
+    key: inboxWaitKey(actor.name),
+    deadline: longPollDeadline(Date.now(), query.wait),
+    clientGone,
+    source: new InboxRead(
+      db,
+      actor,
+      query.after === undefined ? undefined : BigInt(query.after),
+      query.limit,
+    ),
+  });
 }
 
 async function ackedCursor(db: Db, agentId: string): Promise<bigint> {

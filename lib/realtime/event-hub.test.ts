@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import type { ConsoleEvent } from "../shared/realtime/contract";
 import { EventHub, inboxWaitKey, requestEndWaitKey, waitKeyOf } from "./event-hub";
 
@@ -31,37 +31,105 @@ describe("EventHub waiters", () => {
     expect(waitKeyOf(event("agent.updated", { agent: "alice" }))).toBeNull();
   });
 
-  it("wakes exactly the waiters of the published key and keeps no entry afterwards", async () => {
+  it("wakes exactly the waiters of the published key and keeps no entry afterwards", () => {
     const hub = new EventHub();
-    const alice = hub.wait(inboxWaitKey("alice"), 60_000);
-    const bob = hub.wait(inboxWaitKey("bob"), 60_000);
+    const alice = recorder();
+    const bob = recorder();
+    hub.wait(inboxWaitKey("alice"), 60_000, undefined, alice);
+    const bobs = hub.wait(inboxWaitKey("bob"), 60_000, undefined, bob);
     const sent = event("message.sent", { to: "alice", messageId: 1 });
     hub.publish([sent]);
-    await expect(alice.woken).resolves.toBe(sent);
+    expect(alice.calls).toEqual([sent]);
     expect(hub.waiterCount).toBe(1);
-    bob.cancel();
-    await expect(bob.woken).resolves.toBeNull();
+    bobs.cancel();
+    // Cancelled, a wait is gone without a call.
+    expect(bob.calls).toEqual([]);
     expect(hub.waiterCount).toBe(0);
   });
 
-  it("answers null when the wait times out or the request is aborted, and forgets the waiter", async () => {
+  it("wakes every wait of a key once, whichever of them were cancelled first", () => {
     const hub = new EventHub();
-    const timedOut = hub.wait(requestEndWaitKey("req_1"), 5);
-    await expect(timedOut.woken).resolves.toBeNull();
+    const key = inboxWaitKey("alice");
+    const recorders = Array.from({ length: 5 }, () => recorder());
+    const waits = recorders.map((waiter) => hub.wait(key, 60_000, undefined, waiter));
+    // The first, a middle one and the last of the list are unlinked before the event.
+    for (const index of [0, 2, 4]) waits[index]?.cancel();
+    expect(hub.waiterCount).toBe(2);
+    const sent = event("message.sent", { to: "alice", messageId: 2 });
+    hub.publish([sent]);
+    expect(recorders.map((waiter) => waiter.calls.length)).toEqual([0, 1, 0, 1, 0]);
+    hub.publish([event("message.sent", { to: "alice", messageId: 3 })]);
+    expect(recorders.map((waiter) => waiter.calls.length)).toEqual([0, 1, 0, 1, 0]);
+    expect(hub.waiterCount).toBe(0);
+  });
+
+  it("does not wake a wait made while the event that woke its waiter is published", () => {
+    const hub = new EventHub();
+    const key = inboxWaitKey("alice");
+    const again = recorder();
+    const first = {
+      calls: [] as (ConsoleEvent | null)[],
+      wake(woken: ConsoleEvent | null) {
+        this.calls.push(woken);
+        hub.wait(key, 60_000, undefined, again);
+      },
+    };
+    hub.wait(key, 60_000, undefined, first);
+    const sent = event("message.sent", { to: "alice", messageId: 4 });
+    hub.publish([sent]);
+    expect(first.calls).toEqual([sent]);
+    expect(again.calls).toEqual([]);
+    expect(hub.waiterCount).toBe(1);
+  });
+
+  it("wakes with null when the wait times out or the client leaves, and forgets the waiter", async () => {
+    const hub = new EventHub();
+    const timedOut = recorder();
+    hub.wait(requestEndWaitKey("req_1"), 5, undefined, timedOut);
+    await vi.waitFor(() => expect(timedOut.calls).toEqual([null]));
     const controller = new AbortController();
-    const aborted = hub.wait(requestEndWaitKey("req_2"), 60_000, controller.signal);
+    const left = recorder();
+    hub.wait(requestEndWaitKey("req_2"), 60_000, controller.signal, left);
     expect(hub.waiterCount).toBe(1);
     controller.abort();
-    await expect(aborted.woken).resolves.toBeNull();
+    expect(left.calls).toEqual([null]);
     expect(hub.waiterCount).toBe(0);
-    await expect(hub.wait("x", 60_000, controller.signal).woken).resolves.toBeNull();
+    // A client already gone is answered at once, and nothing is kept for it.
+    const gone = recorder();
+    hub.wait("x", 60_000, controller.signal, gone);
+    expect(gone.calls).toEqual([null]);
     expect(hub.waiterCount).toBe(0);
+  });
+
+  it("ends a wait up to one timer grain early, never late, with one timer per grain", () => {
+    vi.useFakeTimers();
+    try {
+      vi.setSystemTime(0);
+      const hub = new EventHub();
+      const first = recorder();
+      const second = recorder();
+      hub.wait(inboxWaitKey("alice"), 1_049, undefined, first);
+      hub.wait(inboxWaitKey("bob"), 1_001, undefined, second);
+      expect(vi.getTimerCount()).toBe(1);
+      vi.advanceTimersByTime(999);
+      expect([first.calls, second.calls]).toEqual([[], []]);
+      vi.advanceTimersByTime(1);
+      expect([first.calls, second.calls]).toEqual([[null], [null]]);
+      expect(hub.waiterCount).toBe(0);
+      // The last wait of a grain to go takes its timer with it.
+      const cancelled = hub.wait(inboxWaitKey("carol"), 5_000, undefined, recorder());
+      expect(vi.getTimerCount()).toBe(1);
+      cancelled.cancel();
+      expect(vi.getTimerCount()).toBe(0);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it("calls no per-waiter code for an event that is not theirs", () => {
     const hub = new EventHub();
     const waits = Array.from({ length: 1_000 }, (_, index) =>
-      hub.wait(inboxWaitKey(`agent-${index}`), 60_000),
+      hub.wait(inboxWaitKey(`agent-${index}`), 60_000, undefined, recorder()),
     );
     let listenerCalls = 0;
     hub.subscribe(() => (listenerCalls += 1));
@@ -72,3 +140,9 @@ describe("EventHub waiters", () => {
     expect(hub.waiterCount).toBe(0);
   });
 });
+
+/** A waiter that records what it was woken with. */
+function recorder() {
+  const calls: (ConsoleEvent | null)[] = [];
+  return { calls, wake: (woken: ConsoleEvent | null) => void calls.push(woken) };
+}

@@ -31,43 +31,89 @@ export function waitKeyOf(event: ConsoleEvent): string | null {
   return null;
 }
 
+/** What a wait calls, once: with the event that woke it, or null when it timed out or the client left. */
+export type Waiter = { wake(event: ConsoleEvent | null): void };
+
 /**
- * One long-poll's wait: its entry in the hub's map and its request's abort listener
- * (`handleEvent`). A class, with its timer calling a function shared by all, so that a waiting
- * request holds no closure of its own: each would also carry the `name` property tsx's esbuild
- * gives a named function, 256 bytes (decision 041).
+ * Waits end on a grain of time, and those due in the same grain share one timer: a timer of its
+ * own held about 180 bytes per wait for the whole wait (issue 18).
  */
-class HubWait {
-  readonly woken: Promise<ConsoleEvent | null>;
-  private resolve!: (event: ConsoleEvent | null) => void;
-  private readonly timer: NodeJS.Timeout | undefined;
+const TIMER_GRAIN_MS = 50;
+
+/** The hub's waits: the first of each key (the others linked from it), and by when they are due. */
+type WaitLists = { byKey: Map<string, HubWait>; byDue: Map<number, DueWaits> };
+
+/** The waits due in one grain, and their timer. */
+class DueWaits {
+  readonly waits = new Set<HubWait>();
+  private readonly timer: NodeJS.Timeout;
 
   constructor(
-    private readonly waiters: Map<string, Set<HubWait>>,
+    private readonly byDue: Map<number, DueWaits>,
+    private readonly due: number,
+  ) {
+    this.timer = setTimeout(endDue, Math.max(0, due * TIMER_GRAIN_MS - Date.now()), this);
+    byDue.set(due, this);
+  }
+
+  remove(wait: HubWait): void {
+    this.waits.delete(wait);
+    if (this.waits.size > 0) return;
+    clearTimeout(this.timer);
+    if (this.byDue.get(this.due) === this) this.byDue.delete(this.due);
+  }
+
+  end(): void {
+    if (this.byDue.get(this.due) === this) this.byDue.delete(this.due);
+    for (const wait of [...this.waits]) wait.settle(null);
+  }
+}
+
+function endDue(due: DueWaits): void {
+  due.end();
+}
+
+/**
+ * One long-poll's wait: its entry in the hub's list for its key and in its due grain, and its
+ * client's abort listener (`handleEvent`). The waits of one key are linked through themselves
+ * rather than kept in a Set per key, and a wait wakes its waiter by a call rather than a promise:
+ * a thousand agents' long-polls hold a thousand of these for their whole wait (issue 18).
+ */
+class HubWait {
+  next: HubWait | undefined;
+  previous: HubWait | undefined;
+  private readonly due: DueWaits | undefined;
+  private isSettled = false;
+
+  constructor(
+    private readonly lists: WaitLists,
     readonly key: string,
     timeoutMs: number,
     private readonly clientGone: ClientGone | undefined,
+    private readonly waiter: Waiter,
   ) {
-    this.woken = new Promise((resolve) => (this.resolve = resolve));
     if (clientGone?.aborted) {
-      this.resolve(null);
+      this.isSettled = true;
+      waiter.wake(null);
       return;
     }
-    this.timer = setTimeout(endUnwoken, timeoutMs, this);
+    // Rounded down: a long-poll is held *up to* its wait, and ends at most a grain early.
+    const due = Math.floor((Date.now() + Math.max(0, timeoutMs)) / TIMER_GRAIN_MS);
+    this.due = lists.byDue.get(due) ?? new DueWaits(lists.byDue, due);
+    this.due.waits.add(this);
     clientGone?.addEventListener("abort", this, { once: true });
-    let keyed = waiters.get(key);
-    if (!keyed) waiters.set(key, (keyed = new Set()));
-    keyed.add(this);
+    const first = lists.byKey.get(key);
+    if (first) {
+      this.next = first;
+      first.previous = this;
+    }
+    lists.byKey.set(key, this);
   }
 
-  /** Resolves with the event, or null, once: the first call removes the entry. */
+  /** Wakes the waiter with the event, or null, once; removes the entry first. */
   settle(event: ConsoleEvent | null): void {
-    const keyed = this.waiters.get(this.key);
-    if (!keyed?.delete(this)) return;
-    if (keyed.size === 0) this.waiters.delete(this.key);
-    clearTimeout(this.timer);
-    this.clientGone?.removeEventListener("abort", this);
-    this.resolve(event);
+    if (!this.remove()) return;
+    this.waiter.wake(event);
   }
 
   /** The client left. */
@@ -75,18 +121,28 @@ class HubWait {
     this.settle(null);
   }
 
-  /** Resolves with null and removes the entry, for a caller that stopped needing it. */
+  /** Removes the entry without waking the waiter, for a caller that stopped needing it. */
   cancel(): void {
-    this.settle(null);
+    this.remove();
+  }
+
+  private remove(): boolean {
+    if (this.isSettled) return false;
+    this.isSettled = true;
+    const { byKey } = this.lists;
+    if (this.previous) this.previous.next = this.next;
+    else if (this.next) byKey.set(this.key, this.next);
+    else byKey.delete(this.key);
+    if (this.next) this.next.previous = this.previous;
+    this.next = this.previous = undefined;
+    this.due?.remove(this);
+    this.clientGone?.removeEventListener("abort", this);
+    return true;
   }
 }
 
-function endUnwoken(wait: HubWait): void {
-  wait.settle(null);
-}
-
-/** A wait handed to a long-poll: what wakes it, and how to stop it. */
-export type Wait = Pick<HubWait, "woken" | "cancel">;
+/** A wait handed to a long-poll: how to stop it without being woken. */
+export type Wait = Pick<HubWait, "cancel">;
 
 /**
  * In-process fan-out of committed events, fed by the LISTEN bridge (lib/realtime/event-bridge.ts)
@@ -95,7 +151,7 @@ export type Wait = Pick<HubWait, "woken" | "cancel">;
  */
 export class EventHub {
   private readonly listeners = new Set<EventListener>();
-  private readonly waiters = new Map<string, Set<HubWait>>();
+  private readonly waits: WaitLists = { byKey: new Map(), byDue: new Map() };
   private newestId = 0;
 
   get lastId(): number {
@@ -105,7 +161,9 @@ export class EventHub {
   /** How many long-polls wait on this node. */
   get waiterCount(): number {
     let count = 0;
-    for (const waiters of this.waiters.values()) count += waiters.size;
+    for (const first of this.waits.byKey.values()) {
+      for (let wait: HubWait | undefined = first; wait; wait = wait.next) count += 1;
+    }
     return count;
   }
 
@@ -114,8 +172,16 @@ export class EventHub {
       if (event.id <= this.newestId) continue;
       this.newestId = event.id;
       const key = waitKeyOf(event);
-      const waiters = key === null ? undefined : this.waiters.get(key);
-      if (waiters) for (const waiter of waiters) waiter.settle(event);
+      // Listed first: a woken waiter may wait again at once, and each settles and unlinks itself.
+      const woken: HubWait[] = [];
+      for (
+        let wait = key === null ? undefined : this.waits.byKey.get(key);
+        wait;
+        wait = wait.next
+      ) {
+        woken.push(wait);
+      }
+      for (const wait of woken) wait.settle(event);
       for (const listener of this.listeners) {
         try {
           listener(event);
@@ -132,14 +198,13 @@ export class EventHub {
   }
 
   /**
-   * Waits for the next published event with this wait key (`waitKeyOf`): resolves with it, or with
-   * null after `timeoutMs` or when the client leaves. A waiter is one entry in a map keyed by what
-   * it waits for, so publishing costs one lookup per event, not a call per open long-poll. Callers
-   * re-read the database afterwards: an event is a hint, not the data. `cancel` resolves with null
-   * and removes the entry, for a caller that stopped needing it.
+   * Waits for the next published event with this wait key (`waitKeyOf`): wakes the waiter with
+   * it, or with null after `timeoutMs` or when the client leaves (at once if it already has). The
+   * waits are kept by what they wait for, so publishing costs one lookup per event, not a call per
+   * open long-poll. Callers re-read the database afterwards: an event is a hint, not the data.
    */
-  wait(key: string, timeoutMs: number, clientGone?: ClientGone): Wait {
-    return new HubWait(this.waiters, key, timeoutMs, clientGone);
+  wait(key: string, timeoutMs: number, clientGone: ClientGone | undefined, waiter: Waiter): Wait {
+    return new HubWait(this.waits, key, timeoutMs, clientGone, waiter);
   }
 }
 

@@ -100,3 +100,143 @@ describe("readUntil", () => {
     expect(hub.waiterCount).toBe(0);
   });
 });
+
+/** A source whose reads answer in turn, counting its holds and their releases. */
+function holding(...values: (number[] | Error)[]) {
+  let reads = 0;
+  const counts = { reads: 0, holds: 0, releases: 0 };
+  return {
+    counts,
+    read: async () => {
+      counts.reads = ++reads;
+      const value = values[Math.min(reads - 1, values.length - 1)] ?? [];
+      if (value instanceof Error) throw value;
+      return value;
+    },
+    isDone: (value: number[]) => value.length > 0,
+    hold: () => {
+      counts.holds += 1;
+      return { release: () => void (counts.releases += 1) };
+    },
+  };
+}
+
+describe("readUntil's hold on what waiting takes", () => {
+  const key = inboxWaitKey("alice");
+
+  it("is taken only when a read leaves it waiting, once, and given back once at the end", async () => {
+    const hub = new EventHub();
+    const answered = holding([7]);
+    await readUntil({
+      hub,
+      key,
+      deadline: Date.now() + 60_000,
+      clientGone: undefined,
+      source: answered,
+    });
+    const noWait = holding([]);
+    await readUntil({ hub, key, deadline: Date.now(), clientGone: undefined, source: noWait });
+    expect([answered.counts.holds, noWait.counts.holds]).toEqual([0, 0]);
+
+    const waited = holding([], [], [7]);
+    const answer = readUntil({
+      hub,
+      key,
+      deadline: Date.now() + 60_000,
+      clientGone: undefined,
+      source: waited,
+    });
+    await expect.poll(() => hub.waiterCount).toBe(1);
+    hub.publish([sent(1, "alice")]);
+    await expect.poll(() => waited.counts.reads).toBe(2);
+    await expect.poll(() => hub.waiterCount).toBe(1);
+    hub.publish([sent(2, "alice")]);
+    await expect(answer).resolves.toEqual([7]);
+    expect(waited.counts).toEqual({ reads: 3, holds: 1, releases: 1 });
+    expect(hub.waiterCount).toBe(0);
+  });
+
+  it("refused, fails the long-poll with the refusal and leaves no wait behind", async () => {
+    const hub = new EventHub();
+    const refusal = new Error("all slots taken");
+    const source = {
+      ...holding([]),
+      hold: () => {
+        throw refusal;
+      },
+    };
+    await expect(
+      readUntil({ hub, key, deadline: Date.now() + 60_000, clientGone: undefined, source }),
+    ).rejects.toBe(refusal);
+    expect(hub.waiterCount).toBe(0);
+  });
+
+  it("is given back when a later read fails, and the failure is the answer", async () => {
+    const hub = new EventHub();
+    const failure = new Error("database gone");
+    const source = holding([], failure);
+    const answer = readUntil({
+      hub,
+      key,
+      deadline: Date.now() + 60_000,
+      clientGone: undefined,
+      source,
+    });
+    await expect.poll(() => hub.waiterCount).toBe(1);
+    hub.publish([sent(3, "alice")]);
+    await expect(answer).rejects.toBe(failure);
+    expect(source.counts).toEqual({ reads: 2, holds: 1, releases: 1 });
+    expect(hub.waiterCount).toBe(0);
+  });
+});
+
+describe("readUntil and an event during a read", () => {
+  it("reads again when its key's event was published while the read was under way", async () => {
+    const hub = new EventHub();
+    let finishFirstRead!: (value: number[]) => void;
+    let reads = 0;
+    const source = {
+      read: () => {
+        reads += 1;
+        return reads === 1
+          ? new Promise<number[]>((resolve) => (finishFirstRead = resolve))
+          : Promise.resolve([9]);
+      },
+      isDone: (value: number[]) => value.length > 0,
+    };
+    const answer = readUntil({
+      hub,
+      key: inboxWaitKey("alice"),
+      deadline: Date.now() + 60_000,
+      clientGone: undefined,
+      source,
+    });
+    // The wait is in place before the read: the message committed during it wakes it.
+    expect(hub.waiterCount).toBe(1);
+    hub.publish([sent(4, "alice")]);
+    finishFirstRead([]);
+    await expect(answer).resolves.toEqual([9]);
+    expect(reads).toBe(2);
+  });
+
+  it("fails, leaving no wait, when a read throws before it begins", async () => {
+    const hub = new EventHub();
+    const broken = new Error("no read");
+    const source = {
+      read: (): Promise<number[]> => {
+        throw broken;
+      },
+      isDone: () => false,
+    };
+    await expect(
+      readUntil({
+        hub,
+        key: inboxWaitKey("alice"),
+        deadline: Date.now() + 60_000,
+        clientGone: undefined,
+        source,
+      }),
+    ).rejects.toBe(broken);
+    expect(hub.waiterCount).toBe(0);
+  });
+});

@@ -1,6 +1,6 @@
 import type { ClientGone } from "../http/client-gone";
 import type { ConsoleEvent } from "../shared/realtime/contract";
-import type { EventHub } from "./event-hub";
+import type { EventHub, Wait, Waiter } from "./event-hub";
 
 /** Waits this long or longer end at a random point of their last tenth. */
 const SPREAD_FROM_SECONDS = 10;
@@ -22,8 +22,8 @@ export function longPollDeadline(
 }
 
 /**
- * What a long-poll reads, and when it is done. An object with methods rather than three closures:
- * a waiting request holds it for its whole wait, and each closure would also carry the `name`
+ * What a long-poll reads, and when it is done. An object with methods rather than closures: a
+ * waiting request holds it for its whole wait, and each closure would also carry the `name`
  * property tsx's esbuild gives a named function (decision 041).
  */
 export type LongPollSource<T> = {
@@ -31,10 +31,18 @@ export type LongPollSource<T> = {
   isDone(value: T): boolean;
   /** What the waking event alone answers, without the read; undefined, and the caller reads. */
   answerWoken?(event: ConsoleEvent): Promise<T | undefined>;
+  /**
+   * Called when a read leaves the long-poll to wait, the first time: takes what waiting holds
+   * (an open long-poll slot) or refuses by throwing. Released when the long-poll ends.
+   */
+  hold?(): { release(): void };
 };
 
+/** No event has woken the wait since the read began. */
+const NOT_WOKEN = Symbol("notWoken");
+
 /**
- * Reads until `isDone` accepts what was read or the deadline passes, and returns the last read.
+ * Reads until `isDone` accepts what was read or the deadline passes, and answers the last read.
  * Each read is made with the wait already in place, so what commits between the read and the
  * wait still wakes it. There is no timed re-check, and no read when the wait ends unwoken (the
  * deadline, or the client gone): the bridge publishes every committed event (NOTIFY, backed by its
@@ -43,8 +51,111 @@ export type LongPollSource<T> = {
  * otherwise cost a thousand reads that answer nothing. A woken wait reads again, unless
  * `answerWoken` answers from the event that woke it (an inbox woken by a decision made on this
  * node, decision 040).
+ *
+ * Callbacks rather than an async loop: a waiting long-poll then holds this object, its wait and
+ * one promise, where suspended async frames held about a kilobyte more (issue 18).
  */
-export async function readUntil<T>(options: {
+class LongPoll<T> implements Waiter {
+  readonly answer: Promise<T>;
+  // Resolving with a rejected promise fails it: one function kept where two would be.
+  private resolve!: (value: T | Promise<T>) => void;
+  private wait: Wait | undefined;
+  private isReading = false;
+  private woken: ConsoleEvent | null | typeof NOT_WOKEN = NOT_WOKEN;
+  private last: T | undefined;
+  private held: { release(): void } | undefined;
+  private isOver = false;
+
+  constructor(
+    private readonly hub: EventHub,
+    private readonly key: string,
+    private readonly deadline: number,
+    private readonly clientGone: ClientGone | undefined,
+    private readonly source: LongPollSource<T>,
+  ) {
+    this.answer = new Promise<T>((resolve) => (this.resolve = resolve));
+    this.read();
+  }
+
+  /** The hub's call: during a read it is kept for the read's end. */
+  wake(event: ConsoleEvent | null): void {
+    this.wait = undefined;
+    if (this.isReading) this.woken = event;
+    else this.onWoken(event);
+  }
+
+  private read(): void {
+    this.isReading = true;
+    this.woken = NOT_WOKEN;
+    const remainingMs = this.deadline - Date.now();
+    // Set before the wait: a client already gone wakes it at once.
+    if (remainingMs > 0) {
+      this.wait = this.hub.wait(this.key, remainingMs, this.clientGone, this);
+    }
+    let reading: Promise<T>;
+    try {
+      reading = this.source.read();
+    } catch (error) {
+      return this.fail(error);
+    }
+    reading.then(
+      (value) => this.onRead(value),
+      (error: unknown) => this.fail(error),
+    );
+  }
+
+  private onRead(value: T): void {
+    this.isReading = false;
+    this.last = value;
+    const woken = this.woken;
+    if (
+      woken === null ||
+      this.source.isDone(value) ||
+      Date.now() >= this.deadline ||
+      this.clientGone?.aborted
+    ) {
+      this.end(value);
+    } else if (woken !== NOT_WOKEN) {
+      this.onWoken(woken);
+    } else if (this.held === undefined && this.source.hold) {
+      try {
+        this.held = this.source.hold();
+      } catch (error) {
+        this.fail(error);
+      }
+    }
+  }
+
+  private onWoken(event: ConsoleEvent | null): void {
+    if (event === null) return this.end(this.last as T);
+    const answering = this.source.answerWoken?.(event);
+    if (answering === undefined) return this.read();
+    answering.then(
+      (answered) => (answered === undefined ? this.read() : this.end(answered)),
+      (error: unknown) => this.fail(error),
+    );
+  }
+
+  private end(value: T): void {
+    if (this.finish()) this.resolve(value);
+  }
+
+  private fail(error: unknown): void {
+    if (this.finish()) this.resolve(Promise.reject(error));
+  }
+
+  private finish(): boolean {
+    if (this.isOver) return false;
+    this.isOver = true;
+    this.wait?.cancel();
+    this.wait = undefined;
+    this.held?.release();
+    return true;
+  }
+}
+
+/** Reads until done or the deadline (`LongPoll`), and answers the last read. */
+export function readUntil<T>(options: {
   hub: EventHub;
   key: string;
   deadline: number;
@@ -52,17 +163,5 @@ export async function readUntil<T>(options: {
   source: LongPollSource<T>;
 }): Promise<T> {
   const { hub, key, deadline, clientGone, source } = options;
-  for (;;) {
-    const wait = hub.wait(key, Math.max(0, deadline - Date.now()), clientGone);
-    try {
-      const value = await source.read();
-      if (source.isDone(value) || Date.now() >= deadline || clientGone?.aborted) return value;
-      const event = await wait.woken;
-      if (event === null) return value;
-      const answered = await source.answerWoken?.(event);
-      if (answered !== undefined) return answered;
-    } finally {
-      wait.cancel();
-    }
-  }
+  return new LongPoll(hub, key, deadline, clientGone, source).answer;
 }

@@ -29,7 +29,9 @@ export function stampClientAddress(request: IncomingMessage): void {
   for (let index = raw.length - 2; index >= 0; index -= 2) {
     if (raw[index]?.toLowerCase() === CLIENT_IP_HEADER) raw.splice(index, 2);
   }
-  raw.push(CLIENT_IP_HEADER, address);
+  // `concat` sizes its array exactly: pushed to (or spread into), an array keeps room for sixteen
+  // more headers for as long as the request is open, a long-poll's whole wait (issue 18).
+  request.rawHeaders = raw.concat(CLIENT_IP_HEADER, address);
 }
 
 /**

@@ -1,4 +1,4 @@
-import { takeLongPollSlot } from "../agents/limits";
+import { takeLongPollSlot, type LongPollSlot } from "../agents/limits";
 import type { Actor } from "../auth/actor";
 import type { Db } from "../db";
 import { z } from "zod";
@@ -168,6 +168,18 @@ class RequestRead implements LongPollSource<RequestView> {
   isDone(request: RequestView): boolean {
     return request.status !== "pending";
   }
+
+  /**
+   * Each waiter holds a socket and a subscription: an agent's count, or a person's (every token
+   * and session of one user together), is capped.
+   */
+  hold(): LongPollSlot {
+    const { actor } = this;
+    return takeLongPollSlot(
+      actor.kind === "agent" ? actor.agentId : `user:${actor.userId}`,
+      "request_wait",
+    );
+  }
 }
 
 /**
@@ -175,7 +187,7 @@ class RequestRead implements LongPollSource<RequestView> {
  * parallel hook processes can wait on its own request instead of racing on the agent's inbox.
  * Woken by the event that ends the request, through the same hub the inbox long-poll uses.
  */
-export async function waitForRequest(
+export function waitForRequest(
   db: Db,
   hub: EventHub,
   actor: Actor,
@@ -183,24 +195,13 @@ export async function waitForRequest(
   query: GetRequestQuery,
   clientGone?: ClientGone,
 ): Promise<RequestView> {
-  const first = await getRequestForActor(db, actor, id);
-  if (query.wait === 0 || first.status !== "pending") return first;
-  // Each waiter holds a socket and a subscription: an agent's count, or a person's (every token
-  // and session of one user together), is capped. The slot is taken and given back here, in the
-  // one frame held through the wait, as the inbox does (decision 038).
-  const waiter = actor.kind === "agent" ? actor.agentId : `user:${actor.userId}`;
-  const releaseSlot = takeLongPollSlot(waiter, "request_wait");
-  try {
-    return await readUntil({
-      hub,
-      key: requestEndWaitKey(id),
-      deadline: longPollDeadline(Date.now(), query.wait),
-      clientGone,
-      source: new RequestRead(db, actor, id),
-    });
-  } finally {
-    releaseSlot();
-  }
+  return readUntil({
+    hub,
+    key: requestEndWaitKey(id),
+    deadline: longPollDeadline(Date.now(), query.wait),
+    clientGone,
+    source: new RequestRead(db, actor, id),
+  });
 }
 
 export async function listPendingRequestsOfAgent(db: Db, agentId: string): Promise<RequestView[]> {

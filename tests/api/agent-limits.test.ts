@@ -83,4 +83,30 @@ describe("per-agent limits", () => {
     await Promise.all(open);
     expect((await api.inbox(agent.headers, "?wait=0")).status).toBe(200);
   });
+
+  it("takes a slot only for a long-poll that waits: one answered at once is never refused", async () => {
+    const agent = await registerAgent();
+    await api.sendMessage((await lead()).headers, { to: agent.name, content: "waiting for you" });
+    const { cursor } = (await api.inbox(agent.headers)).json as { cursor: number };
+    const controller = new AbortController();
+    const poll = (query: string) =>
+      inboxRoute.GET(
+        new Request(`http://127.0.0.1:3000/api/v1/inbox${query}`, {
+          headers: { host: "127.0.0.1:3000", ...agent.headers },
+          signal: controller.signal,
+        }),
+      );
+    // Both slots wait past the message.
+    const open = [poll(`?after=${cursor}&wait=5`), poll(`?after=${cursor}&wait=5`)];
+    await vi.waitFor(async () =>
+      expectRateLimited(await api.inbox(agent.headers, `?after=${cursor}&wait=5`)),
+    );
+    const answered = await api.inbox(agent.headers, "?after=0&wait=5");
+    expect(answered.status).toBe(200);
+    expect((answered.json.messages as { content: string }[]).map((m) => m.content)).toEqual([
+      "waiting for you",
+    ]);
+    controller.abort();
+    await Promise.all(open);
+  });
 });

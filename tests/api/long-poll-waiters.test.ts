@@ -135,10 +135,10 @@ describe("open long-polls over HTTP", () => {
     console.log(`live bytes per open long-poll: ${(perLongPoll / 1024).toFixed(1)} KiB`);
     // Issue 18: 10.7–11.1 KiB measured with the answer deferred (decision 041), 15.0–15.1 without
     // it, 19.6–20.1 before decision 038, 9.6–10.3 with no AbortController and the route's answer
-    // chained (decision 050). Read in the test's own process, it moves by half a KiB from run to
-    // run; 12 still fails if the router holds the request's state through the wait again, or its
-    // middleware chain comes back. The test below reads the served node more finely.
-    expect(perLongPoll).toBeLessThan(12 * 1024);
+    // chained (decision 050), 7.8–8.1 with the wait made of callbacks (decision 051). Read in the
+    // test's own process, it moves by half a KiB from run to run; 9.2 fails if the wait's async
+    // frames come back. The test below reads the served node more finely.
+    expect(perLongPoll).toBeLessThan(9.2 * 1024);
   }, 120_000);
 
   it("as served, in its own process under tsx, holds little V8 heap per open long-poll", async () => {
@@ -201,17 +201,18 @@ describe("open long-polls over HTTP", () => {
       // Issue 18: the inbox read 13.7 KiB here before the answer was deferred (decision 041),
       // 10.3–10.5 with it, 8.4–9.0 once a wait held no closure of its own (under tsx each carries
       // a `name` property), 6.9–7.6 once the client's leaving was heard from the response and the
-      // route's answer chained rather than awaited (decision 050); with an AbortController again,
-      // 7.9–8.0. A request's wait reads 7.5–8.0, with the whole suite running beside it; 12.0
-      // undeferred.
-      expect(await heapPerLongPollKiB("/api/v1/inbox")).toBeLessThan(8.2);
+      // route's answer chained rather than awaited (decision 050), 5.3–6.1 with the wait made of
+      // callbacks, linked by key and timed by grain (decision 051); with an AbortController
+      // again, 7.9–8.0 at decision 050. A request's wait reads 6.2–6.6, with the whole suite
+      // running beside it; 7.5–8.0 at decision 050, 12.0 undeferred.
+      expect(await heapPerLongPollKiB("/api/v1/inbox")).toBeLessThan(6.8);
       const pending = (await submitPlan(agent)).json.id as string;
       const requestPath = `/api/v1/requests/${pending}`;
       const requestWait = await heapPerLongPollKiB(requestPath);
       // Measured while it waited on the Lead: a decided request answers at once and holds nothing.
       const read = await fetch(`${node.url}${requestPath}`, { headers: agent.headers });
       expect(((await read.json()) as { status: string }).status).toBe("pending");
-      expect(requestWait).toBeLessThan(8.6);
+      expect(requestWait).toBeLessThan(7.2);
     } finally {
       await node.stop();
     }
