@@ -51,13 +51,20 @@ export function callLocationOf(agent: RuleAgent, callCwd: string | undefined): C
   };
 }
 
+/**
+ * The call as rules see it. `judged`, the risk the gate judged these arguments by, lends its parse
+ * of the same command: the rules then match what the gate classified, parsed once.
+ */
 export function prepareAgentCall(
   agent: RuleAgent,
   tool: string,
   args: Record<string, unknown>,
   cwd: string | undefined,
+  judged?: ToolRisk,
 ): PreparedCall {
-  return prepareCall(tool, args, callLocationOf(agent, cwd), analyzeShellCommand);
+  const analyze = (command: string) =>
+    judged?.analysis?.source === command ? judged.analysis : analyzeShellCommand(command);
+  return prepareCall(tool, args, callLocationOf(agent, cwd), analyze);
 }
 
 /** A call no allow rule may let through: a refused path among its reasons, or no location. */
@@ -191,7 +198,7 @@ export async function decideWithRules(
   if (rules.length === 0) return { verdict: await gateVerdict(), trace: {} };
   const judged: RulesVerdict<StoredRule> = judgeByRules(
     rules,
-    prepareAgentCall(agent, input.tool, input.args, input.cwd),
+    prepareAgentCall(agent, input.tool, input.args, input.cwd, risk),
     ruleSubjectOf(agent),
     now,
   );

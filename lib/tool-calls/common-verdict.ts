@@ -265,7 +265,7 @@ export async function tryRecordCommonVerdict(
     rules.length > 0
       ? judgeByRules(
           rules,
-          prepareAgentCall(worker, input.tool, input.args, undefined),
+          prepareAgentCall(worker, input.tool, input.args, undefined, risk),
           ruleSubjectOf(worker),
           now,
         )
