@@ -240,3 +240,51 @@ describe("readUntil and an event during a read", () => {
     expect(hub.waiterCount).toBe(0);
   });
 });
+
+describe("readUntil and a source that throws", () => {
+  it("fails on what isDone or answerWoken throws, and the hub still wakes the key's other waits", async () => {
+    const hub = new EventHub();
+    const key = inboxWaitKey("alice");
+    const judging = new Error("cannot judge");
+    const brokenJudge = readUntil({
+      hub,
+      key,
+      deadline: Date.now() + 60_000,
+      clientGone: undefined,
+      source: {
+        read: async () => [],
+        isDone: () => {
+          throw judging;
+        },
+      },
+    });
+    await expect(brokenJudge).rejects.toBe(judging);
+
+    const answering = new Error("cannot answer");
+    const brokenAnswer = readUntil({
+      hub,
+      key,
+      deadline: Date.now() + 60_000,
+      clientGone: undefined,
+      source: {
+        read: async () => [] as number[],
+        isDone: (value: number[]) => value.length > 0,
+        answerWoken: (): Promise<number[] | undefined> => {
+          throw answering;
+        },
+      },
+    });
+    const healthy = readUntil({
+      hub,
+      key,
+      deadline: Date.now() + 60_000,
+      clientGone: undefined,
+      source: reads([], [5]),
+    });
+    await expect.poll(() => hub.waiterCount).toBe(2);
+    hub.publish([sent(5, "alice")]);
+    await expect(brokenAnswer).rejects.toBe(answering);
+    await expect(healthy).resolves.toEqual([5]);
+    expect(hub.waiterCount).toBe(0);
+  });
+});

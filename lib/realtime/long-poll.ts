@@ -85,10 +85,10 @@ class LongPoll<T> implements Waiter {
   }
 
   private read(): void {
+    // Before the wait is made: a client already gone wakes it at once, and that waits for the read.
     this.isReading = true;
     this.woken = NOT_WOKEN;
     const remainingMs = this.deadline - Date.now();
-    // Set before the wait: a client already gone wakes it at once.
     if (remainingMs > 0) {
       this.wait = this.hub.wait(this.key, remainingMs, this.clientGone, this);
     }
@@ -104,31 +104,38 @@ class LongPoll<T> implements Waiter {
     );
   }
 
+  // What a source throws (a refused hold, a broken read) fails the long-poll: nothing escapes
+  // into the hub's publish, which calls `wake`, nor leaves the answer unsettled.
   private onRead(value: T): void {
     this.isReading = false;
     this.last = value;
     const woken = this.woken;
-    if (
-      woken === null ||
-      this.source.isDone(value) ||
-      Date.now() >= this.deadline ||
-      this.clientGone?.aborted
-    ) {
-      this.end(value);
-    } else if (woken !== NOT_WOKEN) {
-      this.onWoken(woken);
-    } else if (this.held === undefined && this.source.hold) {
-      try {
+    try {
+      if (
+        woken === null ||
+        this.source.isDone(value) ||
+        Date.now() >= this.deadline ||
+        this.clientGone?.aborted
+      ) {
+        this.end(value);
+      } else if (woken !== NOT_WOKEN) {
+        this.onWoken(woken);
+      } else if (this.held === undefined && this.source.hold) {
         this.held = this.source.hold();
-      } catch (error) {
-        this.fail(error);
       }
+    } catch (error) {
+      this.fail(error);
     }
   }
 
   private onWoken(event: ConsoleEvent | null): void {
     if (event === null) return this.end(this.last as T);
-    const answering = this.source.answerWoken?.(event);
+    let answering: Promise<T | undefined> | undefined;
+    try {
+      answering = this.source.answerWoken?.(event);
+    } catch (error) {
+      return this.fail(error);
+    }
     if (answering === undefined) return this.read();
     answering.then(
       (answered) => (answered === undefined ? this.read() : this.end(answered)),
