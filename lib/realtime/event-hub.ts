@@ -31,7 +31,10 @@ export function waitKeyOf(event: ConsoleEvent): string | null {
   return null;
 }
 
-/** What a wait calls, once: with the event that woke it, or null when it timed out or the client left. */
+/**
+ * What a wait calls, once: with the event that woke it, or null when it timed out or its client
+ * left.
+ */
 export type Waiter = { wake(event: ConsoleEvent | null): void };
 
 /**
