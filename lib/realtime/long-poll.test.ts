@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { ConsoleEvent } from "../shared/realtime/contract";
 import { EventHub, inboxWaitKey } from "./event-hub";
-import { longPollDeadline, readUntil } from "./long-poll";
+import { longPollDeadline, readUntil, type LongPollSource } from "./long-poll";
 
 describe("longPollDeadline", () => {
   it("holds a short wait for all of it", () => {
@@ -46,19 +46,26 @@ function reads(...values: number[][]) {
   };
 }
 
-describe("readUntil", () => {
-  const key = inboxWaitKey("alice");
+/** A long-poll on alice's inbox with a minute to wait, unless told otherwise. */
+function readAliceUntil<T>(
+  hub: EventHub,
+  source: LongPollSource<T>,
+  options: { deadline?: number; clientGone?: AbortSignal } = {},
+): Promise<T> {
+  return readUntil({
+    hub,
+    key: inboxWaitKey("alice"),
+    deadline: options.deadline ?? Date.now() + 60_000,
+    clientGone: options.clientGone,
+    source,
+  });
+}
 
+describe("readUntil", () => {
   it("a wait that ends at its deadline unwoken reads once, not again", async () => {
     const hub = new EventHub();
     const source = reads([], [7]);
-    const value = await readUntil({
-      hub,
-      key,
-      deadline: Date.now() + 50,
-      clientGone: undefined,
-      source,
-    });
+    const value = await readAliceUntil(hub, source, { deadline: Date.now() + 50 });
     expect(value).toEqual([]);
     expect(source.count()).toBe(1);
     expect(hub.waiterCount).toBe(0);
@@ -67,13 +74,7 @@ describe("readUntil", () => {
   it("an event for the key wakes it, and it reads again", async () => {
     const hub = new EventHub();
     const source = reads([], [7]);
-    const answered = readUntil({
-      hub,
-      key,
-      deadline: Date.now() + 60_000,
-      clientGone: undefined,
-      source,
-    });
+    const answered = readAliceUntil(hub, source);
     await expect.poll(() => hub.waiterCount).toBe(1);
     hub.publish([sent(1, "bob")]);
     hub.publish([sent(2, "alice")]);
@@ -86,13 +87,7 @@ describe("readUntil", () => {
     const hub = new EventHub();
     const source = reads([], [7]);
     const controller = new AbortController();
-    const answered = readUntil({
-      hub,
-      key,
-      deadline: Date.now() + 60_000,
-      clientGone: controller.signal,
-      source,
-    });
+    const answered = readAliceUntil(hub, source, { clientGone: controller.signal });
     await expect.poll(() => hub.waiterCount).toBe(1);
     controller.abort();
     await expect(answered).resolves.toEqual([]);
@@ -122,30 +117,16 @@ function holding(...values: (number[] | Error)[]) {
 }
 
 describe("readUntil's hold on what waiting takes", () => {
-  const key = inboxWaitKey("alice");
-
   it("is taken only when a read leaves it waiting, once, and given back once at the end", async () => {
     const hub = new EventHub();
     const answered = holding([7]);
-    await readUntil({
-      hub,
-      key,
-      deadline: Date.now() + 60_000,
-      clientGone: undefined,
-      source: answered,
-    });
+    await readAliceUntil(hub, answered);
     const noWait = holding([]);
-    await readUntil({ hub, key, deadline: Date.now(), clientGone: undefined, source: noWait });
+    await readAliceUntil(hub, noWait, { deadline: Date.now() });
     expect([answered.counts.holds, noWait.counts.holds]).toEqual([0, 0]);
 
     const waited = holding([], [], [7]);
-    const answer = readUntil({
-      hub,
-      key,
-      deadline: Date.now() + 60_000,
-      clientGone: undefined,
-      source: waited,
-    });
+    const answer = readAliceUntil(hub, waited);
     await expect.poll(() => hub.waiterCount).toBe(1);
     hub.publish([sent(1, "alice")]);
     await expect.poll(() => waited.counts.reads).toBe(2);
@@ -165,9 +146,7 @@ describe("readUntil's hold on what waiting takes", () => {
         throw refusal;
       },
     };
-    await expect(
-      readUntil({ hub, key, deadline: Date.now() + 60_000, clientGone: undefined, source }),
-    ).rejects.toBe(refusal);
+    await expect(readAliceUntil(hub, source)).rejects.toBe(refusal);
     expect(hub.waiterCount).toBe(0);
   });
 
@@ -175,13 +154,7 @@ describe("readUntil's hold on what waiting takes", () => {
     const hub = new EventHub();
     const failure = new Error("database gone");
     const source = holding([], failure);
-    const answer = readUntil({
-      hub,
-      key,
-      deadline: Date.now() + 60_000,
-      clientGone: undefined,
-      source,
-    });
+    const answer = readAliceUntil(hub, source);
     await expect.poll(() => hub.waiterCount).toBe(1);
     hub.publish([sent(3, "alice")]);
     await expect(answer).rejects.toBe(failure);
@@ -204,13 +177,7 @@ describe("readUntil and an event during a read", () => {
       },
       isDone: (value: number[]) => value.length > 0,
     };
-    const answer = readUntil({
-      hub,
-      key: inboxWaitKey("alice"),
-      deadline: Date.now() + 60_000,
-      clientGone: undefined,
-      source,
-    });
+    const answer = readAliceUntil(hub, source);
     // The wait is in place before the read: the message committed during it wakes it.
     expect(hub.waiterCount).toBe(1);
     hub.publish([sent(4, "alice")]);
@@ -228,15 +195,7 @@ describe("readUntil and an event during a read", () => {
       },
       isDone: () => false,
     };
-    await expect(
-      readUntil({
-        hub,
-        key: inboxWaitKey("alice"),
-        deadline: Date.now() + 60_000,
-        clientGone: undefined,
-        source,
-      }),
-    ).rejects.toBe(broken);
+    await expect(readAliceUntil(hub, source)).rejects.toBe(broken);
     expect(hub.waiterCount).toBe(0);
   });
 });
@@ -244,43 +203,24 @@ describe("readUntil and an event during a read", () => {
 describe("readUntil and a source that throws", () => {
   it("fails on what isDone or answerWoken throws, and the hub still wakes the key's other waits", async () => {
     const hub = new EventHub();
-    const key = inboxWaitKey("alice");
     const judging = new Error("cannot judge");
-    const brokenJudge = readUntil({
-      hub,
-      key,
-      deadline: Date.now() + 60_000,
-      clientGone: undefined,
-      source: {
-        read: async () => [],
-        isDone: () => {
-          throw judging;
-        },
+    const brokenJudge = readAliceUntil(hub, {
+      read: async () => [],
+      isDone: () => {
+        throw judging;
       },
     });
     await expect(brokenJudge).rejects.toBe(judging);
 
     const answering = new Error("cannot answer");
-    const brokenAnswer = readUntil({
-      hub,
-      key,
-      deadline: Date.now() + 60_000,
-      clientGone: undefined,
-      source: {
-        read: async () => [] as number[],
-        isDone: (value: number[]) => value.length > 0,
-        answerWoken: (): Promise<number[] | undefined> => {
-          throw answering;
-        },
+    const brokenAnswer = readAliceUntil(hub, {
+      read: async () => [] as number[],
+      isDone: (value: number[]) => value.length > 0,
+      answerWoken: (): Promise<number[] | undefined> => {
+        throw answering;
       },
     });
-    const healthy = readUntil({
-      hub,
-      key,
-      deadline: Date.now() + 60_000,
-      clientGone: undefined,
-      source: reads([], [5]),
-    });
+    const healthy = readAliceUntil(hub, reads([], [5]));
     await expect.poll(() => hub.waiterCount).toBe(2);
     hub.publish([sent(5, "alice")]);
     await expect(brokenAnswer).rejects.toBe(answering);
