@@ -126,6 +126,27 @@ describe("EventHub waiters", () => {
     }
   });
 
+  it("times a grain by the monotonic clock: a step of the wall clock moves no wait's end", () => {
+    vi.useFakeTimers();
+    try {
+      const hub = new EventHub();
+      const long = recorder();
+      const short = recorder();
+      hub.wait(inboxWaitKey("alice"), 1_000, undefined, long);
+      // The wall clock jumps ahead: a grain reckoned by it would put the short wait in the long
+      // one's, and end it 900 ms late.
+      vi.setSystemTime(Date.now() + 900);
+      hub.wait(inboxWaitKey("bob"), 105, undefined, short);
+      vi.advanceTimersByTime(105);
+      expect(short.calls).toEqual([null]);
+      expect(long.calls).toEqual([]);
+      vi.advanceTimersByTime(895);
+      expect(long.calls).toEqual([null]);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
   it("calls no per-waiter code for an event that is not theirs", () => {
     const hub = new EventHub();
     const waits = Array.from({ length: 1_000 }, (_, index) =>

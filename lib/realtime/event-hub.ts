@@ -55,7 +55,7 @@ class DueWaits {
     private readonly byDue: Map<number, DueWaits>,
     private readonly due: number,
   ) {
-    this.timer = setTimeout(endDue, Math.max(0, due * TIMER_GRAIN_MS - Date.now()), this);
+    this.timer = setTimeout(endDue, Math.max(0, due * TIMER_GRAIN_MS - performance.now()), this);
     byDue.set(due, this);
   }
 
@@ -100,8 +100,9 @@ class HubWait {
       waiter.wake(null);
       return;
     }
-    // Rounded down: a long-poll is held *up to* its wait, and ends at most a grain early.
-    const due = Math.floor((Date.now() + Math.max(0, timeoutMs)) / TIMER_GRAIN_MS);
+    // Rounded down: a long-poll is held *up to* its wait, and ends at most a grain early. On the
+    // monotonic clock, as timers run: a step of the wall clock would move a shared grain's end.
+    const due = Math.floor((performance.now() + Math.max(0, timeoutMs)) / TIMER_GRAIN_MS);
     this.due = lists.byDue.get(due) ?? new DueWaits(lists.byDue, due);
     this.due.waits.add(this);
     clientGone?.addEventListener("abort", this, { once: true });

@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import type { ConsoleEvent } from "../shared/realtime/contract";
 import { EventHub, inboxWaitKey } from "./event-hub";
 import { longPollDeadline, readUntil, type LongPollSource } from "./long-poll";
@@ -226,5 +226,35 @@ describe("readUntil and a source that throws", () => {
     await expect(brokenAnswer).rejects.toBe(answering);
     await expect(healthy).resolves.toEqual([5]);
     expect(hub.waiterCount).toBe(0);
+  });
+});
+
+describe("readUntil and the wall clock", () => {
+  it("ends a read made past its deadline even if the clock steps back during it", async () => {
+    const hub = new EventHub();
+    const source = holding([]);
+    const read = source.read;
+    let answered = false;
+    const answer = readAliceUntil(
+      hub,
+      {
+        ...source,
+        read: () => {
+          // The clock steps back while the read runs: `now` is before the deadline again.
+          const now = Date.now() - 5;
+          vi.spyOn(Date, "now").mockReturnValue(now);
+          return read();
+        },
+      },
+      { deadline: Date.now() },
+    ).finally(() => (answered = true));
+    try {
+      await vi.waitFor(() => expect(answered).toBe(true), { timeout: 500 });
+      await expect(answer).resolves.toEqual([]);
+      expect(source.counts).toEqual({ reads: 1, holds: 0, releases: 0 });
+      expect(hub.waiterCount).toBe(0);
+    } finally {
+      vi.restoreAllMocks();
+    }
   });
 });

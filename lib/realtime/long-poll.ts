@@ -111,8 +111,12 @@ class LongPoll<T> implements Waiter {
     this.last = value;
     const woken = this.woken;
     try {
+      // A read made with no wait in place (its deadline had passed) ends the long-poll, even if
+      // the clock has since stepped back: nothing else would end it.
+      const hadNoWait = woken === NOT_WOKEN && this.wait === undefined;
       if (
         woken === null ||
+        hadNoWait ||
         this.source.isDone(value) ||
         Date.now() >= this.deadline ||
         this.clientGone?.aborted
