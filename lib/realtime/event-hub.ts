@@ -145,6 +145,13 @@ class HubWait {
   }
 }
 
+/** A key's waits, from the first in the hub's map. */
+function listFrom(first: HubWait | undefined): HubWait[] {
+  const waits: HubWait[] = [];
+  for (let wait = first; wait; wait = wait.next) waits.push(wait);
+  return waits;
+}
+
 /** A wait handed to a long-poll: how to stop it without being woken. */
 export type Wait = Pick<HubWait, "cancel">;
 
@@ -165,9 +172,7 @@ export class EventHub {
   /** How many long-polls wait on this node. */
   get waiterCount(): number {
     let count = 0;
-    for (const first of this.waits.byKey.values()) {
-      for (let wait: HubWait | undefined = first; wait; wait = wait.next) count += 1;
-    }
+    for (const first of this.waits.byKey.values()) count += listFrom(first).length;
     return count;
   }
 
@@ -177,14 +182,7 @@ export class EventHub {
       this.newestId = event.id;
       const key = waitKeyOf(event);
       // Listed first: a woken waiter may wait again at once, and each settles and unlinks itself.
-      const woken: HubWait[] = [];
-      for (
-        let wait = key === null ? undefined : this.waits.byKey.get(key);
-        wait;
-        wait = wait.next
-      ) {
-        woken.push(wait);
-      }
+      const woken = listFrom(key === null ? undefined : this.waits.byKey.get(key));
       for (const wait of woken) wait.settle(event);
       for (const listener of this.listeners) {
         try {

@@ -95,7 +95,7 @@ describe("open long-polls over HTTP", () => {
   it("an attacker dropping long-polls before their wait begins leaves no waiter behind", async () => {
     const attacker = await registerAgent();
     const pending = (await submitPlan(attacker)).json.id as string;
-    // A request's wait reads the request before it waits: the client is gone by then.
+    // Gone before the node reaches them: each wait is made for a client that already left.
     const path = `/api/v1/requests/${pending}`;
     const sockets = await Promise.all(
       Array.from({ length: 100 }, () => openLongPoll(attacker, "?wait=30", server.url, path)),
