@@ -21,15 +21,17 @@ function writeEncodedJson(response: Response, outgoing: ServerResponse): boolean
   return true;
 }
 
-/** Marks the bindings of a request this listener serves: it writes deferred answers itself. */
+/** Marks the bindings of a request this listener serves: it lets the router write answers later. */
 const WRITES_DEFERRED_ANSWERS = Symbol("writesDeferredAnswers");
 
-// A long-poll's answer to come, by the placeholder the router answered with at once.
-const deferredAnswers = new WeakMap<Response, Promise<Response>>();
+/** The response the router returns for an answer it will write itself, through `answerWriterOf`. */
+export const ANSWERED_LATER = RESPONSE_ALREADY_SENT;
 
-/** Whether the router may answer this request with `deferAnswer` (its env came from here). */
-export function writesDeferredAnswers(env: unknown): boolean {
-  return typeof env === "object" && env !== null && WRITES_DEFERRED_ANSWERS in env;
+function outgoingOf(env: unknown): ServerResponse | undefined {
+  if (typeof env !== "object" || env === null || !(WRITES_DEFERRED_ANSWERS in env))
+    return undefined;
+  const { outgoing } = env as { outgoing?: unknown };
+  return outgoing instanceof ServerResponse ? outgoing : undefined;
 }
 
 /**
@@ -38,21 +40,23 @@ export function writesDeferredAnswers(env: unknown): boolean {
  * otherwise; the route then reads the request's own signal.
  */
 export function clientGoneIn(env: unknown): ClientGone | undefined {
-  if (!writesDeferredAnswers(env)) return undefined;
-  const { outgoing } = env as { outgoing?: unknown };
-  return outgoing instanceof ServerResponse ? clientGoneOf(outgoing) : undefined;
+  const outgoing = outgoingOf(env);
+  return outgoing && clientGoneOf(outgoing);
 }
 
 /**
- * A placeholder for an answer still to come, which the node listener writes when it does. While
- * a long-poll waits, the router's and the adapter's state for the request (Hono's context, its
- * request wrapper, the frames awaiting the answer) is then let go: issue 18 measured it at more
- * than the connection itself. Never written: the listener writes `answer` instead.
+ * When this listener serves the request: a function that writes its answer, passed through
+ * `finish`, whenever it comes; the router then answers `ANSWERED_LATER` at once. While a long-poll
+ * waits, the router's and the adapter's state for the request (Hono's context, the frames and
+ * reactions awaiting the answer) is let go: issue 18 measured it at more than the connection
+ * itself. Undefined otherwise.
  */
-export function deferAnswer(answer: Promise<Response>): Response {
-  const placeholder = new Response(null, { status: 500 });
-  deferredAnswers.set(placeholder, answer);
-  return placeholder;
+export function answerWriterOf(
+  env: unknown,
+  finish: (answer: Response) => Response,
+): ((answer: Response) => void) | undefined {
+  const outgoing = outgoingOf(env);
+  return outgoing && ((answer) => writeDeferredAnswer(finish(answer), outgoing));
 }
 
 /** Writes a deferred answer; one that is not encoded JSON is read and written as it is. */
@@ -76,20 +80,13 @@ function writeDeferredAnswer(answer: Response, outgoing: ServerResponse): void {
  */
 export function createNodeListener(app: Hono) {
   return getRequestListener(
-    // A `.then` rather than an async function: a long-poll is held for its whole wait in every
-    // frame on the way to it, and a pending `.then` holds less than a suspended async frame.
     (request, bindings) => {
       const { outgoing } = bindings;
       if (!(outgoing instanceof ServerResponse)) return app.fetch(request, bindings);
       const env = { ...bindings, [WRITES_DEFERRED_ANSWERS]: true };
-      return Promise.resolve(app.fetch(request, env)).then((response) => {
-        const deferred = deferredAnswers.get(response);
-        if (deferred !== undefined) {
-          void deferred.then((answer) => writeDeferredAnswer(answer, outgoing));
-          return RESPONSE_ALREADY_SENT;
-        }
-        return writeEncodedJson(response, outgoing) ? RESPONSE_ALREADY_SENT : response;
-      });
+      return Promise.resolve(app.fetch(request, env)).then((response) =>
+        writeEncodedJson(response, outgoing) ? RESPONSE_ALREADY_SENT : response,
+      );
     },
     { overrideGlobalObjects: false },
   );

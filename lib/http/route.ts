@@ -274,6 +274,17 @@ export type RouteHandler = ((
   params?: PathParams,
   clientGone?: ClientGone,
 ) => Promise<Response>) & {
+  /**
+   * The same route with its answer handed to `deliver`, once, rather than resolved: the node
+   * listener writes a long-poll's answer this way, so that while the route waits its answer is one
+   * reaction on the route's own promise, not one per layer on the way to the socket (decision 052).
+   */
+  answerTo(
+    request: Request,
+    params: PathParams,
+    clientGone: ClientGone | undefined,
+    deliver: (response: Response) => void,
+  ): void;
   policy: RoutePolicy;
   schemas: {
     body?: z.ZodType<unknown, unknown>;
@@ -313,11 +324,12 @@ export function defineRoute<
   };
   // The handler's answer is chained rather than awaited: a long-poll is held for its whole wait
   // in every async frame on the way to it, and a pending `.then` holds less (decision 050).
-  const handle = async (
+  const answerTo = async (
     request: Request,
-    pathParams: PathParams = {},
-    clientGone?: ClientGone,
-  ): Promise<Response> => {
+    pathParams: PathParams,
+    clientGone: ClientGone | undefined,
+    deliver: (response: Response) => void,
+  ): Promise<void> => {
     let result: Promise<Response | DeclaredBody<R>>;
     try {
       const actor = await resolveActor(getDb(), request.headers);
@@ -342,11 +354,22 @@ export function defineRoute<
         params,
       });
     } catch (error) {
-      return answerError(error);
+      deliver(answerError(error));
+      return;
     }
-    return result.then(answerWith, answerError);
+    result.then(
+      (value) => deliver(answerWith(value)),
+      (error: unknown) => deliver(answerError(error)),
+    );
   };
+  const handle = (
+    request: Request,
+    pathParams: PathParams = {},
+    clientGone?: ClientGone,
+  ): Promise<Response> =>
+    new Promise((resolve) => void answerTo(request, pathParams, clientGone, resolve));
   return Object.assign(handle, {
+    answerTo,
     policy,
     schemas: { body: spec.body, query: spec.query, params: spec.params },
     responses: spec.responses,

@@ -1,6 +1,6 @@
 import { Hono, type Context } from "hono";
 import { AppError } from "../errors";
-import { clientGoneIn, deferAnswer, writesDeferredAnswers } from "./node-listener";
+import { ANSWERED_LATER, answerWriterOf, clientGoneIn } from "./node-listener";
 import { errorResponse, type RouteHandler } from "./route";
 import { API_CONTENT_SECURITY_POLICY, STATIC_SECURITY_HEADERS } from "./security-headers";
 
@@ -81,15 +81,25 @@ export function createApiApp(paths: readonly ApiPath[]): Hono {
     for (const method of methods) {
       const handler = entry[method] as RouteHandler;
       app.on(method, routePath, (context) => {
+        // HEAD reaches a GET route too, and its answer is remade without a body.
+        const writeLater =
+          handler.waits && context.req.method === method
+            ? answerWriterOf(context.env, withApiHeaders)
+            : undefined;
+        if (writeLater !== undefined) {
+          handler.answerTo(
+            context.req.raw,
+            context.req.param(),
+            clientGoneIn(context.env),
+            writeLater,
+          );
+          return ANSWERED_LATER;
+        }
         const clientGone = handler.waits ? clientGoneIn(context.env) : undefined;
-        const answer = handler(context.req.raw, context.req.param(), clientGone).then(
+        return handler(context.req.raw, context.req.param(), clientGone).then(
           withApiHeaders,
           internalError,
         );
-        // HEAD reaches a GET route too, and its answer is remade without a body.
-        const mayDefer =
-          handler.waits && context.req.method === method && writesDeferredAnswers(context.env);
-        return mayDefer ? deferAnswer(answer) : answer;
       });
     }
     const allow = methods.join(", ");
