@@ -3,9 +3,8 @@ import type { ClientGone } from "../http/client-gone";
 import type { AgentActor } from "../auth/actor";
 import { queryHot, type Db } from "../db";
 import type { Message } from "../generated/prisma/client";
-import { inboxWaitKey, type EventHub } from "../realtime/event-hub";
+import { inboxWaitKey, type EventHub, type WakingEvent } from "../realtime/event-hub";
 import { longPollDeadline, readUntil, type LongPollSource } from "../realtime/long-poll";
-import type { ConsoleEvent } from "../shared/realtime/contract";
 import { messageWokenBy } from "./decision-messages";
 import type { InboxQuery } from "./schema";
 import { toMessageView, type MessageView } from "./views";
@@ -60,7 +59,7 @@ class InboxRead implements LongPollSource<Inbox> {
     return inbox.messages.length > 0;
   }
 
-  async answerWoken(event: ConsoleEvent): Promise<Inbox | undefined> {
+  async answerWoken(event: WakingEvent): Promise<Inbox | undefined> {
     if (this.after === undefined) return undefined;
     const message = await messageWokenBy(event, this.actor, this.after);
     return message && { messages: [message], cursor: message.id };

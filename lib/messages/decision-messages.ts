@@ -1,6 +1,6 @@
 import type { AgentActor } from "../auth/actor";
 import { OwnWrites } from "../realtime/own-writes";
-import type { ConsoleEvent } from "../shared/realtime/contract";
+import type { WakingEvent } from "../realtime/event-hub";
 import type { MessageView } from "./views";
 
 /**
@@ -19,7 +19,7 @@ import type { MessageView } from "./views";
  * gap, or one committed before it started, is never published. A message to the agent that
  * committed that way wakes nobody, and a later decision's message would be answered over it. So
  * the statement also returns the agent's live message before the decision's own (`previousId`,
- * migration 022), and a long-poll answers with the decision's message only when that one is at or
+ * migration 024), and a long-poll answers with the decision's message only when that one is at or
  * below its cursor: nothing lies between.
  */
 export type DecisionMessage = Omit<MessageView, "id" | "createdAt"> & {
@@ -45,7 +45,7 @@ export function expectDecisionMessage(
  * the inbox.
  */
 export async function messageWokenBy(
-  event: ConsoleEvent,
+  event: WakingEvent,
   actor: AgentActor,
   after: bigint,
   now = Date.now(),

@@ -1,6 +1,12 @@
 import { describe, expect, it, vi } from "vitest";
 import type { ConsoleEvent } from "../shared/realtime/contract";
-import { EventHub, inboxWaitKey, requestEndWaitKey, waitKeyOf } from "./event-hub";
+import {
+  EventHub,
+  inboxWaitKey,
+  requestEndWaitKey,
+  waitKeyOf,
+  type WakingEvent,
+} from "./event-hub";
 
 let nextId = 1;
 function event(kind: string, data: Record<string, unknown>): ConsoleEvent {
@@ -45,6 +51,24 @@ describe("EventHub waiters", () => {
     // Cancelled, a wait is gone without a call.
     expect(bob.calls).toEqual([]);
     expect(hub.waiterCount).toBe(0);
+  });
+
+  it("wakes the waits of an event committed here without telling its listeners (decision 052)", () => {
+    const hub = new EventHub();
+    const alice = recorder();
+    const bob = recorder();
+    hub.wait(inboxWaitKey("alice"), 60_000, undefined, alice);
+    hub.wait(inboxWaitKey("bob"), 60_000, undefined, bob);
+    const heard: ConsoleEvent[] = [];
+    hub.subscribe((published) => heard.push(published));
+    const { id: _id, ...committed } = event("message.sent", { to: "alice", messageId: 3 });
+    hub.wakeWaitsFor(committed);
+    expect(alice.calls).toEqual([committed]);
+    expect(bob.calls).toEqual([]);
+    // The bridge still publishes it to the consoles, in the log's order.
+    expect(heard).toEqual([]);
+    expect(hub.lastId).toBe(0);
+    expect(hub.waiterCount).toBe(1);
   });
 
   it("wakes every wait of a key once, whichever of them were cancelled first", () => {
@@ -164,6 +188,6 @@ describe("EventHub waiters", () => {
 
 /** A waiter that records what it was woken with. */
 function recorder() {
-  const calls: (ConsoleEvent | null)[] = [];
-  return { calls, wake: (woken: ConsoleEvent | null) => void calls.push(woken) };
+  const calls: (WakingEvent | null)[] = [];
+  return { calls, wake: (woken: WakingEvent | null) => void calls.push(woken) };
 }

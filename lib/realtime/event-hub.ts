@@ -3,6 +3,14 @@ import type { ConsoleEvent } from "../shared/realtime/contract";
 
 export type EventListener = (event: ConsoleEvent) => void;
 
+type WithoutId<Event> = Event extends unknown ? Omit<Event, "id"> : never;
+
+/**
+ * An event as a wait sees it. A wait needs no place in the log, and an event this node has just
+ * committed may wake its waits before the bridge publishes it with its id (decision 052).
+ */
+export type WakingEvent = WithoutId<ConsoleEvent>;
+
 /** Events that end a pending request; each carries its `requestId`. */
 const REQUEST_ENDING_KINDS: ReadonlySet<string> = new Set([
   "request.decided",
@@ -22,7 +30,7 @@ export function requestEndWaitKey(requestId: string): string {
 }
 
 /** The wait key an event wakes, if any. */
-export function waitKeyOf(event: ConsoleEvent): string | null {
+export function waitKeyOf(event: WakingEvent): string | null {
   const data = event.data as { to?: unknown; requestId?: unknown };
   if (event.kind === "message.sent" && typeof data.to === "string") return inboxWaitKey(data.to);
   if (REQUEST_ENDING_KINDS.has(event.kind) && typeof data.requestId === "string") {
@@ -35,7 +43,7 @@ export function waitKeyOf(event: ConsoleEvent): string | null {
  * What a wait calls, once: with the event that woke it, or null when it timed out or its client
  * left.
  */
-export type Waiter = { wake(event: ConsoleEvent | null): void };
+export type Waiter = { wake(event: WakingEvent | null): void };
 
 /**
  * Waits end on a grain of time, and those due in the same grain share one timer: a timer of its
@@ -115,7 +123,7 @@ class HubWait {
   }
 
   /** Wakes the waiter with the event, or null, once; removes the entry first. */
-  settle(event: ConsoleEvent | null): void {
+  settle(event: WakingEvent | null): void {
     if (!this.remove()) return;
     this.waiter.wake(event);
   }
@@ -180,10 +188,7 @@ export class EventHub {
     for (const event of events) {
       if (event.id <= this.newestId) continue;
       this.newestId = event.id;
-      const key = waitKeyOf(event);
-      // Listed first: a woken waiter may wait again at once, and each settles and unlinks itself.
-      const woken = listFrom(key === null ? undefined : this.waits.byKey.get(key));
-      for (const wait of woken) wait.settle(event);
+      this.wakeWaitsFor(event);
       for (const listener of this.listeners) {
         try {
           listener(event);
@@ -192,6 +197,18 @@ export class EventHub {
         }
       }
     }
+  }
+
+  /**
+   * Wakes the waits for an event this node has just committed, without waiting for the bridge to
+   * publish it a NOTIFY later (decision 052). Listeners (consoles) get it from the bridge only, in
+   * the log's order; a wait that the bridge's copy wakes again reads and finds nothing new.
+   */
+  wakeWaitsFor(event: WakingEvent): void {
+    const key = waitKeyOf(event);
+    // Listed first: a woken waiter may wait again at once, and each settles and unlinks itself.
+    const woken = listFrom(key === null ? undefined : this.waits.byKey.get(key));
+    for (const wait of woken) wait.settle(event);
   }
 
   subscribe(listener: EventListener): () => void {

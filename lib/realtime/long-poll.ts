@@ -1,6 +1,5 @@
 import type { ClientGone } from "../http/client-gone";
-import type { ConsoleEvent } from "../shared/realtime/contract";
-import type { EventHub, Wait, Waiter } from "./event-hub";
+import type { EventHub, WakingEvent, Wait, Waiter } from "./event-hub";
 
 /** Waits this long or longer end at a random point of their last tenth. */
 const SPREAD_FROM_SECONDS = 10;
@@ -30,7 +29,7 @@ export type LongPollSource<T> = {
   read(): Promise<T>;
   isDone(value: T): boolean;
   /** What the waking event alone answers, without the read; undefined, and the caller reads. */
-  answerWoken?(event: ConsoleEvent): Promise<T | undefined>;
+  answerWoken?(event: WakingEvent): Promise<T | undefined>;
   /**
    * Called when a read leaves the long-poll to wait, the first time: takes what waiting holds
    * (an open long-poll slot) or refuses by throwing. Released when the long-poll ends.
@@ -61,7 +60,7 @@ class LongPoll<T> implements Waiter {
   private resolve!: (value: T | Promise<T>) => void;
   private wait: Wait | undefined;
   private isReading = false;
-  private woken: ConsoleEvent | null | typeof NOT_WOKEN = NOT_WOKEN;
+  private woken: WakingEvent | null | typeof NOT_WOKEN = NOT_WOKEN;
   private last: T | undefined;
   private held: { release(): void } | undefined;
   private isOver = false;
@@ -78,7 +77,7 @@ class LongPoll<T> implements Waiter {
   }
 
   /** The hub's call: during a read it is kept for the read's end. */
-  wake(event: ConsoleEvent | null): void {
+  wake(event: WakingEvent | null): void {
     this.wait = undefined;
     if (this.isReading) this.woken = event;
     else this.onWoken(event);
@@ -132,7 +131,7 @@ class LongPoll<T> implements Waiter {
     }
   }
 
-  private onWoken(event: ConsoleEvent | null): void {
+  private onWoken(event: WakingEvent | null): void {
     if (event === null) return this.end(this.last as T);
     let answering: Promise<T | undefined> | undefined;
     try {

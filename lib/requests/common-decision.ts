@@ -2,6 +2,7 @@ import { hasSqlState, queryHot, type Db } from "../db";
 import type { GateState } from "../shared/agents/schema";
 import type { Request } from "../generated/prisma/client";
 import { expectDecisionMessage } from "../messages/decision-messages";
+import { getEventHub } from "../realtime/event-hub";
 import type { ProtocolTypeDefinition } from "../protocol/definition";
 import { planApproval } from "../protocol/plan-approval";
 import { toolApproval } from "../protocol/tool-approval";
@@ -65,18 +66,28 @@ const REQUEST_COLUMNS = {
   approvalUsed: "approval_used",
 } as const satisfies Record<keyof Request, string>;
 
-// The message the decision sends is its agent's newest; the one before it is what a woken
-// long-poll needs to answer with the message unread (migration 022, decision 040).
+// The message the decision sends is its agent's newest: its id and time, and the live message
+// before it, are what a long-poll woken here needs to answer with it unread (migration 024,
+// decisions 040 and 052).
 const COMMON_DECISION_SQL = `
   WITH decided AS (
     SELECT * FROM decide_common_request($1, $2, $3::request_status, $4::boolean, $5, $6, $7::jsonb,
       $8::timestamptz, $9, $10::gate_state, $11::boolean)
   )
   SELECT ${Object.entries(REQUEST_COLUMNS)
-    .map(([field, column]) => `${column} AS "${field}"`)
+    .map(([field, column]) => `decided.${column} AS "${field}"`)
     .join(", ")},
-    previous_live_message_id(agent_id, incarnation) AS "previousMessageId"
-  FROM decided`;
+    message.message_id AS "messageId", message.message_at AS "messageAt",
+    message.previous_message_id AS "previousMessageId"
+  FROM decided
+  LEFT JOIN LATERAL decision_message(decided.agent_id, decided.incarnation) message ON true`;
+
+type DecidedRow = Request & {
+  // `pg` reads a bigint as its text.
+  messageId: string | null;
+  messageAt: string | null;
+  previousMessageId: string | null;
+};
 
 /**
  * Decides the request in one statement and returns it, or returns null (nothing written) when the
@@ -111,12 +122,9 @@ export async function tryDecideCommonRequest(
     effect.gateAfter(approve),
     effect.isWaitingWhileOthersPend,
   ];
-  const statement = queryHot<Request & { previousMessageId: string | null }>(
-    db,
-    "common-decision",
-    COMMON_DECISION_SQL,
-    values,
-  ).then(([decided]) => decided);
+  const statement = queryHot<DecidedRow>(db, "common-decision", COMMON_DECISION_SQL, values).then(
+    ([decided]) => decided,
+  );
   expectDecisionMessage(
     requestId,
     statement.then(
@@ -130,7 +138,6 @@ export async function tryDecideCommonRequest(
           content: feedback ?? "",
           metadata: { requestId, approve, status: decided.status },
           cancelledAt: null,
-          // `pg` reads a bigint as its text.
           previousId: decided.previousMessageId === null ? null : Number(decided.previousMessageId),
         },
       () => undefined,
@@ -138,11 +145,49 @@ export async function tryDecideCommonRequest(
   );
   try {
     const decided = await statement;
-    return decided ? toRequestView(decided) : null;
+    if (!decided) return null;
+    wakeWaitsForDecision(decided, definition.responseType);
+    return toRequestView(decided);
   } catch (error) {
     // A deadline moved into the past while the statement waited for the lock: nothing was
     // written, and the full path expires the request (REQUEST_EXPIRED).
     if (hasSqlState(error, LATE_DECISION_SQLSTATE)) return null;
     throw refuseRaisedToTwoLeads(error);
   }
+}
+
+/**
+ * Wakes the long-polls on this node that wait for this decision, its agent's inbox and the
+ * request's own waits, as soon as it has committed: the bridge would publish its events a NOTIFY
+ * later (decision 052). The events are those `decide_common_request` wrote, less their ids; an
+ * inbox answers with the message kept by `expectDecisionMessage`, a request wait reads.
+ */
+function wakeWaitsForDecision(decided: DecidedRow, responseType: string): void {
+  if (decided.messageId === null || decided.messageAt === null) return;
+  const hub = getEventHub();
+  hub.wakeWaitsFor({
+    kind: "message.sent",
+    subject: `inbox:${decided.sender}`,
+    at: decided.messageAt,
+    data: {
+      messageId: Number(decided.messageId),
+      from: decided.target,
+      to: decided.sender,
+      type: responseType,
+      requestId: decided.id,
+    },
+  });
+  hub.wakeWaitsFor({
+    kind: "request.decided",
+    subject: `request:${decided.id}`,
+    at: decided.messageAt,
+    data: {
+      requestId: decided.id,
+      type: decided.type,
+      agent: decided.sender,
+      status: decided.status,
+      respondedBy: decided.respondedBy,
+      decidedBy: decided.decidedBy,
+    },
+  });
 }

@@ -157,3 +157,79 @@ describe("an inbox long-poll woken by a decision (decision 040)", () => {
     }
   });
 });
+
+describe("a decision made on this node wakes its waits at once (decision 052)", () => {
+  /** The bridge's events reach no one from now on: only the decision's own wake is left. */
+  function silenceTheBridge(): void {
+    vi.spyOn(getEventHub(), "publish").mockImplementation(() => undefined);
+  }
+
+  it("answers the agent's inbox long-poll with the decision's message before the bridge has it", async () => {
+    const { agent, requestId, cursor } = await pendingPlan();
+    const { poll } = await waitingPoll(agent, cursor, 3);
+    silenceTheBridge();
+    const reads = countInboxReads();
+    const startedAt = performance.now();
+
+    await api.respond((await lead()).headers, requestId, {
+      type: "plan_approval_response",
+      approve: true,
+    });
+    const answered = (await poll).json as Inbox;
+    // Without the wake it waits its three seconds and answers empty.
+    expect(performance.now() - startedAt).toBeLessThan(2_000);
+    expect(reads.count).toBe(0);
+    vi.restoreAllMocks();
+    expect(answered).toEqual((await api.inbox(agent.headers, `?after=${cursor}`)).json);
+    expect(answered.messages).toEqual([
+      expect.objectContaining({ metadata: { requestId, approve: true, status: "approved" } }),
+    ]);
+  });
+
+  it("gives the message once: the bridge's event wakes a later long-poll past it to nothing", async () => {
+    const { agent, requestId, cursor } = await pendingPlan();
+    const { poll } = await waitingPoll(agent, cursor);
+    const published = new Promise<void>((resolve) => {
+      const unsubscribe = getEventHub().subscribe((event) => {
+        if (event.kind === "request.decided" && event.data.requestId === requestId) {
+          unsubscribe();
+          resolve();
+        }
+      });
+    });
+    // The bridge publishes only once the agent waits again past the answered message.
+    const publish = getEventHub().publish.bind(getEventHub());
+    let release = () => undefined as void;
+    const isReleased = new Promise<void>((resolve) => (release = resolve));
+    vi.spyOn(getEventHub(), "publish").mockImplementation((events) => {
+      void isReleased.then(() => publish(events));
+    });
+
+    await api.respond((await lead()).headers, requestId, {
+      type: "plan_approval_response",
+      approve: true,
+    });
+    const answered = (await poll).json as Inbox;
+    expect(answered.messages).toHaveLength(1);
+    const { poll: next } = await waitingPoll(agent, answered.cursor, 1);
+    release();
+    await published;
+    expect((await next).json).toEqual({ messages: [], cursor: answered.cursor });
+  });
+
+  it("answers the agent's wait on the request itself before the bridge has its event", async () => {
+    const { agent, requestId } = await pendingPlan();
+    const wait = api.getRequest(agent.headers, requestId, "?wait=3");
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    silenceTheBridge();
+    const startedAt = performance.now();
+
+    await api.respond((await lead()).headers, requestId, {
+      type: "plan_approval_response",
+      approve: true,
+    });
+    const answered = await wait;
+    expect(performance.now() - startedAt).toBeLessThan(2_000);
+    expect(answered.json).toMatchObject({ id: requestId, status: "approved" });
+  });
+});
