@@ -277,7 +277,7 @@ export type RouteHandler = ((
   /**
    * The same route with its answer handed to `deliver`, once, rather than resolved: the node
    * listener writes a long-poll's answer this way, so that while the route waits its answer is one
-   * reaction on the route's own promise, not one per layer on the way to the socket (decision 052).
+   * reaction on the route's own promise, not one per layer on the way to the socket (decision 051).
    */
   answerTo(
     request: Request,
