@@ -1,6 +1,6 @@
-import { hasSqlState, queryHot, type Db } from "../db";
+import { hasSqlState, queryHot } from "../db";
 import type { GateState } from "../shared/agents/schema";
-import type { Request } from "../generated/prisma/client";
+import type { PrismaClient, Request } from "../generated/prisma/client";
 import { expectDecisionMessage } from "../messages/decision-messages";
 import { getEventHub } from "../realtime/event-hub";
 import type { ProtocolTypeDefinition } from "../protocol/definition";
@@ -91,10 +91,12 @@ type DecidedRow = Request & {
 
 /**
  * Decides the request in one statement and returns it, or returns null (nothing written) when the
- * decision is not the common case or the rows are not what the common case needs.
+ * decision is not the common case or the rows are not what the common case needs. Never inside a
+ * transaction: the statement has committed when it answers, and the decision's waits are woken
+ * then.
  */
 export async function tryDecideCommonRequest(
-  db: Db,
+  db: PrismaClient,
   responder: Responder,
   requestId: string,
   input: RespondInput,
