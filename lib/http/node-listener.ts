@@ -56,7 +56,24 @@ export function answerWriterOf(
   finish: (answer: Response) => Response,
 ): ((answer: Response) => void) | undefined {
   const outgoing = outgoingOf(env);
-  return outgoing && ((answer) => writeDeferredAnswer(finish(answer), outgoing));
+  return outgoing && ((answer) => writeDeferredAnswerOrClose(finish, answer, outgoing));
+}
+
+/**
+ * An answer that cannot be finished or written closes its connection, so its client is not left
+ * waiting for one.
+ */
+function writeDeferredAnswerOrClose(
+  finish: (answer: Response) => Response,
+  answer: Response,
+  outgoing: ServerResponse,
+): void {
+  try {
+    writeDeferredAnswer(finish(answer), outgoing);
+  } catch (error) {
+    console.error("[api] a deferred answer could not be written", error);
+    outgoing.destroy();
+  }
 }
 
 /** Writes a deferred answer; one that is not encoded JSON is read and written as it is. */

@@ -246,8 +246,17 @@ function parseWith<T>(schema: z.ZodType<T, unknown> | undefined, input: unknown,
   return parsed.data;
 }
 
+/**
+ * Never throws: a route's answer is handed on by callback (`answerTo`), and an error that cannot
+ * be made into an answer would otherwise leave its client with none.
+ */
 function answerError(error: unknown): Response {
-  return errorResponse(toAppError(error));
+  try {
+    return errorResponse(toAppError(error));
+  } catch (unanswerable) {
+    console.error("[api] an error could not be answered", unanswerable);
+    return errorResponse(new AppError("INTERNAL", "internal error"));
+  }
 }
 
 function toAppError(error: unknown): AppError {

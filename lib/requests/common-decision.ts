@@ -145,17 +145,24 @@ export async function tryDecideCommonRequest(
       () => undefined,
     ),
   );
+  let decided: DecidedRow | undefined;
   try {
-    const decided = await statement;
-    if (!decided) return null;
-    wakeWaitsForDecision(decided, definition.responseType);
-    return toRequestView(decided);
+    decided = await statement;
   } catch (error) {
     // A deadline moved into the past while the statement waited for the lock: nothing was
     // written, and the full path expires the request (REQUEST_EXPIRED).
     if (hasSqlState(error, LATE_DECISION_SQLSTATE)) return null;
     throw refuseRaisedToTwoLeads(error);
   }
+  if (!decided) return null;
+  try {
+    wakeWaitsForDecision(decided, definition.responseType);
+  } catch (error) {
+    // The decision has committed: whatever a woken wait does, the Lead is told it was made, and
+    // the bridge wakes the waits this left asleep.
+    console.error("[requests] waking a decision's waits failed", error);
+  }
+  return toRequestView(decided);
 }
 
 /**

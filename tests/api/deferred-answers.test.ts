@@ -177,3 +177,60 @@ describe("a long-poll's deferred answer", () => {
     expect(answer.headers.get("x-content-type-options")).toBe("nosniff");
   });
 });
+
+describe("a route's answer that cannot be made (a red-team finding)", () => {
+  // `String(...)` of this throws, and the route's error mapping reads its message.
+  const unformattable = () => ({ message: Object.create(null) as object });
+
+  it("is a 500 in the API's shape, in process and served, and no unhandled rejection", async () => {
+    const logged = vi.spyOn(console, "error").mockImplementation(() => undefined);
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on("unhandledRejection", onUnhandled);
+    try {
+      const inProcess = waitingApi(() => {
+        throw unformattable();
+      });
+      const answered = inProcess.app.fetch(new Request("http://127.0.0.1/api/v1/test-wait"));
+      await inProcess.entered;
+      inProcess.openGate();
+      const inProcessAnswer = await answered;
+      expect(inProcessAnswer.status).toBe(500);
+      expect(await inProcessAnswer.json()).toEqual({
+        error: { code: "INTERNAL", message: "internal error" },
+      });
+
+      const api = waitingApi(() => {
+        throw unformattable();
+      });
+      const response = fetch(await serve(api));
+      await api.entered;
+      api.openGate();
+      const answer = await response;
+      expect(answer.status).toBe(500);
+      expect(answer.headers.get("content-security-policy")).toContain("default-src 'none'");
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off("unhandledRejection", onUnhandled);
+      logged.mockRestore();
+    }
+  });
+
+  it("served, closes the connection when the answer cannot take the API's headers", async () => {
+    const logged = vi.spyOn(console, "error").mockImplementation(() => undefined);
+    try {
+      // A redirect's headers are immutable: the API's security headers cannot be set on it.
+      const api = waitingApi(() => Response.redirect("http://127.0.0.1/elsewhere", 302));
+      const response = fetch(await serve(api), { redirect: "manual" }).then(
+        (answer) => answer.status,
+        () => "closed",
+      );
+      await api.entered;
+      api.openGate();
+      expect(await response).toBe("closed");
+    } finally {
+      logged.mockRestore();
+    }
+  });
+});

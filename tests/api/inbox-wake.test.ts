@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { getDb, poolOf } from "../../lib/db";
 import { appendEvent } from "../../lib/events/mutations";
 import { deliverMessage } from "../../lib/messages/deliver";
-import { getEventHub } from "../../lib/realtime/event-hub";
+import { getEventHub, inboxWaitKey } from "../../lib/realtime/event-hub";
 import { decideRequestInFull } from "../../lib/requests/mutations";
 import { runEventBridgeDuringFile } from "../support/event-bridge-hooks";
 import { api, lead, registerAgent, submitPlan, type TestAgent } from "./fixtures";
@@ -215,6 +215,27 @@ describe("a decision made on this node wakes its waits at once (decision 052)", 
     release();
     await published;
     expect((await next).json).toEqual({ messages: [], cursor: answered.cursor });
+  });
+
+  it("tells the Lead the decision was made even when a wait it wakes throws", async () => {
+    const { agent, requestId } = await pendingPlan();
+    const logged = vi.spyOn(console, "error").mockImplementation(() => undefined);
+    getEventHub().wait(inboxWaitKey(agent.name), 5_000, undefined, {
+      wake: (event) => {
+        if (event) throw new Error("a wait that throws");
+      },
+    });
+
+    const decided = await api.respond((await lead()).headers, requestId, {
+      type: "plan_approval_response",
+      approve: true,
+    });
+    expect(decided.status).toBe(200);
+    expect(decided.json).toMatchObject({ id: requestId, status: "approved" });
+    expect(logged).toHaveBeenCalledWith(
+      "[requests] waking a decision's waits failed",
+      expect.any(Error),
+    );
   });
 
   it("answers the agent's wait on the request itself before the bridge has its event", async () => {
