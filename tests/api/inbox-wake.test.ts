@@ -240,6 +240,30 @@ describe("a decision made on this node wakes its waits at once (decision 052)", 
     );
   });
 
+  it("never hands a stale incarnation's long-poll the decision its successor was sent", async () => {
+    const first = await registerAgent();
+    const { cursor } = (await api.inbox(first.headers)).json as Inbox;
+    // Held from before the agent was stopped and started again under its name.
+    const { poll } = await waitingPoll(first, cursor, 3);
+    await api.forceStop((await lead()).headers, first.name);
+    const second = await registerAgent({ name: first.name });
+    const submitted = await submitPlan(second);
+    expect(submitted.status).toBe(201);
+    silenceTheBridge();
+    const stillWaiting = await Promise.race([
+      poll.then(() => false),
+      new Promise<boolean>((resolve) => setTimeout(() => resolve(true), 50)),
+    ]);
+    expect(stillWaiting).toBe(true);
+
+    await api.respond((await lead()).headers, String(submitted.json.id), {
+      type: "plan_approval_response",
+      approve: false,
+      feedback: "for the new incarnation only",
+    });
+    expect((await poll).json).toEqual({ messages: [], cursor });
+  });
+
   it("answers the agent's wait on the request itself before the bridge has its event", async () => {
     const { agent, requestId } = await pendingPlan();
     const wait = api.getRequest(agent.headers, requestId, "?wait=3");
