@@ -58,3 +58,30 @@ describe("GroupCommit", () => {
     expect(await later).toBe("done 4");
   });
 });
+
+describe("GroupCommit with two commits under way", () => {
+  it("sends a second item at once while one commit is under way, and groups those after", async () => {
+    const { groups, commit, end } = controlledCommit();
+    const committer = new GroupCommit(commit, 10, 2);
+    const first = committer.add(1);
+    const second = committer.add(2);
+    expect(groups).toEqual([[1], [2]]);
+    const waiting = [3, 4, 5].map((item) => committer.add(item));
+    expect(groups).toEqual([[1], [2]]);
+    await end(1);
+    expect(await second).toBe("done 2");
+    expect(groups).toEqual([[1], [2], [3, 4, 5]]);
+    await end(0);
+    expect(await first).toBe("done 1");
+    const later = committer.add(6);
+    expect(groups).toEqual([[1], [2], [3, 4, 5], [6]]);
+    await end(2);
+    await end(3);
+    expect(await Promise.all([...waiting, later])).toEqual([
+      "done 3",
+      "done 4",
+      "done 5",
+      "done 6",
+    ]);
+  });
+});

@@ -1,8 +1,10 @@
 /**
  * Group commit (decision 042): items that arrive while a commit is under way wait for it, then go
- * together in the next one. One commit is under way at a time, so an item that arrives when none
- * is goes at once, alone: grouping adds no wait when the node is quiet, and under load it turns
- * many small commits, each serialised on PostgreSQL's NOTIFY lock and WAL flush, into few.
+ * together in the next one. An item that arrives when fewer than `maxCommits` commits are under
+ * way goes at once, alone: grouping adds no wait when the node is quiet, and under load it turns
+ * many small commits, each serialised on PostgreSQL's NOTIFY lock and WAL flush, into few. With
+ * two under way (decision 053), one group's statement runs while the other's commit waits on that
+ * lock.
  *
  * `commit` answers one outcome per item, in the items' order; if it throws, every item of that
  * commit gets the error.
@@ -15,23 +17,24 @@ type Waiting<Item, Outcome> = {
 
 export class GroupCommit<Item, Outcome> {
   private readonly waiting: Waiting<Item, Outcome>[] = [];
-  private isCommitting = false;
+  private commitsUnderWay = 0;
 
   constructor(
     private readonly commit: (items: Item[]) => Promise<Outcome[]>,
     private readonly maxItems: number,
+    private readonly maxCommits = 1,
   ) {}
 
   /** Resolves with the item's outcome once the commit that holds it has ended. */
   add(item: Item): Promise<Outcome> {
     return new Promise<Outcome>((resolve, reject) => {
       this.waiting.push({ item, resolve, reject });
-      if (!this.isCommitting) void this.commitWaiting();
+      if (this.commitsUnderWay < this.maxCommits) void this.commitWaiting();
     });
   }
 
   private async commitWaiting(): Promise<void> {
-    this.isCommitting = true;
+    this.commitsUnderWay += 1;
     while (this.waiting.length > 0) {
       const group = this.waiting.splice(0, this.maxItems);
       try {
@@ -41,6 +44,6 @@ export class GroupCommit<Item, Outcome> {
         for (const waiting of group) waiting.reject(error);
       }
     }
-    this.isCommitting = false;
+    this.commitsUnderWay -= 1;
   }
 }

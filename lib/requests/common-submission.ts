@@ -1,95 +1,119 @@
 import type { AgentActor } from "../auth/actor";
-import { hasSqlState, isUniqueViolation, queryHot, type Db } from "../db";
+import { hasSqlState, isUniqueViolation, poolOf, queryHot, type Db } from "../db";
+import { GroupCommit } from "../group-commit";
 import type { Prisma, Request } from "../generated/prisma/client";
 import { describeTimeoutPolicy, type ProtocolTypeDefinition } from "../protocol/definition";
 import { agentStatusSchema, isAgentActive } from "../shared/agents/schema";
 import type { CreatedRequest } from "./mutations";
 import { expectNewRequestRow } from "./new-rows";
 import { newRequestId } from "./request-id";
-import { toRequestView, type RequestView } from "./views";
+import { toRequestView } from "./views";
 
 /**
  * The common submission in one statement (decision 030): a worker's plan to the Lead, superseding
  * its pending plan if it has one. The full path (createRequestInTransaction) is eight statements
  * inside BEGIN and COMMIT; this is one, writing the same rows and the same events in the same order.
+ * It takes a group of plans, each for its own agent (decision 053): the plans that arrive while one
+ * statement commits go together in the next, their rows and events in the order they arrived.
  *
- * The statement reads the requests it depends on (the pending plan, an idempotency key's earlier
+ * The statement reads what each plan depends on (the pending plan, an idempotency key's earlier
  * request, rejected plans) from its snapshot, and locks the agent row only if that row is still the
  * version the snapshot saw. The writers that change those reads hold the agent's lock and update
- * its row (a plan's creation and decision, an incarnation's end), so one that committed while this
- * statement waited for the lock changed the row: nothing is written and the full path runs. What
- * changes them without touching the row (a request of another type under the same idempotency key)
- * trips a unique index, which rolls the statement back whole. A repeat of a rejected plan (asked
- * again, which compares plans normalised in TypeScript) and a used idempotency key take the full
- * path too.
+ * its row (a plan's creation and decision, an incarnation's end), so one that committed after the
+ * snapshot changed the row, and one that still holds it makes the statement skip the row: that plan
+ * is not written and takes the full path, which waits for the lock. What changes those reads
+ * without touching the row (a request of another type under the same idempotency key) trips a
+ * unique index, which rolls the statement back whole: every plan of the group takes the full path.
+ * A repeat of a rejected plan (asked again, which compares plans normalised in TypeScript), a used
+ * idempotency key and a second plan of one agent in the group take the full path too.
  */
-const COMMON_SUBMISSION_SQL = `
-  WITH agent AS (
-    SELECT id, name, incarnation, work_version, task_id FROM agents
-    WHERE id = $1::uuid
-      AND incarnation = $2
-      AND name = $3
-      AND status::text = ANY($4::text[])
-      AND xmin = (SELECT xmin FROM agents WHERE id = $1::uuid)
+const COMMON_SUBMISSIONS_SQL = `
+  WITH input AS (
+    SELECT * FROM jsonb_to_recordset($1::jsonb) AS row(
+      position int, "agentId" uuid, incarnation int, name text, "idempotencyKey" text, id text,
+      payload jsonb, "expiresAt" timestamptz, summary text, created jsonb)
+  ), seen AS (
+    -- Each agent's row as the statement's snapshot reads it, before any lock.
+    SELECT id, xmin FROM agents WHERE id = ANY (ARRAY(SELECT "agentId" FROM input))
+  ), locked AS (
+    -- An array, not IN (subquery), so each agent is looked up by its key (decision 042). Not a key
+    -- update, so a request or tool call inserted for the agent (a key share) is not waited for.
+    SELECT id, name, incarnation, status, work_version, task_id, xmin FROM agents
+    WHERE id = ANY (ARRAY(SELECT "agentId" FROM input))
+    ORDER BY id
+    FOR NO KEY UPDATE SKIP LOCKED
+  ), agent AS MATERIALIZED (
+    SELECT DISTINCT ON (input."agentId") input.*, locked.work_version, locked.task_id
+    FROM input
+    JOIN locked ON locked.id = input."agentId"
+    JOIN seen ON seen.id = locked.id AND seen.xmin = locked.xmin
+    WHERE locked.incarnation = input.incarnation
+      AND locked.name = input.name
+      AND locked.status::text = ANY($2::text[])
       AND NOT EXISTS (
         SELECT 1 FROM requests
-        WHERE agent_id = $1::uuid AND type = 'plan_approval' AND status = 'rejected'
+        WHERE agent_id = locked.id AND type = 'plan_approval' AND status = 'rejected'
       )
       AND NOT EXISTS (
         SELECT 1 FROM requests
-        WHERE agent_id = $1::uuid AND incarnation = $2 AND idempotency_key = $5
+        WHERE agent_id = locked.id AND incarnation = input.incarnation
+          AND idempotency_key = input."idempotencyKey"
       )
-    FOR UPDATE
+    ORDER BY input."agentId", input.position
   ), superseded AS (
     UPDATE requests
     SET status = 'superseded', feedback = 'superseded by a newer request',
-        responded_by = 'system', responded_at = $6::timestamptz
+        responded_by = 'system', responded_at = now()
     FROM agent
-    WHERE requests.agent_id = agent.id AND requests.type = 'plan_approval'
+    WHERE requests.agent_id = agent."agentId" AND requests.type = 'plan_approval'
       AND requests.status = 'pending'
-    RETURNING requests.id, requests.type
+    RETURNING requests.id, requests.type, agent.position, agent.name
   ), request AS (
-    -- After the supersession, which frees the one pending slot per agent and type.
+    -- After the supersessions, which free the one pending slot per agent and type.
     INSERT INTO requests (id, type, agent_id, sender, target, payload, incarnation, work_version,
                           task_id, idempotency_key, required_approvals, expires_at)
-    SELECT $7::text, 'plan_approval', id, name, 'lead', $8::jsonb, incarnation, work_version, task_id,
-           $5, 1, $9::timestamptz
+    SELECT id, 'plan_approval', "agentId", name, 'lead', payload, incarnation, work_version,
+           task_id, "idempotencyKey", 1, "expiresAt"
     FROM agent WHERE (SELECT count(*) FROM superseded) >= 0
+    ORDER BY position
     RETURNING *
   ), updated AS (
     UPDATE agents
-    SET status = 'waiting_approval', gate = 'pending', updated_at = $6::timestamptz
+    SET status = 'waiting_approval', gate = 'pending', updated_at = now()
     FROM request
     WHERE agents.id = request.agent_id
-    RETURNING agents.name, agents.incarnation, agents.status, agents.gate, agents.work_version,
-              agents.task_id, agents.tool_host
+    RETURNING agents.id, agents.name, agents.incarnation, agents.status, agents.gate,
+              agents.work_version, agents.task_id, agents.tool_host
   ), message AS (
     INSERT INTO messages (sender, recipient, type, content, metadata)
-    SELECT sender, 'lead', 'plan_approval', $10,
-           jsonb_build_object('requestId', id, 'incarnation', incarnation)
-    FROM request
-    RETURNING id, sender
+    SELECT agent.name, 'lead', 'plan_approval', agent.summary,
+           jsonb_build_object('requestId', agent.id, 'incarnation', agent.incarnation)
+    FROM agent JOIN request ON request.id = agent.id
+    ORDER BY agent.position
+    RETURNING id, sender, metadata ->> 'requestId' AS request_id
   ), appended AS (
     INSERT INTO events (kind, subject, data)
     SELECT kind, subject, data FROM (
-      SELECT 1 AS position, 'request.superseded' AS kind, 'request:' || id AS subject,
-             jsonb_build_object('requestId', id, 'agent', $3::text, 'type', type) AS data
+      SELECT position, 1 AS step, 'request.superseded' AS kind, 'request:' || id AS subject,
+             jsonb_build_object('requestId', id, 'agent', name, 'type', type) AS data
       FROM superseded
       UNION ALL
-      SELECT 2, 'agent.updated', 'agent:' || name,
-             jsonb_build_object('agent', name, 'incarnation', incarnation, 'status', status,
-                                'gate', gate, 'workVersion', work_version, 'taskId', task_id,
-                                'toolHost', tool_host)
-      FROM updated
+      SELECT agent.position, 2, 'agent.updated', 'agent:' || updated.name,
+             jsonb_build_object('agent', updated.name, 'incarnation', updated.incarnation,
+                                'status', updated.status, 'gate', updated.gate,
+                                'workVersion', updated.work_version, 'taskId', updated.task_id,
+                                'toolHost', updated.tool_host)
+      FROM updated JOIN agent ON agent."agentId" = updated.id
       UNION ALL
-      SELECT 3, 'message.sent', 'inbox:lead',
-             jsonb_build_object('messageId', id, 'from', sender, 'to', 'lead',
-                                'type', 'plan_approval', 'requestId', $7::text)
-      FROM message
+      SELECT agent.position, 3, 'message.sent', 'inbox:lead',
+             jsonb_build_object('messageId', message.id, 'from', message.sender, 'to', 'lead',
+                                'type', 'plan_approval', 'requestId', agent.id)
+      FROM message JOIN agent ON agent.id = message.request_id
       UNION ALL
-      SELECT 4, 'request.created', 'request:' || $7::text, $11::jsonb FROM request
+      SELECT agent.position, 4, 'request.created', 'request:' || agent.id, agent.created
+      FROM request JOIN agent ON agent.id = request.id
     ) event
-    ORDER BY position
+    ORDER BY position, step
   )
   SELECT * FROM request`;
 
@@ -148,9 +172,70 @@ const SUBMITTING_STATUSES = agentStatusSchema.options.filter(
   (status) => isAgentActive(status) && status !== "stopping",
 );
 
+/** One plan as the grouped statement takes it: what it assumes, and what it writes. */
+type SubmissionRow = {
+  agentId: string;
+  incarnation: number;
+  name: string;
+  idempotencyKey: string | null;
+  id: string;
+  payload: Prisma.InputJsonObject;
+  expiresAt: Date;
+  /** The Lead's message. */
+  summary: string;
+  /** The `request.created` event's data. */
+  created: Record<string, unknown>;
+};
+
+/** A plan writes eight rows where a verdict writes two: its group is smaller (decision 053). */
+const MAX_SUBMISSIONS_PER_COMMIT = 16;
+/** One group's statement runs while the other's commit waits on PostgreSQL's NOTIFY lock. */
+const SUBMISSION_COMMITS_UNDER_WAY = 2;
+
+/** One group per pool, that is per client made by createDb. */
+const groups = new WeakMap<object, GroupCommit<SubmissionRow, RequestRow | undefined>>();
+
+/** The rows the plans wrote, by position; undefined for a plan that takes the full path. */
+async function commitSubmissions(
+  db: Db,
+  rows: SubmissionRow[],
+): Promise<(RequestRow | undefined)[]> {
+  let written: RequestRow[];
+  try {
+    written = await queryHot<RequestRow>(db, "common-submissions", COMMON_SUBMISSIONS_SQL, [
+      JSON.stringify(rows.map((row, position) => ({ ...row, position }))),
+      SUBMITTING_STATUSES,
+    ]);
+  } catch (error) {
+    // A request committed under one plan's idempotency key, or a pending plan, while the statement
+    // ran: it rolled back whole, and the full path judges each plan's rows as they now are.
+    if (isUniqueViolation(error) || hasSqlState(error, "23505")) return rows.map(() => undefined);
+    throw error;
+  }
+  const byId = new Map(written.map((row) => [row.id, row]));
+  return rows.map((row) => byId.get(row.id));
+}
+
+/** Commits the plan with those that came while the pool's last commit was under way. */
+function submitInGroup(db: Db, row: SubmissionRow): Promise<RequestRow | undefined> {
+  const pool = poolOf(db);
+  // A client without our pool (an open transaction among them) commits each plan alone.
+  if (!pool) return commitSubmissions(db, [row]).then(([written]) => written);
+  let group = groups.get(pool);
+  if (!group) {
+    group = new GroupCommit(
+      (rows) => commitSubmissions(db, rows),
+      MAX_SUBMISSIONS_PER_COMMIT,
+      SUBMISSION_COMMITS_UNDER_WAY,
+    );
+    groups.set(pool, group);
+  }
+  return group.add(row);
+}
+
 /**
- * Records a worker's plan in one statement, or returns null (nothing written) when the submission
- * is not the common case or the agent's row is not what the statement requires.
+ * Records a worker's plan, committed in a group, or returns null (nothing written) when the
+ * submission is not the common case or the agent's row is not what the statement requires.
  */
 export async function trySubmitCommonPlan(
   db: Db,
@@ -161,9 +246,8 @@ export async function trySubmitCommonPlan(
 ): Promise<CreatedRequest | null> {
   if (definition.type !== "plan_approval") return null;
   const id = newRequestId();
-  const now = new Date();
   const timeoutSeconds = input.timeoutSeconds ?? definition.defaultTimeoutSeconds("agent_to_lead");
-  const expiresAt = new Date(now.getTime() + timeoutSeconds * 1000);
+  const expiresAt = new Date(Date.now() + timeoutSeconds * 1000);
   const created = {
     requestId: id,
     type: definition.type,
@@ -175,35 +259,21 @@ export async function trySubmitCommonPlan(
       definition.timeout("agent_to_lead", payload as Record<string, unknown>).policy,
     ),
   };
-  const values = [
-    actor.agentId,
-    actor.incarnation,
-    actor.name,
-    SUBMITTING_STATUSES,
-    input.idempotencyKey ?? null,
-    now,
+  const written = submitInGroup(db, {
+    agentId: actor.agentId,
+    incarnation: actor.incarnation,
+    name: actor.name,
+    idempotencyKey: input.idempotencyKey ?? null,
     id,
-    JSON.stringify(payload),
+    payload,
     expiresAt,
-    definition.summarize(payload as Record<string, unknown>),
-    JSON.stringify(created),
-  ];
-  const written = queryHot<RequestRow>(db, "common-submission", COMMON_SUBMISSION_SQL, values).then(
-    ([row]) => (row ? toRequestView(toRequest(row)) : undefined),
-  );
+    summary: definition.summarize(payload as Record<string, unknown>),
+    created,
+  }).then((row) => (row ? toRequestView(toRequest(row)) : undefined));
   expectNewRequestRow(
     id,
     written.catch(() => undefined),
   );
-  let request: RequestView | undefined;
-  try {
-    request = await written;
-  } catch (error) {
-    // A request committed under the same idempotency key, or a pending plan, while the statement
-    // ran: it rolled back whole, and the full path judges the rows as they now are.
-    if (isUniqueViolation(error) || hasSqlState(error, "23505")) return null;
-    throw error;
-  }
-  if (!request) return null;
-  return { request, isCreated: true };
+  const request = await written;
+  return request ? { request, isCreated: true } : null;
 }

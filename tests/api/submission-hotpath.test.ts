@@ -231,7 +231,7 @@ describe("a worker's plan in one statement", () => {
     ).toBe(0);
   });
 
-  it("writes nothing when a decision commits while the statement waits on the row lock", async () => {
+  it("writes nothing while a decision holds the agent's row, and leaves it to the full path", async () => {
     const actor = await newActor();
     const { request: first } = await commonPath(actor, { plan: "Drop the table" });
     const holder = new pg.Client({ connectionString: requireDatabaseUrl() });
@@ -240,8 +240,9 @@ describe("a worker's plan in one statement", () => {
       await holder.query("BEGIN");
       await holder.query("SELECT 1 FROM agents WHERE id = $1 FOR UPDATE", [actor.agentId]);
       // Its snapshot still shows the plan pending and no rejection to be asked again after.
-      const waiting = trySubmitCommonPlan(db, actor, planApproval, { plan: "drop the table" }, {});
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      const skipped = trySubmitCommonPlan(db, actor, planApproval, { plan: "drop the table" }, {});
+      // Answered while the row is held: skipped, not waited for (decision 053).
+      expect(await skipped).toBeNull();
       await holder.query(
         `UPDATE requests SET status = 'rejected', feedback = 'no', responded_by = 'lead',
            responded_at = now(), decided_by = '{"kind":"timeout","policy":"reject"}'
@@ -252,7 +253,6 @@ describe("a worker's plan in one statement", () => {
         actor.agentId,
       ]);
       await holder.query("COMMIT");
-      expect(await waiting).toBeNull();
     } finally {
       await holder.end();
     }
@@ -268,7 +268,7 @@ describe("a worker's plan in one statement", () => {
     ["the pg pool", db],
     ["Prisma's raw query", prismaOnly],
   ])(
-    "rolls back whole when a request under its idempotency key commits while it waits (%s)",
+    "rolls back whole when a request under its idempotency key commits while its insert waits (%s)",
     async (_, client) => {
       const actor = await newActor();
       await commonPath(actor, { plan: "first" });
@@ -276,16 +276,8 @@ describe("a worker's plan in one statement", () => {
       await holder.connect();
       try {
         await holder.query("BEGIN");
-        await holder.query("SELECT 1 FROM agents WHERE id = $1 FOR UPDATE", [actor.agentId]);
-        const waiting = trySubmitCommonPlan(
-          client,
-          actor,
-          planApproval,
-          { plan: "second" },
-          { idempotencyKey: "shared" },
-        );
-        await new Promise((resolve) => setTimeout(resolve, 200));
         // Another type's request leaves the agent row as it was: only the unique key can tell.
+        // Not yet committed, so the statement's snapshot misses it and its insert waits for it.
         await holder.query(
           `INSERT INTO requests (id, type, agent_id, sender, target, payload, incarnation,
            idempotency_key, expires_at)
@@ -298,6 +290,16 @@ describe("a worker's plan in one statement", () => {
             actor.incarnation,
           ],
         );
+        let isAnswered = false;
+        const waiting = trySubmitCommonPlan(
+          client,
+          actor,
+          planApproval,
+          { plan: "second" },
+          { idempotencyKey: "shared" },
+        ).finally(() => (isAnswered = true));
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        expect(isAnswered).toBe(false);
         await holder.query("COMMIT");
         expect(await waiting).toBeNull();
       } finally {
@@ -321,4 +323,173 @@ describe("a worker's plan in one statement", () => {
       ).rejects.toMatchObject({ code: "IDEMPOTENCY_KEY_REUSED" });
     },
   );
+});
+
+describe("plans committed in groups (decision 053)", () => {
+  /** A transaction that holds `sql`'s lock until `release`. */
+  async function holdLock(sql: string, values: unknown[] = []) {
+    const holder = new pg.Client({ connectionString: requireDatabaseUrl() });
+    await holder.connect();
+    await holder.query("BEGIN");
+    await holder.query(sql, values);
+    let released: Promise<void> | undefined;
+    return {
+      query: (text: string, params: unknown[] = []) => holder.query(text, params),
+      release: () => (released ??= holder.query("COMMIT").then(() => holder.end())),
+    };
+  }
+  const settle = () => new Promise((resolve) => setTimeout(resolve, 300));
+  // Long enough for plans sent at once to reach the group behind the held commit, on a busy CI.
+  const untilQueued = () => new Promise((resolve) => setTimeout(resolve, 1_000));
+
+  /**
+   * Holds every commit that may be under way (two, decision 053): plans that commit alone and
+   * wait to write the Lead's message. Those sent next wait for them, as one group.
+   */
+  async function holdCommitsUnderWay() {
+    const lock = await holdLock("LOCK TABLE messages IN SHARE MODE");
+    const held = [await newActor(), await newActor()].map((actor) =>
+      trySubmitCommonPlan(db, actor, planApproval, { plan: "alone" }, {}),
+    );
+    await settle();
+    return {
+      /** Lets the held plans commit; their requests' ids. */
+      release: async () => {
+        await lock.release();
+        const alone = await Promise.all(held);
+        for (const created of alone) expect(created).not.toBeNull();
+        return alone.map((created) => created?.request.id ?? "none");
+      },
+    };
+  }
+
+  /** The transaction that wrote each request. */
+  async function writersOf(requestIds: string[]): Promise<string[]> {
+    const rows = await db.$queryRaw<{ id: string; writer: string }[]>`
+      SELECT id, xmin::text AS writer FROM requests WHERE id = ANY(${requestIds}::text[])`;
+    const writerOf = new Map(rows.map((row) => [row.id, row.writer]));
+    return requestIds.map((id) => writerOf.get(id) ?? "none");
+  }
+
+  const submit = (actor: AgentActor, plan: string, idempotencyKey?: string) =>
+    trySubmitCommonPlan(db, actor, planApproval, { plan }, { idempotencyKey });
+
+  it("commits the plans that came while a commit was under way together, each as it would alone", async () => {
+    const grouped = [await newActor(), await newActor(), await newActor()];
+    const twin = await newActor();
+    for (const actor of [...grouped, twin]) await commonPath(actor, { plan: "first" });
+    const held = await holdCommitsUnderWay();
+    const inGroup = Promise.all(grouped.map((actor) => submit(actor, "second", "k2")));
+    await untilQueued();
+    const aloneIds = await held.release();
+    const created = await inGroup;
+    const ids = created.map((answer) => answer?.request.id ?? "none");
+    const writers = await writersOf(ids);
+    expect(new Set(writers).size).toBe(1);
+    expect(await writersOf(aloneIds)).not.toContain(writers[0]);
+    // Each grouped agent's answer, rows and events are what the same plans give alone, in order.
+    const answerAlone = await commonPath(twin, { plan: "second", idempotencyKey: "k2" });
+    const writtenAlone = await writtenBy(twin);
+    for (const [index, actor] of grouped.entries()) {
+      expect(comparableAnswer(created[index]!, actor)).toEqual(comparableAnswer(answerAlone, twin));
+      expect(await writtenBy(actor)).toEqual(writtenAlone);
+    }
+  });
+
+  it("writes one plan per agent; the agent's next plan in the group takes the full path after it", async () => {
+    const actor = await newActor();
+    const held = await holdCommitsUnderWay();
+    const inGroup = Promise.all([submit(actor, "one"), submit(actor, "two")]);
+    await untilQueued();
+    await held.release();
+    const [one, two] = await inGroup;
+    expect(one).not.toBeNull();
+    expect(two).toBeNull();
+    const again = await submitRequest(db, actor, {
+      type: "plan_approval",
+      payload: { plan: "two" },
+    });
+    const requests = await db.request.findMany({
+      where: { agentId: actor.agentId },
+      orderBy: { createdAt: "asc" },
+      select: { id: true, status: true },
+    });
+    expect(requests).toEqual([
+      { id: one?.request.id, status: "superseded" },
+      { id: again.request.id, status: "pending" },
+    ]);
+  });
+
+  it("holds each plan of a group to its own agent's row: respawned, stopping, held by another", async () => {
+    const [good, stale, stopping, held] = [
+      await newActor(),
+      await newActor(),
+      await newActor(),
+      await newActor(),
+    ];
+    const respawned = { ...stale, incarnation: stale.incarnation - 1 };
+    await db.agent.update({ where: { id: stopping.agentId }, data: { status: "stopping" } });
+    const rowLock = await holdLock("SELECT 1 FROM agents WHERE id = $1 FOR UPDATE", [held.agentId]);
+    try {
+      const commit = await holdCommitsUnderWay();
+      const inGroup = Promise.all([
+        submit(good, "good"),
+        submit(respawned, "stale"),
+        submit(stopping, "stopping"),
+        submit(held, "held"),
+      ]);
+      await untilQueued();
+      await commit.release();
+      // Answered while the held agent's row is still held: skipped, not waited for.
+      const [fromGood, ...refused] = await inGroup;
+      expect(fromGood).not.toBeNull();
+      expect(refused).toEqual([null, null, null]);
+    } finally {
+      await rowLock.release();
+    }
+    const agentIds = [stale, stopping, held].map((actor) => actor.agentId);
+    expect(await db.request.count({ where: { agentId: { in: agentIds } } })).toBe(0);
+    expect(await db.request.count({ where: { agentId: good.agentId } })).toBe(1);
+  });
+
+  it("rolls the whole group back when one plan's idempotency key is taken meanwhile; each takes the full path", async () => {
+    const [victim, innocent] = [await newActor(), await newActor()];
+    // Not yet committed: the group's snapshot misses it, and its insert waits for it.
+    const conflicting = await holdLock(
+      `INSERT INTO requests (id, type, agent_id, sender, target, payload, incarnation,
+         idempotency_key, expires_at)
+       VALUES ($1, 'question', $2, $3, 'lead', '{"question":"?"}', $4, 'shared',
+         now() + interval '1 hour')`,
+      [
+        `req_${"0".repeat(24)}${victim.agentId.slice(0, 8)}`,
+        victim.agentId,
+        victim.name,
+        victim.incarnation,
+      ],
+    );
+    try {
+      const held = await holdCommitsUnderWay();
+      const inGroup = Promise.all([submit(victim, "mine", "shared"), submit(innocent, "other")]);
+      await untilQueued();
+      await held.release();
+      await settle();
+      await conflicting.release();
+      expect(await inGroup).toEqual([null, null]);
+    } finally {
+      await conflicting.release();
+    }
+    expect(await db.request.count({ where: { agentId: innocent.agentId } })).toBe(0);
+    const other = await submitRequest(db, innocent, {
+      type: "plan_approval",
+      payload: { plan: "other" },
+    });
+    expect(other.isCreated).toBe(true);
+    await expect(
+      submitRequest(db, victim, {
+        type: "plan_approval",
+        payload: { plan: "mine" },
+        idempotencyKey: "shared",
+      }),
+    ).rejects.toMatchObject({ code: "IDEMPOTENCY_KEY_REUSED" });
+  });
 });

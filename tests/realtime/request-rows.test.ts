@@ -159,7 +159,7 @@ describe("a new request's row on the console socket (decision 035)", () => {
     // The common submission commits on its own: PostgreSQL tells the listener at commit, on
     // another connection, so the event may be published before the answer is read. Held here.
     const heldQuery = vi.spyOn(pool, "query").mockImplementation(((config: { name?: string }) =>
-      config.name === "common-submission"
+      config.name === "common-submissions"
         ? query(config).then(async (answer) => {
             await isAnswerHeld;
             return answer;
