@@ -12,6 +12,7 @@ import { requireDatabaseUrl } from "../../lib/env";
 import { getRuleCache } from "../../lib/rules/rule-cache";
 import { recordToolCall } from "../../lib/tool-calls/mutations";
 import { callRoute } from "../route-client";
+import { holdLock } from "../support/held-lock";
 import { api, lead, registerAgent, type TestAgent } from "./fixtures";
 
 // The common verdict is one statement that assumes what the agent's last full verdict saw, and the
@@ -256,17 +257,6 @@ describe("the common verdict", () => {
 });
 
 describe("verdicts committed in groups (decision 042)", () => {
-  /** A transaction that holds `sql`'s lock until `release`. */
-  async function holdLock(sql: string, values: unknown[] = []) {
-    const holder = new pg.Client({ connectionString: requireDatabaseUrl() });
-    await holder.connect();
-    await holder.query("BEGIN");
-    await holder.query(sql, values);
-    let released: Promise<void> | undefined;
-    return {
-      release: () => (released ??= holder.query("COMMIT").then(() => holder.end())),
-    };
-  }
   const settle = () => new Promise((resolve) => setTimeout(resolve, 300));
   // Long enough for calls sent at once to reach the group behind the held commit, on a busy CI.
   const untilQueued = () => new Promise((resolve) => setTimeout(resolve, 1_000));

@@ -9,6 +9,7 @@ import { getProtocolType } from "../../lib/protocol/registry";
 import { trySubmitCommonPlan } from "../../lib/requests/common-submission";
 import { createRequestInTransaction, submitRequest } from "../../lib/requests/mutations";
 import { inTransaction } from "../../lib/transaction";
+import { holdLock } from "../support/held-lock";
 import { api, lead, registerAgent } from "./fixtures";
 
 // A worker's plan is one statement (decision 030) that restates what the full transaction writes.
@@ -144,6 +145,26 @@ function comparableAnswer(
   return JSON.parse(JSON.stringify({ ...created, request }).replaceAll(actor.name, "<agent>"));
 }
 
+/**
+ * Another type's request under the idempotency key "shared", inserted and not yet committed: it
+ * leaves the agent row as it was, so only the unique key can tell. A statement's snapshot misses
+ * it, and the statement's insert under that key waits for it.
+ */
+function holdQuestionUnderSharedKey(actor: AgentActor) {
+  return holdLock(
+    `INSERT INTO requests (id, type, agent_id, sender, target, payload, incarnation,
+       idempotency_key, expires_at)
+     VALUES ($1, 'question', $2, $3, 'lead', '{"question":"?"}', $4, 'shared',
+       now() + interval '1 hour')`,
+    [
+      `req_${"0".repeat(24)}${actor.agentId.slice(0, 8)}`,
+      actor.agentId,
+      actor.name,
+      actor.incarnation,
+    ],
+  );
+}
+
 describe("a worker's plan in one statement", () => {
   it("writes the same rows and events as the full path for a first plan", async () => {
     const written = await bothPaths([{ plan: "1. read\n2. write" }]);
@@ -272,24 +293,8 @@ describe("a worker's plan in one statement", () => {
     async (_, client) => {
       const actor = await newActor();
       await commonPath(actor, { plan: "first" });
-      const holder = new pg.Client({ connectionString: requireDatabaseUrl() });
-      await holder.connect();
+      const conflicting = await holdQuestionUnderSharedKey(actor);
       try {
-        await holder.query("BEGIN");
-        // Another type's request leaves the agent row as it was: only the unique key can tell.
-        // Not yet committed, so the statement's snapshot misses it and its insert waits for it.
-        await holder.query(
-          `INSERT INTO requests (id, type, agent_id, sender, target, payload, incarnation,
-           idempotency_key, expires_at)
-         VALUES ($1, 'question', $2, $3, 'lead', '{"question":"?"}', $4, 'shared',
-           now() + interval '1 hour')`,
-          [
-            `req_${"0".repeat(24)}${actor.agentId.slice(0, 8)}`,
-            actor.agentId,
-            actor.name,
-            actor.incarnation,
-          ],
-        );
         let isAnswered = false;
         const waiting = trySubmitCommonPlan(
           client,
@@ -300,10 +305,10 @@ describe("a worker's plan in one statement", () => {
         ).finally(() => (isAnswered = true));
         await new Promise((resolve) => setTimeout(resolve, 300));
         expect(isAnswered).toBe(false);
-        await holder.query("COMMIT");
+        await conflicting.release();
         expect(await waiting).toBeNull();
       } finally {
-        await holder.end();
+        await conflicting.release();
       }
       const requests = await db.request.findMany({
         where: { agentId: actor.agentId },
@@ -326,18 +331,6 @@ describe("a worker's plan in one statement", () => {
 });
 
 describe("plans committed in groups (decision 053)", () => {
-  /** A transaction that holds `sql`'s lock until `release`. */
-  async function holdLock(sql: string, values: unknown[] = []) {
-    const holder = new pg.Client({ connectionString: requireDatabaseUrl() });
-    await holder.connect();
-    await holder.query("BEGIN");
-    await holder.query(sql, values);
-    let released: Promise<void> | undefined;
-    return {
-      query: (text: string, params: unknown[] = []) => holder.query(text, params),
-      release: () => (released ??= holder.query("COMMIT").then(() => holder.end())),
-    };
-  }
   const settle = () => new Promise((resolve) => setTimeout(resolve, 300));
   // Long enough for plans sent at once to reach the group behind the held commit, on a busy CI.
   const untilQueued = () => new Promise((resolve) => setTimeout(resolve, 1_000));
@@ -454,19 +447,7 @@ describe("plans committed in groups (decision 053)", () => {
 
   it("rolls the whole group back when one plan's idempotency key is taken meanwhile; each takes the full path", async () => {
     const [victim, innocent] = [await newActor(), await newActor()];
-    // Not yet committed: the group's snapshot misses it, and its insert waits for it.
-    const conflicting = await holdLock(
-      `INSERT INTO requests (id, type, agent_id, sender, target, payload, incarnation,
-         idempotency_key, expires_at)
-       VALUES ($1, 'question', $2, $3, 'lead', '{"question":"?"}', $4, 'shared',
-         now() + interval '1 hour')`,
-      [
-        `req_${"0".repeat(24)}${victim.agentId.slice(0, 8)}`,
-        victim.agentId,
-        victim.name,
-        victim.incarnation,
-      ],
-    );
+    const conflicting = await holdQuestionUnderSharedKey(victim);
     try {
       const held = await holdCommitsUnderWay();
       const inGroup = Promise.all([submit(victim, "mine", "shared"), submit(innocent, "other")]);
