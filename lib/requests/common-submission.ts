@@ -13,19 +13,20 @@ import { toRequestView } from "./views";
  * The common submission in one statement (decision 030): a worker's plan to the Lead, superseding
  * its pending plan if it has one. The full path (createRequestInTransaction) is eight statements
  * inside BEGIN and COMMIT; this is one, writing the same rows and the same events in the same order.
- * It takes a group of plans, each for its own agent (decision 053): the plans that arrive while one
- * statement commits go together in the next, their rows and events in the order they arrived.
+ * It takes a group of plans, each for its own agent (decision 053): the plans that arrive while the
+ * pool's groups commit go together in the next, their rows and events in the order they arrived.
  *
  * The statement reads what each plan depends on (the pending plan, an idempotency key's earlier
- * request, rejected plans) from its snapshot, and locks the agent row only if that row is still the
- * version the snapshot saw. The writers that change those reads hold the agent's lock and update
- * its row (a plan's creation and decision, an incarnation's end), so one that committed after the
- * snapshot changed the row, and one that still holds it makes the statement skip the row: that plan
- * is not written and takes the full path, which waits for the lock. What changes those reads
- * without touching the row (a request of another type under the same idempotency key) trips a
- * unique index, which rolls the statement back whole: every plan of the group takes the full path.
- * A repeat of a rejected plan (asked again, which compares plans normalised in TypeScript), a used
- * idempotency key and a second plan of one agent in the group take the full path too.
+ * request, rejected plans) from its snapshot, and writes a plan only if its agent's row, once
+ * locked, is still the version the snapshot saw. The writers that change those reads hold the
+ * agent's lock and update its row (a plan's creation and decision, an incarnation's end), so one
+ * that committed after the snapshot changed the row, and one that still holds it makes the
+ * statement skip the row: that plan is not written and takes the full path, which waits for the
+ * lock. What changes those reads without touching the row (a request of another type under the
+ * same idempotency key) trips a unique index, which rolls the statement back whole: every plan of
+ * the group takes the full path. A repeat of a rejected plan (asked again, which compares plans
+ * normalised in TypeScript), a used idempotency key and a second plan of one agent in the group
+ * take the full path too.
  */
 const COMMON_SUBMISSIONS_SQL = `
   WITH input AS (
@@ -216,7 +217,7 @@ async function commitSubmissions(
   return rows.map((row) => byId.get(row.id));
 }
 
-/** Commits the plan with those that came while the pool's last commit was under way. */
+/** Commits the plan with those that came while the pool's commits were under way. */
 function submitInGroup(db: Db, row: SubmissionRow): Promise<RequestRow | undefined> {
   const pool = poolOf(db);
   // A client without our pool (an open transaction among them) commits each plan alone.
