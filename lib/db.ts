@@ -74,18 +74,25 @@ export function isUniqueViolation(error: unknown): boolean {
 }
 
 /**
- * PostgreSQL refused a statement with this SQLSTATE. Through the driver adapter the code sits in
- * Prisma's error metadata; through `pg` directly it is the error's own `code`.
+ * The codes an error may carry its SQLSTATE in: through the driver adapter it sits in Prisma's
+ * error metadata; through `pg` directly it is the error's own `code`.
  */
-export function hasSqlState(error: unknown, sqlState: string): boolean {
+function codesOf(error: unknown): unknown[] {
   const candidate = error as {
     code?: unknown;
     meta?: { driverAdapterError?: { cause?: { originalCode?: unknown } } };
   } | null;
-  return (
-    candidate?.code === sqlState ||
-    candidate?.meta?.driverAdapterError?.cause?.originalCode === sqlState
-  );
+  return [candidate?.code, candidate?.meta?.driverAdapterError?.cause?.originalCode];
+}
+
+/** PostgreSQL refused a statement with this SQLSTATE. */
+export function hasSqlState(error: unknown, sqlState: string): boolean {
+  return codesOf(error).includes(sqlState);
+}
+
+/** PostgreSQL refused a value (SQLSTATE class 22: bad JSON, a bad cast, an out-of-range number). */
+export function isDataException(error: unknown): boolean {
+  return codesOf(error).some((code) => typeof code === "string" && /^22[0-9A-Z]{3}$/.test(code));
 }
 
 const CONNECTION_LOST = new RegExp(

@@ -114,6 +114,18 @@ export const DEFAULT_STOP_GRACE_SECONDS = 60;
 /** The outcomes of a type that approves or rejects, and expires when nobody does. */
 export const APPROVAL_OUTCOMES: readonly RequestOutcome[] = ["approved", "rejected", "expired"];
 
+const SUMMARY_UNITS = 200;
+
+/**
+ * The text an inbox shows for a request: the first 200 UTF-16 units of `text`, less the half of a
+ * character the cut would leave. A lone surrogate is not text PostgreSQL's jsonb takes, and the
+ * common submission sends the summary inside a group's JSON (decision 053).
+ */
+export function summaryOf(text: string): string {
+  const cut = text.slice(0, SUMMARY_UNITS);
+  return /[\uD800-\uDBFF]$/.test(cut) ? cut.slice(0, -1) : cut;
+}
+
 export function approvalOutcome(approve: boolean): RequestOutcome {
   return approve ? "approved" : "rejected";
 }

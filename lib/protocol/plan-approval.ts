@@ -2,6 +2,7 @@ import { z } from "zod";
 import {
   APPROVAL_OUTCOMES,
   approvalOutcome,
+  summaryOf,
   type EffectContext,
   type ProtocolTypeDefinition,
 } from "./definition";
@@ -28,7 +29,7 @@ export const planApproval: ProtocolTypeDefinition = {
   payloadSchema: planPayloadSchema,
   responseSchema: planApprovalResponseSchema,
   prepareResponse: preparePlanApprovalResponse,
-  summarize: (payload) => String(payload.summary ?? payload.plan ?? "").slice(0, 200),
+  summarize: (payload) => summaryOf(String(payload.summary ?? payload.plan ?? "")),
   directions: ["agent_to_lead"],
   outcomes: APPROVAL_OUTCOMES,
   decisionOutcome: approvalOutcome,

@@ -7,7 +7,12 @@ import {
   type QuestionPayload,
   questionPayloadSchema,
 } from "../shared/protocol/question";
-import type { EffectContext, ProtocolTypeDefinition, TimeoutOutcome } from "./definition";
+import {
+  summaryOf,
+  type EffectContext,
+  type ProtocolTypeDefinition,
+  type TimeoutOutcome,
+} from "./definition";
 
 function invalidAnswer(message: string): AppError {
   return new AppError("INVALID_RESPONSE", message);
@@ -67,7 +72,7 @@ export const question: ProtocolTypeDefinition = {
     return { answer: resolveAnswer(payload as QuestionPayload, input) };
   },
   bulkRefusal: "a question needs its own answer: answer it on its card",
-  summarize: (payload) => String(payload.question ?? "").slice(0, 200),
+  summarize: (payload) => summaryOf(String(payload.question ?? "")),
   directions: ["agent_to_lead"],
   outcomes: ["answered", "unanswered"],
   decisionOutcome: (approve) => (approve ? "answered" : "unanswered"),

@@ -1,5 +1,10 @@
 import { z } from "zod";
-import { APPROVAL_OUTCOMES, approvalOutcome, type ProtocolTypeDefinition } from "./definition";
+import {
+  APPROVAL_OUTCOMES,
+  approvalOutcome,
+  summaryOf,
+  type ProtocolTypeDefinition,
+} from "./definition";
 
 const shutdownPayloadSchema = z.strictObject({
   reason: z.string().trim().max(2_000).optional(),
@@ -16,7 +21,7 @@ export const shutdown: ProtocolTypeDefinition = {
   label: "shutdown",
   payloadSchema: shutdownPayloadSchema,
   responseSchema: z.strictObject({}),
-  summarize: (payload) => String(payload.reason ?? "asks to shut down").slice(0, 200),
+  summarize: (payload) => summaryOf(String(payload.reason ?? "asks to shut down")),
   directions: ["agent_to_lead", "lead_to_agent"],
   outcomes: APPROVAL_OUTCOMES,
   decisionOutcome: approvalOutcome,

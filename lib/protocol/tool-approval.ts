@@ -5,6 +5,7 @@ import { classifyConnectorCall, isClaudeCodeToolName } from "./connector-gate";
 import {
   APPROVAL_OUTCOMES,
   approvalOutcome,
+  summaryOf,
   type EffectContext,
   type ProtocolTypeDefinition,
 } from "./definition";
@@ -87,7 +88,7 @@ export const toolApproval: ProtocolTypeDefinition = {
       ),
     };
   },
-  summarize: (payload) => `${String(payload.tool)} ${canonicalJson(payload.args)}`.slice(0, 200),
+  summarize: (payload) => summaryOf(`${String(payload.tool)} ${canonicalJson(payload.args)}`),
   directions: ["agent_to_lead"],
   outcomes: APPROVAL_OUTCOMES,
   decisionOutcome: approvalOutcome,

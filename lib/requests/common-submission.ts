@@ -1,5 +1,5 @@
 import type { AgentActor } from "../auth/actor";
-import { hasSqlState, isUniqueViolation, poolOf, queryHot, type Db } from "../db";
+import { hasSqlState, isDataException, isUniqueViolation, poolOf, queryHot, type Db } from "../db";
 import { GroupCommit } from "../group-commit";
 import type { Prisma, Request } from "../generated/prisma/client";
 import { describeTimeoutPolicy, type ProtocolTypeDefinition } from "../protocol/definition";
@@ -209,8 +209,11 @@ async function commitSubmissions(
     ]);
   } catch (error) {
     // A request committed under one plan's idempotency key, or a pending plan, while the statement
-    // ran: it rolled back whole, and the full path judges each plan's rows as they now are.
-    if (isUniqueViolation(error) || hasSqlState(error, "23505")) return rows.map(() => undefined);
+    // ran; or a value one plan carried that PostgreSQL refused. The statement rolled back whole,
+    // and the full path judges each plan alone: one plan cannot fail the others of its group.
+    if (isUniqueViolation(error) || hasSqlState(error, "23505") || isDataException(error)) {
+      return rows.map(() => undefined);
+    }
     throw error;
   }
   const byId = new Map(written.map((row) => [row.id, row]));

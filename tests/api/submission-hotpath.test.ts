@@ -10,7 +10,7 @@ import { trySubmitCommonPlan } from "../../lib/requests/common-submission";
 import { createRequestInTransaction, submitRequest } from "../../lib/requests/mutations";
 import { inTransaction } from "../../lib/transaction";
 import { holdLock } from "../support/held-lock";
-import { api, lead, registerAgent } from "./fixtures";
+import { api, lead, registerAgent, submitPlan } from "./fixtures";
 
 // A worker's plan is one statement (decision 030) that restates what the full transaction writes.
 // Each case runs the same submissions for two agents, one through each path, and compares every
@@ -472,5 +472,49 @@ describe("plans committed in groups (decision 053)", () => {
         idempotencyKey: "shared",
       }),
     ).rejects.toMatchObject({ code: "IDEMPOTENCY_KEY_REUSED" });
+  });
+
+  // The plan's 200th UTF-16 unit is the first half of an emoji: a summary cut there is not text
+  // PostgreSQL's jsonb takes. Well formed at the door; the server makes the summary.
+  const halfAnEmojiAtTheCut = "a".repeat(199) + "\u{1F600}";
+
+  it("takes a plan whose summary would end in half a character, alone and in a group", async () => {
+    const [alone, grouped, innocent] = [
+      await registerAgent({ requirePlan: true }),
+      await registerAgent({ requirePlan: true }),
+      await registerAgent({ requirePlan: true }),
+    ];
+    expect((await submitPlan(alone, halfAnEmojiAtTheCut)).status).toBe(201);
+    const held = await holdCommitsUnderWay();
+    const inGroup = Promise.all([
+      submitPlan(grouped, halfAnEmojiAtTheCut),
+      submitPlan(innocent, "an honest plan"),
+    ]);
+    await untilQueued();
+    await held.release();
+    const answers = await inGroup;
+    expect(answers.map((answer) => answer.status)).toEqual([201, 201]);
+    const summaries = await db.message.findMany({
+      where: { sender: { in: [alone.name, grouped.name] } },
+      select: { content: true },
+    });
+    expect(summaries).toEqual([{ content: "a".repeat(199) }, { content: "a".repeat(199) }]);
+  });
+
+  it("sends every plan of a group to the full path when one carries a value PostgreSQL refuses", async () => {
+    const [refused, innocent] = [await newActor(), await newActor()];
+    const held = await holdCommitsUnderWay();
+    // In process, past the API's door, which refuses an unpaired surrogate with 400.
+    const inGroup = Promise.allSettled([
+      submitRequest(db, refused, { type: "plan_approval", payload: { plan: "\uD800 alone" } }),
+      submitRequest(db, innocent, { type: "plan_approval", payload: { plan: "an honest plan" } }),
+    ]);
+    await untilQueued();
+    await held.release();
+    const [fromRefused, fromInnocent] = await inGroup;
+    expect(fromRefused.status).toBe("rejected");
+    expect(fromInnocent).toMatchObject({ status: "fulfilled", value: { isCreated: true } });
+    expect(await db.request.count({ where: { agentId: refused.agentId } })).toBe(0);
+    expect(await db.request.count({ where: { agentId: innocent.agentId } })).toBe(1);
   });
 });
