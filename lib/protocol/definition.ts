@@ -2,6 +2,7 @@ import type { z } from "zod";
 import type { AgentStatus, GateState } from "../shared/agents/schema";
 import type { TimeoutPolicy } from "../shared/requests/schema";
 import type { Agent, Request } from "../generated/prisma/client";
+import { cutText } from "../shared/text/cut";
 
 /** Who sent a request: an agent to the Lead, or the Lead to an agent. The target decides. */
 export type Direction = "agent_to_lead" | "lead_to_agent";
@@ -117,13 +118,11 @@ export const APPROVAL_OUTCOMES: readonly RequestOutcome[] = ["approved", "reject
 const SUMMARY_UNITS = 200;
 
 /**
- * The text an inbox shows for a request: the first 200 UTF-16 units of `text`, less the half of a
- * character the cut would leave. A lone surrogate is not text PostgreSQL's jsonb takes, and the
+ * The text an inbox shows for a request: its first 200 UTF-16 units, never half a character. The
  * common submission sends the summary inside a group's JSON (decision 053).
  */
 export function summaryOf(text: string): string {
-  const cut = text.slice(0, SUMMARY_UNITS);
-  return /[\uD800-\uDBFF]$/.test(cut) ? cut.slice(0, -1) : cut;
+  return cutText(text, SUMMARY_UNITS);
 }
 
 export function approvalOutcome(approve: boolean): RequestOutcome {

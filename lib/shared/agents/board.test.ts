@@ -140,6 +140,13 @@ describe("sort and filter", () => {
       DEFAULT_BOARD_QUERY,
     );
   });
+
+  it("cuts a long search and role without leaving half a character to put in a URL", () => {
+    const long = "a".repeat(99) + "\u{1F600}";
+    const query = parseBoardQuery(new URLSearchParams({ q: long, role: long }));
+    expect(query).toMatchObject({ search: "a".repeat(99), role: "a".repeat(99) });
+    expect(() => formatBoardQuery(query)).not.toThrow();
+  });
 });
 
 describe("live patches", () => {

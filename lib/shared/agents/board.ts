@@ -1,6 +1,7 @@
 import type { ConsoleEvent } from "../events/catalog";
 import type { RequestView } from "../../requests/views";
 import { gateStateSchema, type GateState } from "./schema";
+import { cutText } from "../text/cut";
 import type { TeamMember } from "../../agents/views";
 
 /**
@@ -170,10 +171,10 @@ function oneOf<T extends string>(values: readonly T[], value: string | null): T 
 /** Reads the board's query from the URL; a value it does not know is ignored, never an error. */
 export function parseBoardQuery(params: Pick<URLSearchParams, "get">): BoardQuery {
   return {
-    search: (params.get("q") ?? "").slice(0, 100),
+    search: cutText(params.get("q") ?? "", 100),
     bucket: oneOf(BOARD_BUCKETS, params.get("status")),
     gate: oneOf(gateStateSchema.options, params.get("gate")),
-    role: params.get("role")?.slice(0, 100) || null,
+    role: cutText(params.get("role") ?? "", 100) || null,
     sort: oneOf(BOARD_SORTS, params.get("sort")) ?? "waiting",
     view: oneOf(BOARD_VIEWS, params.get("view")),
   };

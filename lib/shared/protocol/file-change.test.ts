@@ -47,6 +47,15 @@ describe("snapshotFileChange", () => {
     expect(file).not.toHaveProperty("after");
   });
 
+  it("says why a file is unreadable without ending in half a character", () => {
+    // An error naming a path with an emoji, its first half at the cut.
+    const file = snapshotFileChange("Write", { content: "x" }, "a.txt", {
+      kind: "unreadable",
+      detail: "a".repeat(499) + "\u{1F600}",
+    });
+    expect(file.unshown).toEqual({ reason: "unreadable", detail: "a".repeat(499) });
+  });
+
   it("bytes that are not UTF-8 text are not shown", () => {
     const file = snapshotFileChange("Write", { content: "x" }, "a.bin", {
       kind: "bytes",

@@ -7,6 +7,7 @@ import {
   proposeContent,
   type FileChange,
 } from "./file-change";
+import { cutText } from "../text/cut";
 
 /**
  * Builds the `file` of a tool call from what the caller found on disk (the worker in its
@@ -50,6 +51,9 @@ function decodeText(bytes: Uint8Array): string | null {
   }
 }
 
+/** How much of why a change is not shown travels with the call. */
+const DETAIL_UNITS = 500;
+
 export function snapshotFileChange(
   tool: string,
   args: Record<string, unknown>,
@@ -61,7 +65,7 @@ export function snapshotFileChange(
     return {
       path,
       baseHash,
-      unshown: { reason: "unreadable", detail: found.detail.slice(0, 500) },
+      unshown: { reason: "unreadable", detail: cutText(found.detail, DETAIL_UNITS) },
     };
   }
   if (found.kind === "hashed") {
@@ -81,7 +85,7 @@ export function snapshotFileChange(
       path,
       baseHash,
       ...(shownBefore === undefined ? {} : { before: shownBefore }),
-      unshown: { reason: "does_not_apply", detail: proposed.problem.slice(0, 500) },
+      unshown: { reason: "does_not_apply", detail: cutText(proposed.problem, DETAIL_UNITS) },
     };
   }
   // Measured as sent (JSON-escaped), so the call's body stays within the route's cap.
