@@ -1,3 +1,5 @@
+import { poolOf, type Db } from "./db";
+
 /**
  * Group commit (decision 042): items that arrive while a commit is under way wait for it, then go
  * together in the next one. An item that arrives when fewer than `maxCommits` commits are under
@@ -45,5 +47,32 @@ export class GroupCommit<Item, Outcome> {
       }
     }
     this.commitsUnderWay -= 1;
+  }
+}
+
+/**
+ * A grouped statement's groups, one per pool, that is per client made by createDb. A client
+ * without our pool (an open transaction among them) commits each item alone, never with anyone
+ * else's.
+ */
+export class GroupCommitPerPool<Item, Outcome> {
+  private readonly groups = new WeakMap<object, GroupCommit<Item, Outcome>>();
+
+  constructor(
+    private readonly commit: (db: Db, items: Item[]) => Promise<Outcome[]>,
+    private readonly maxItems: number,
+    private readonly maxCommits = 1,
+  ) {}
+
+  /** Resolves with the item's outcome once the commit that holds it has ended. */
+  async add(db: Db, item: Item): Promise<Outcome> {
+    const pool = poolOf(db);
+    if (!pool) return (await this.commit(db, [item]))[0] as Outcome;
+    let group = this.groups.get(pool);
+    if (!group) {
+      group = new GroupCommit((items) => this.commit(db, items), this.maxItems, this.maxCommits);
+      this.groups.set(pool, group);
+    }
+    return group.add(item);
   }
 }

@@ -1,4 +1,5 @@
-import { hasSqlState, queryHot } from "../db";
+import { isDataException, queryHot, type Db } from "../db";
+import { GroupCommitPerPool } from "../group-commit";
 import type { GateState } from "../shared/agents/schema";
 import type { PrismaClient, Request } from "../generated/prisma/client";
 import { expectDecisionMessage } from "../messages/decision-messages";
@@ -6,21 +7,21 @@ import { getEventHub } from "../realtime/event-hub";
 import type { ProtocolTypeDefinition } from "../protocol/definition";
 import { planApproval } from "../protocol/plan-approval";
 import { toolApproval } from "../protocol/tool-approval";
-import { refuseRaisedToTwoLeads } from "./approvals";
 import { decidedByOf, responderLabel } from "./decided-by";
-import { LATE_DECISION_SQLSTATE } from "./deadline";
 import type { Responder } from "./mutations";
 import type { RespondInput } from "./schema";
 import { toRequestView, type RequestView } from "./views";
 
 /**
- * The common decision in one statement (decision 031): one Lead approving or rejecting, as asked,
- * a pending plan or tool call that needs one approval. The full path (`decideRequest` in
- * ./mutations.ts) is a transaction of six round trips; this is one call of `decide_common_request`
- * (migration 018), which reads the request, locks the agent, checks every fence under that lock,
- * compare-and-sets the status and writes the agent, the answer and the events as the full path
- * would. Anything it does not recognise writes nothing and returns no row: the caller then takes
- * the full path, which decides the unusual case or produces the right refusal.
+ * The common decisions, committed in groups (decisions 031 and 054): one Lead approving or
+ * rejecting, as asked, a pending plan or tool call that needs one approval. The full path
+ * (`decideRequest` in ./mutations.ts) is a transaction of six round trips; this is one call of
+ * `decide_common_requests` (migration 025) for the decisions that arrive while the pool's groups
+ * commit. For each decision it reads the request, locks the agent, checks every fence under that
+ * lock, compare-and-sets the status and writes the agent, the answer and the events as the full
+ * path would. A decision it does not recognise, or whose agent another transaction holds, writes
+ * nothing: the caller then takes the full path, which decides the unusual case or produces the
+ * right refusal.
  */
 
 /** What each covered type does to the agent, restated from its definition's onApproved/onRejected. */
@@ -66,34 +67,79 @@ const REQUEST_COLUMNS = {
   approvalUsed: "approval_used",
 } as const satisfies Record<keyof Request, string>;
 
-// The message the decision sends is its agent's newest: its id and time, and the live message
-// before it, are what a long-poll woken here needs to answer with it unread (migration 024,
+// Each decision's message is its agent's newest: its id and time, and the live message before
+// it, are what a long-poll woken here needs to answer with it unread (migrations 024 and 025,
 // decisions 040 and 052).
-const COMMON_DECISION_SQL = `
-  WITH decided AS (
-    SELECT * FROM decide_common_request($1, $2, $3::request_status, $4::boolean, $5, $6, $7::jsonb,
-      $8::timestamptz, $9, $10::gate_state, $11::boolean)
-  )
-  SELECT ${Object.entries(REQUEST_COLUMNS)
-    .map(([field, column]) => `decided.${column} AS "${field}"`)
-    .join(", ")},
-    message.message_id AS "messageId", message.message_at AS "messageAt",
-    message.previous_message_id AS "previousMessageId"
-  FROM decided
-  LEFT JOIN LATERAL decision_message(decided.agent_id, decided.incarnation) message ON true`;
+const COMMON_DECISIONS_SQL = `
+  SELECT decision_position AS "position",
+    ${Object.entries(REQUEST_COLUMNS)
+      .map(([field, column]) => `(decided).${column} AS "${field}"`)
+      .join(", ")},
+    message_id AS "messageId", message_at AS "messageAt",
+    previous_message_id AS "previousMessageId"
+  FROM decide_common_requests($1::jsonb)`;
+
+/** What `decide_common_requests` reads of one decision. */
+type DecisionRow = {
+  requestId: string;
+  type: string;
+  status: string;
+  approve: boolean;
+  feedback: string | null;
+  respondedBy: string;
+  decidedBy: unknown;
+  at: string;
+  responseType: string;
+  gate: GateState | null;
+  isWaitingWhileOthersPend: boolean;
+};
 
 type DecidedRow = Request & {
+  position: number;
   // `pg` reads a bigint as its text.
-  messageId: string | null;
-  messageAt: string | null;
+  messageId: string;
+  messageAt: string;
   previousMessageId: string | null;
 };
 
+/** A decision writes six rows, a plan eight: the same group size (decision 054). */
+const MAX_DECISIONS_PER_COMMIT = 16;
+/** One group's statement runs while the other's commit waits on PostgreSQL's NOTIFY lock. */
+const DECISION_COMMITS_UNDER_WAY = 2;
+
+/** The rows the decisions wrote, by position; undefined for one that takes the full path. */
+async function commitDecisions(
+  db: Db,
+  decisions: DecisionRow[],
+): Promise<(DecidedRow | undefined)[]> {
+  let decided: DecidedRow[];
+  try {
+    decided = await queryHot<DecidedRow>(db, "common-decisions", COMMON_DECISIONS_SQL, [
+      JSON.stringify(decisions.map((decision, position) => ({ ...decision, position }))),
+    ]);
+  } catch (error) {
+    // A value one decision carried that PostgreSQL refused: the statement rolled back whole, and
+    // the full path judges each decision alone. One decision cannot fail the others of its group.
+    if (isDataException(error)) {
+      return decisions.map(() => undefined);
+    }
+    throw error;
+  }
+  const byPosition = new Map(decided.map((row) => [row.position, row]));
+  return decisions.map((_, position) => byPosition.get(position));
+}
+
+const decisions = new GroupCommitPerPool(
+  commitDecisions,
+  MAX_DECISIONS_PER_COMMIT,
+  DECISION_COMMITS_UNDER_WAY,
+);
+
 /**
- * Decides the request in one statement and returns it, or returns null (nothing written) when the
- * decision is not the common case or the rows are not what the common case needs. Never inside a
- * transaction: the statement has committed when it answers, and the decision's waits are woken
- * then.
+ * Decides the request, committed in a group, and returns it, or returns null (nothing written)
+ * when the decision is not the common case or the rows are not what the common case needs. Never
+ * inside a transaction: the statement has committed when it answers, and the decision's waits
+ * are woken then.
  */
 export async function tryDecideCommonRequest(
   db: PrismaClient,
@@ -111,25 +157,22 @@ export async function tryDecideCommonRequest(
   if (!effect || (!approve && !feedback)) return null;
 
   const { definition } = effect;
-  const values = [
+  const written = decisions.add(db, {
     requestId,
-    definition.type,
-    definition.decisionOutcome(approve),
+    type: definition.type,
+    status: definition.decisionOutcome(approve),
     approve,
     feedback,
-    responderLabel(responder),
-    JSON.stringify(decidedByOf(responder)),
-    new Date().toISOString(),
-    definition.responseType,
-    effect.gateAfter(approve),
-    effect.isWaitingWhileOthersPend,
-  ];
-  const statement = queryHot<DecidedRow>(db, "common-decision", COMMON_DECISION_SQL, values).then(
-    ([decided]) => decided,
-  );
+    respondedBy: responderLabel(responder),
+    decidedBy: decidedByOf(responder),
+    at: new Date().toISOString(),
+    responseType: definition.responseType,
+    gate: effect.gateAfter(approve),
+    isWaitingWhileOthersPend: effect.isWaitingWhileOthersPend,
+  });
   expectDecisionMessage(
     requestId,
-    statement.then(
+    written.then(
       (decided) =>
         decided && {
           from: decided.target,
@@ -145,15 +188,7 @@ export async function tryDecideCommonRequest(
       () => undefined,
     ),
   );
-  let decided: DecidedRow | undefined;
-  try {
-    decided = await statement;
-  } catch (error) {
-    // A deadline moved into the past while the statement waited for the lock: nothing was
-    // written, and the full path expires the request (REQUEST_EXPIRED).
-    if (hasSqlState(error, LATE_DECISION_SQLSTATE)) return null;
-    throw refuseRaisedToTwoLeads(error);
-  }
+  const decided = await written;
   if (!decided) return null;
   try {
     wakeWaitsForDecision(decided, definition.responseType);
@@ -168,11 +203,10 @@ export async function tryDecideCommonRequest(
 /**
  * Wakes the long-polls on this node that wait for this decision, its agent's inbox and the
  * request's own waits, as soon as it has committed: the bridge would publish its events a NOTIFY
- * later (decision 052). The events are those `decide_common_request` wrote, less their ids; an
+ * later (decision 052). The events are those `decide_common_requests` wrote, less their ids; an
  * inbox answers with the message kept by `expectDecisionMessage`, a request wait reads.
  */
 function wakeWaitsForDecision(decided: DecidedRow, responseType: string): void {
-  if (decided.messageId === null || decided.messageAt === null) return;
   const hub = getEventHub();
   hub.wakeWaitsFor({
     kind: "message.sent",

@@ -1,6 +1,6 @@
 import type { AgentActor } from "../auth/actor";
-import { hasSqlState, isDataException, isUniqueViolation, poolOf, queryHot, type Db } from "../db";
-import { GroupCommit } from "../group-commit";
+import { hasSqlState, isDataException, isUniqueViolation, queryHot, type Db } from "../db";
+import { GroupCommitPerPool } from "../group-commit";
 import type { Prisma, Request } from "../generated/prisma/client";
 import { describeTimeoutPolicy, type ProtocolTypeDefinition } from "../protocol/definition";
 import { agentStatusSchema, isAgentActive } from "../shared/agents/schema";
@@ -193,9 +193,6 @@ const MAX_SUBMISSIONS_PER_COMMIT = 16;
 /** One group's statement runs while the other's commit waits on PostgreSQL's NOTIFY lock. */
 const SUBMISSION_COMMITS_UNDER_WAY = 2;
 
-/** One group per pool, that is per client made by createDb. */
-const groups = new WeakMap<object, GroupCommit<SubmissionRow, RequestRow | undefined>>();
-
 /** The rows the plans wrote, by position; undefined for a plan that takes the full path. */
 async function commitSubmissions(
   db: Db,
@@ -220,22 +217,11 @@ async function commitSubmissions(
   return rows.map((row) => byId.get(row.id));
 }
 
-/** Commits the plan with those that came while the pool's commits were under way. */
-function submitInGroup(db: Db, row: SubmissionRow): Promise<RequestRow | undefined> {
-  const pool = poolOf(db);
-  // A client without our pool (an open transaction among them) commits each plan alone.
-  if (!pool) return commitSubmissions(db, [row]).then(([written]) => written);
-  let group = groups.get(pool);
-  if (!group) {
-    group = new GroupCommit(
-      (rows) => commitSubmissions(db, rows),
-      MAX_SUBMISSIONS_PER_COMMIT,
-      SUBMISSION_COMMITS_UNDER_WAY,
-    );
-    groups.set(pool, group);
-  }
-  return group.add(row);
-}
+const submissions = new GroupCommitPerPool(
+  commitSubmissions,
+  MAX_SUBMISSIONS_PER_COMMIT,
+  SUBMISSION_COMMITS_UNDER_WAY,
+);
 
 /**
  * Records a worker's plan, committed in a group, or returns null (nothing written) when the
@@ -263,17 +249,19 @@ export async function trySubmitCommonPlan(
       definition.timeout("agent_to_lead", payload as Record<string, unknown>).policy,
     ),
   };
-  const written = submitInGroup(db, {
-    agentId: actor.agentId,
-    incarnation: actor.incarnation,
-    name: actor.name,
-    idempotencyKey: input.idempotencyKey ?? null,
-    id,
-    payload,
-    expiresAt,
-    summary: definition.summarize(payload as Record<string, unknown>),
-    created,
-  }).then((row) => (row ? toRequestView(toRequest(row)) : undefined));
+  const written = submissions
+    .add(db, {
+      agentId: actor.agentId,
+      incarnation: actor.incarnation,
+      name: actor.name,
+      idempotencyKey: input.idempotencyKey ?? null,
+      id,
+      payload,
+      expiresAt,
+      summary: definition.summarize(payload as Record<string, unknown>),
+      created,
+    })
+    .then((row) => (row ? toRequestView(toRequest(row)) : undefined));
   expectNewRequestRow(
     id,
     written.catch(() => undefined),

@@ -1,6 +1,6 @@
 import type { AgentActor } from "../auth/actor";
-import { poolOf, queryHot, type Db } from "../db";
-import { GroupCommit } from "../group-commit";
+import { queryHot, type Db } from "../db";
+import { GroupCommitPerPool } from "../group-commit";
 import type { Agent } from "../generated/prisma/client";
 import {
   isRefusedAnywhere,
@@ -182,29 +182,23 @@ export const RULE_ALLOWED_VERDICTS_SQL = verdictsSql({
 
 const MAX_VERDICTS_PER_COMMIT = 64;
 
-/**
- * One of the grouped statements, with its group per pool, that is per client made by createDb.
- * A client without our pool (an open transaction among them) commits each verdict alone, never
- * with anyone else's.
- */
+/** One of the grouped statements, with its groups (decision 042). */
 class GroupedVerdicts {
-  private readonly groups = new WeakMap<object, GroupCommit<VerdictRow, boolean>>();
+  private readonly groups: GroupCommitPerPool<VerdictRow, boolean>;
 
   constructor(
     private readonly name: string,
     private readonly sql: string,
-  ) {}
+  ) {
+    this.groups = new GroupCommitPerPool(
+      (db, rows) => this.commit(db, rows),
+      MAX_VERDICTS_PER_COMMIT,
+    );
+  }
 
   /** Whether the call was recorded, committed with the calls that came while it waited. */
-  async record(db: Db, row: VerdictRow): Promise<boolean> {
-    const pool = poolOf(db);
-    if (!pool) return (await this.commit(db, [row]))[0] === true;
-    let group = this.groups.get(pool);
-    if (!group) {
-      group = new GroupCommit((rows) => this.commit(db, rows), MAX_VERDICTS_PER_COMMIT);
-      this.groups.set(pool, group);
-    }
-    return group.add(row);
+  record(db: Db, row: VerdictRow): Promise<boolean> {
+    return this.groups.add(db, row);
   }
 
   /** Commits the rows in one statement; for each, whether it was recorded. */

@@ -10,6 +10,7 @@ import type { RespondInput } from "../../lib/requests/schema";
 import type { RequestView } from "../../lib/requests/views";
 import { inTransaction } from "../../lib/transaction";
 import { signedInHuman } from "../route-client";
+import { holdLock } from "../support/held-lock";
 import { api, registerAgent, submitPlan, type TestAgent } from "./fixtures";
 
 // The common decision is one statement that restates the full path's transaction for one Lead
@@ -61,6 +62,15 @@ async function agentRow(agent: TestAgent) {
   return db.agent.findUniqueOrThrow({ where: { name: agent.name } });
 }
 
+/** What a decision's effects are read after: the agent's row, the newest event and message. */
+async function readBefore(agent: TestAgent) {
+  return {
+    row: await agentRow(agent),
+    lastEvent: (await db.event.aggregate({ _max: { id: true } }))._max.id ?? 0n,
+    lastMessage: (await db.message.aggregate({ _max: { id: true } }))._max.id ?? 0n,
+  };
+}
+
 /** Everything a decision writes or returns, with the ids that differ between two runs named. */
 async function decideAndRead(
   decide: (...args: Parameters<typeof decideRequestInFull>) => Promise<RequestView | null>,
@@ -69,10 +79,18 @@ async function decideAndRead(
   requestId: string,
   input: RespondInput,
 ) {
-  const row = await agentRow(agent);
-  const lastEvent = (await db.event.aggregate({ _max: { id: true } }))._max.id ?? 0n;
-  const lastMessage = (await db.message.aggregate({ _max: { id: true } }))._max.id ?? 0n;
-  const view = await decide(db, lead, requestId, input);
+  const before = await readBefore(agent);
+  return readWritten(before, agent, requestId, await decide(db, lead, requestId, input));
+}
+
+/** What the decision of `requestId` returned and wrote since `before`, its ids named. */
+async function readWritten(
+  before: Awaited<ReturnType<typeof readBefore>>,
+  agent: TestAgent,
+  requestId: string,
+  view: RequestView | null,
+) {
+  const { row, lastEvent, lastMessage } = before;
   if (!view) throw new Error(`${requestId} was not decided`);
   const request = await db.request.findUniqueOrThrow({
     where: { id: requestId },
@@ -390,5 +408,205 @@ describe("the common decision under attack", () => {
     const outcome = await api.respond(lead.headers, requestId, approve);
     expect(outcome).toMatchObject({ status: 200, json: { status: "approved" } });
     expect(await agentRow(agent)).toMatchObject({ status: "stopping" });
+  });
+});
+
+describe("decisions committed in groups (decision 054)", () => {
+  const settle = () => sleep(300);
+  // Long enough for decisions sent at once to reach the group behind the held commits, on a busy CI.
+  const untilQueued = () => sleep(1_000);
+  const approve = { type: "plan_approval_response", approve: true } as const;
+
+  /**
+   * Holds every commit that may be under way (two, decision 054): decisions that commit alone and
+   * wait to write their agents' messages. Those sent next wait for them, as one group.
+   */
+  async function holdCommitsUnderWay() {
+    const alone = [await registerAgent(), await registerAgent()];
+    const requestIds = await Promise.all(alone.map((agent) => raisePlan(agent)));
+    const lock = await holdLock("LOCK TABLE messages IN SHARE MODE");
+    const held = requestIds.map((requestId) =>
+      tryDecideCommonRequest(db, TOKEN_LEAD, requestId, approve),
+    );
+    await settle();
+    return {
+      /** Lets the held decisions commit; the ids of their requests. */
+      release: async () => {
+        await lock.release();
+        for (const decided of await Promise.all(held)) expect(decided).not.toBeNull();
+        return requestIds;
+      },
+    };
+  }
+
+  /** The transaction that wrote each request's decision. */
+  async function writersOf(requestIds: string[]): Promise<string[]> {
+    const rows = await db.$queryRaw<{ id: string; writer: string }[]>`
+      SELECT id, xmin::text AS writer FROM requests WHERE id = ANY(${requestIds}::text[])`;
+    const writerOf = new Map(rows.map((row) => [row.id, row.writer]));
+    return requestIds.map((id) => writerOf.get(id) ?? "none");
+  }
+
+  it("commits the decisions that came while a commit was under way together, each as the full path would", async () => {
+    const raised = await Promise.all(
+      CASES.map(async (decisionCase) => {
+        const [grouped, full] = [await registerAgent(), await registerAgent()];
+        return {
+          ...decisionCase,
+          grouped,
+          full,
+          groupedRequest: await decisionCase.raise(grouped),
+          fullRequest: await decisionCase.raise(full),
+        };
+      }),
+    );
+    const befores = await Promise.all(raised.map(({ grouped }) => readBefore(grouped)));
+    const held = await holdCommitsUnderWay();
+    const inGroup = Promise.all(
+      raised.map(({ groupedRequest, input }) =>
+        tryDecideCommonRequest(db, TOKEN_LEAD, groupedRequest, input),
+      ),
+    );
+    await untilQueued();
+    const aloneIds = await held.release();
+    const views = await inGroup;
+    const groupedIds = raised.map(({ groupedRequest }) => groupedRequest);
+    const writers = await writersOf(groupedIds);
+    expect(new Set(writers).size).toBe(1);
+    expect(await writersOf(aloneIds)).not.toContain(writers[0]);
+    for (const [index, { grouped, full, groupedRequest, fullRequest, input }] of raised.entries()) {
+      const viaGroup = await readWritten(befores[index]!, grouped, groupedRequest, views[index]!);
+      const viaFull = await decideAndRead(
+        decideRequestInFull,
+        TOKEN_LEAD,
+        full,
+        fullRequest,
+        input,
+      );
+      expect(viaGroup).toEqual(viaFull);
+    }
+  });
+
+  it("skips an agent another transaction holds, without waiting: that decision takes the full path", async () => {
+    const [free, held] = [await registerAgent(), await registerAgent()];
+    const [freeRequest, heldRequest] = [await raisePlan(free), await raisePlan(held)];
+    const rowLock = await holdLock("SELECT 1 FROM agents WHERE id = $1 FOR UPDATE", [
+      (await agentRow(held)).id,
+    ]);
+    try {
+      const commits = await holdCommitsUnderWay();
+      const inGroup = Promise.all([
+        tryDecideCommonRequest(db, TOKEN_LEAD, heldRequest, approve),
+        tryDecideCommonRequest(db, TOKEN_LEAD, freeRequest, approve),
+      ]);
+      await untilQueued();
+      await commits.release();
+      // Answered while the held agent's row is still held: skipped, not waited for.
+      const [fromHeld, fromFree] = await inGroup;
+      expect(fromHeld).toBeNull();
+      expect(fromFree).toMatchObject({ status: "approved" });
+    } finally {
+      await rowLock.release();
+    }
+    expect(await db.request.findUniqueOrThrow({ where: { id: heldRequest } })).toMatchObject({
+      status: "pending",
+    });
+    const outcome = await api.respond((await signedInHuman("lead")).headers, heldRequest, approve);
+    expect(outcome).toMatchObject({ status: 200, json: { status: "approved" } });
+  });
+
+  it("decides two calls of one agent in one group as one after the other; the same request once", async () => {
+    const agent = await registerAgent();
+    const first = await raiseToolApproval(agent);
+    const second = await raiseToolApproval(agent, OTHER_RISKY);
+    const toolApprove = { type: "tool_approval_response", approve: true } as const;
+    const before = await readBefore(agent);
+    const commits = await holdCommitsUnderWay();
+    const inGroup = Promise.all([
+      tryDecideCommonRequest(db, TOKEN_LEAD, first, toolApprove),
+      tryDecideCommonRequest(db, TOKEN_LEAD, second, toolApprove),
+      tryDecideCommonRequest(db, TOKEN_LEAD, first, toolApprove),
+    ]);
+    await untilQueued();
+    await commits.release();
+    const [fromFirst, fromSecond, again] = await inGroup;
+    expect([fromFirst?.status, fromSecond?.status, again]).toEqual(["approved", "approved", null]);
+    expect(new Set(await writersOf([first, second])).size).toBe(1);
+    // While the second call still waited on the Lead the agent did too; then it worked.
+    const updates = await db.event.findMany({
+      where: { id: { gt: before.lastEvent }, subject: `agent:${agent.name}` },
+      orderBy: { id: "asc" },
+    });
+    expect(updates.map((event) => (event.data as { status: string }).status)).toEqual([
+      "waiting_approval",
+      "working",
+    ]);
+    expect(
+      await db.message.count({ where: { agentId: before.row.id, id: { gt: before.lastMessage } } }),
+    ).toBe(2);
+    const repeated = await api.respond((await signedInHuman("lead")).headers, first, toolApprove);
+    expect(repeated).toMatchObject({ status: 409, json: { error: { code: "ALREADY_DECIDED" } } });
+  });
+
+  for (const [change, update] of [
+    [
+      "its deadline moved past",
+      "UPDATE requests SET expires_at = now() - interval '1 second' WHERE id = $1",
+    ],
+    ["a rule asks two Leads", "UPDATE requests SET required_approvals = 2 WHERE id = $1"],
+  ] as const) {
+    it(`leaves a request to the full path when ${change} while the group waited for it; the rest of the group is decided`, async () => {
+      const [victim, innocent] = [await registerAgent(), await registerAgent()];
+      const [victimRequest, innocentRequest] = [await raisePlan(victim), await raisePlan(innocent)];
+      const holder = new pg.Client({ connectionString: requireDatabaseUrl() });
+      await holder.connect();
+      try {
+        await holder.query("BEGIN");
+        await holder.query("SELECT 1 FROM requests WHERE id = $1 FOR UPDATE", [victimRequest]);
+        const commits = await holdCommitsUnderWay();
+        const inGroup = Promise.all([
+          tryDecideCommonRequest(db, TOKEN_LEAD, victimRequest, approve),
+          tryDecideCommonRequest(db, TOKEN_LEAD, innocentRequest, approve),
+        ]);
+        await untilQueued();
+        await commits.release();
+        await settle();
+        await holder.query(update, [victimRequest]);
+        await holder.query("COMMIT");
+        const [fromVictim, fromInnocent] = await inGroup;
+        expect(fromVictim).toBeNull();
+        expect(fromInnocent).toMatchObject({ status: "approved" });
+      } finally {
+        await holder.end();
+      }
+      expect(await db.request.findUniqueOrThrow({ where: { id: victimRequest } })).toMatchObject({
+        status: "pending",
+        decidedBy: null,
+      });
+    });
+  }
+
+  it("sends every decision of a group to the full path when one carries a value PostgreSQL refuses", async () => {
+    const [refused, good] = [await registerAgent(), await registerAgent()];
+    const [refusedRequest, goodRequest] = [await raisePlan(refused), await raisePlan(good)];
+    const commits = await holdCommitsUnderWay();
+    const inGroup = Promise.all([
+      tryDecideCommonRequest(db, TOKEN_LEAD, refusedRequest, {
+        type: "plan_approval_response",
+        approve: false,
+        feedback: "no\u0000",
+      }),
+      tryDecideCommonRequest(db, TOKEN_LEAD, goodRequest, approve),
+    ]);
+    await untilQueued();
+    await commits.release();
+    expect(await inGroup).toEqual([null, null]);
+    expect(
+      await db.request.count({
+        where: { id: { in: [refusedRequest, goodRequest] }, status: "pending" },
+      }),
+    ).toBe(2);
+    const outcome = await api.respond((await signedInHuman("lead")).headers, goodRequest, approve);
+    expect(outcome).toMatchObject({ status: 200, json: { status: "approved" } });
   });
 });

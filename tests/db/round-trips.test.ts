@@ -98,7 +98,7 @@ describe("statements per mutation", () => {
       const sent = await statementsOf(() =>
         decideRequest(db, lead, request.id, { type: "plan_approval_response", ...decision }),
       );
-      expect(sent).toEqual([expect.stringContaining("decide_common_request")]);
+      expect(sent).toEqual([expect.stringContaining("decide_common_requests(")]);
       expect(statements).toHaveLength(1);
     }
   });
