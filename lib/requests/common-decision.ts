@@ -96,9 +96,9 @@ type DecisionRow = {
 
 type DecidedRow = Request & {
   position: number;
-  // `pg` reads a bigint as its text.
-  messageId: string;
-  messageAt: string;
+  // `pg` reads a bigint as its text. Null only if the decision's message were not the newest.
+  messageId: string | null;
+  messageAt: string | null;
   previousMessageId: string | null;
 };
 
@@ -207,6 +207,7 @@ export async function tryDecideCommonRequest(
  * inbox answers with the message kept by `expectDecisionMessage`, a request wait reads.
  */
 function wakeWaitsForDecision(decided: DecidedRow, responseType: string): void {
+  if (decided.messageId === null || decided.messageAt === null) return;
   const hub = getEventHub();
   hub.wakeWaitsFor({
     kind: "message.sent",

@@ -9,19 +9,21 @@
 -- and the caller takes the full path for it, which decides the unusual case or produces the right
 -- refusal (ALREADY_DECIDED, STALE_INCARNATION, REQUEST_EXPIRED, SECOND_LEAD_REQUIRED, …).
 --
--- A group must never fail, nor wait, for one of its decisions:
--- - the agent's lock is taken with SKIP LOCKED: a decision whose agent another transaction holds
---   takes the full path, which waits for the lock. Not a key update, so a request or message
---   inserted for the agent (a key share) is not a reason to skip.
--- - the compare-and-set also requires one approval and a deadline still ahead, so neither the
---   two-Lead check (migration 012) nor the late-decision trigger (migration 006) can raise: a rule
---   or a deadline changed since the request was read sends the decision to the full path.
+-- A group never waits, so it never deadlocks, and nothing one of its decisions meets fails it:
+-- - the agent's lock, then the request's, are taken with SKIP LOCKED: a decision whose agent or
+--   request another transaction holds takes the full path, which waits for the locks. A group
+--   holds the request rows it decided until it commits; a writer that locks request rows without
+--   their agents' (a two-Lead rule raising the pending cards it matches) would otherwise close a
+--   cycle with it. Not key updates, so a request or message inserted for the agent (a key share)
+--   is not a reason to skip.
+-- - every check is made on the locked request, so neither the two-Lead check (migration 012) nor
+--   the late-decision trigger (migration 006) can raise.
 -- - every decision after the first of one agent in the group sees the first's writes, as the
 --   next decision would.
 --
--- PL/pgSQL, not one statement of CTEs: every statement after the agent lock reads a fresh
--- snapshot, so what another transaction committed before the lock (a decision of the same
--- request, a new request of the same agent) is seen, as in the full path.
+-- PL/pgSQL, not one statement of CTEs: every statement after the locks reads a fresh snapshot, so
+-- what another transaction committed before them (a new request of the same agent) is seen, as
+-- in the full path.
 CREATE FUNCTION decide_common_requests(p_decisions jsonb)
 RETURNS TABLE (
   decision_position integer,
@@ -32,6 +34,7 @@ RETURNS TABLE (
 ) AS $$
 DECLARE
   decision record;
+  asked_agent_id uuid;
   asked requests;
   agent agents;
   sent_id bigint;
@@ -47,15 +50,24 @@ BEGIN
       "isWaitingWhileOthersPend" boolean)
     ORDER BY "position"
   LOOP
-    SELECT * INTO asked FROM requests WHERE id = decision."requestId";
-    -- A late decision is left to the full path, which expires the request (REQUEST_EXPIRED).
-    CONTINUE WHEN NOT FOUND OR asked.type <> decision.type OR asked.target <> 'lead'
+    -- A request's agent never changes: read it to take the agent's lock first, the order every
+    -- writer of an agent's requests takes them in.
+    SELECT agent_id INTO asked_agent_id FROM requests WHERE id = decision."requestId";
+    CONTINUE WHEN NOT FOUND;
+    -- Every decision on an agent's requests takes this lock first (lib/agents/data.ts lockAgent).
+    SELECT * INTO agent FROM agents WHERE id = asked_agent_id FOR NO KEY UPDATE SKIP LOCKED;
+    CONTINUE WHEN NOT FOUND;
+    -- Then the request's own row, the newest version of it, held until the group commits.
+    SELECT * INTO asked FROM requests WHERE id = decision."requestId"
+    FOR NO KEY UPDATE SKIP LOCKED;
+    CONTINUE WHEN NOT FOUND;
+
+    -- A late decision is left to the full path, which expires the request (REQUEST_EXPIRED). Judged
+    -- on the locked row, nothing checked here can change before the group commits: the two-Lead
+    -- check (migration 012) and the late-decision trigger (migration 006) cannot raise.
+    CONTINUE WHEN asked.type <> decision.type OR asked.target <> 'lead'
       OR asked.sender = 'lead' OR asked.status <> 'pending' OR asked.required_approvals <> 1
       OR asked.expires_at <= now();
-
-    -- Every decision on an agent's requests takes this lock first (lib/agents/data.ts lockAgent).
-    SELECT * INTO agent FROM agents WHERE id = asked.agent_id FOR NO KEY UPDATE SKIP LOCKED;
-    CONTINUE WHEN NOT FOUND;
     -- The fence (a request's incarnation, work version and task never change) and an agent that
     -- is neither stopping nor ended, whose effects the full path would skip or keep.
     CONTINUE WHEN agent.incarnation <> asked.incarnation
@@ -63,15 +75,12 @@ BEGIN
       OR agent.task_id IS DISTINCT FROM asked.task_id
       OR agent.status IN ('stopping', 'shutdown', 'crashed');
 
-    -- The compare-and-set: of two deciders exactly one matches.
     UPDATE requests
     SET status = decision.status, feedback = decision.feedback,
         responded_by = decision."respondedBy", decided_by = decision."decidedBy",
         responded_at = decision.at
-    WHERE id = decision."requestId" AND status = 'pending' AND required_approvals = 1
-      AND expires_at > now()
+    WHERE id = decision."requestId"
     RETURNING * INTO decided;
-    CONTINUE WHEN NOT FOUND;
 
     UPDATE agents
     SET gate = coalesce(decision.gate, gate),

@@ -548,14 +548,21 @@ describe("decisions committed in groups (decision 054)", () => {
     expect(repeated).toMatchObject({ status: 409, json: { error: { code: "ALREADY_DECIDED" } } });
   });
 
-  for (const [change, update] of [
-    [
-      "its deadline moved past",
-      "UPDATE requests SET expires_at = now() - interval '1 second' WHERE id = $1",
-    ],
-    ["a rule asks two Leads", "UPDATE requests SET required_approvals = 2 WHERE id = $1"],
-  ] as const) {
-    it(`leaves a request to the full path when ${change} while the group waited for it; the rest of the group is decided`, async () => {
+  for (const { change, update, refusal } of [
+    {
+      change: "its deadline moves past",
+      update: "UPDATE requests SET expires_at = now() - interval '1 second' WHERE id = $1",
+      refusal: { status: 409, json: { error: { code: "REQUEST_EXPIRED" } } },
+    },
+    {
+      change: "a rule asks two Leads",
+      update: "UPDATE requests SET required_approvals = 2 WHERE id = $1",
+      refusal: { status: 200, json: { status: "pending", approvals: [{}] } },
+    },
+  ]) {
+    it(`skips a request another transaction holds, without waiting, and ${change} there: the full path judges it`, async () => {
+      // Older than the request, as the two-person rule requires of a Lead who approves it.
+      const lead = await signedInHuman("lead");
       const [victim, innocent] = [await registerAgent(), await registerAgent()];
       const [victimRequest, innocentRequest] = [await raisePlan(victim), await raisePlan(innocent)];
       const holder = new pg.Client({ connectionString: requireDatabaseUrl() });
@@ -570,21 +577,49 @@ describe("decisions committed in groups (decision 054)", () => {
         ]);
         await untilQueued();
         await commits.release();
-        await settle();
-        await holder.query(update, [victimRequest]);
-        await holder.query("COMMIT");
+        // Answered while the victim's row is still held: skipped, not waited for.
         const [fromVictim, fromInnocent] = await inGroup;
         expect(fromVictim).toBeNull();
         expect(fromInnocent).toMatchObject({ status: "approved" });
+        await holder.query(update, [victimRequest]);
+        await holder.query("COMMIT");
       } finally {
         await holder.end();
       }
-      expect(await db.request.findUniqueOrThrow({ where: { id: victimRequest } })).toMatchObject({
-        status: "pending",
-        decidedBy: null,
-      });
+      expect(await api.respond(lead.headers, victimRequest, approve)).toMatchObject(refusal);
     });
   }
+
+  it("never waits on a request, so a writer locking two in the other order cannot deadlock it (failed before its fix)", async () => {
+    const [x, y] = [await registerAgent(), await registerAgent()];
+    const [rx, ry] = [await raiseToolApproval(x), await raiseToolApproval(y)];
+    const toolApprove = { type: "tool_approval_response", approve: true } as const;
+    const holder = new pg.Client({ connectionString: requireDatabaseUrl() });
+    await holder.connect();
+    try {
+      await holder.query("BEGIN");
+      await holder.query("SELECT 1 FROM requests WHERE id = $1 FOR UPDATE", [ry]);
+      const commits = await holdCommitsUnderWay();
+      const lead = await signedInHuman("lead");
+      const inGroup = Promise.all([
+        api.respond(lead.headers, rx, toolApprove),
+        api.respond(lead.headers, ry, toolApprove),
+      ]);
+      await untilQueued();
+      await commits.release();
+      await settle();
+      // What a two-Lead rule's update of the pending cards it matches does, in the other order.
+      await holder.query("SELECT 1 FROM requests WHERE id = $1 FOR UPDATE", [rx]);
+      await holder.query("COMMIT");
+      const outcomes = await inGroup;
+      expect(outcomes.map((outcome) => [outcome.status, outcome.json.status])).toEqual([
+        [200, "approved"],
+        [200, "approved"],
+      ]);
+    } finally {
+      await holder.end();
+    }
+  });
 
   it("sends every decision of a group to the full path when one carries a value PostgreSQL refuses", async () => {
     const [refused, good] = [await registerAgent(), await registerAgent()];
