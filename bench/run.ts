@@ -810,8 +810,10 @@ async function main(): Promise<void> {
     const longPolls = startLongPolls(server.url, agents, afterMessage);
     cleanups.push({ name: "stop long-polls", run: () => longPolls.stop() });
     const rss = startRssSampler(() => server.readRssMiB());
-    // Let every long-poll reach the server and settle into its wait.
-    await sleep(5_000);
+    // Let every long-poll reach the server and settle into its wait, and the reads that opened
+    // them reach the statistics: idle backends report theirs up to 10 s late, and counted in the
+    // window below they read as some 180 transactions a second where the load itself makes 4.
+    await sleep(11_000);
     const inFlightAtStart = longPolls.inFlight();
     const loadedIdle = await measureIdle(10_000);
     log(

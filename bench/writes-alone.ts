@@ -25,10 +25,11 @@ const EXECUTIONS_TO_GENERIC_PLAN = 6;
  * G3.3's writes without HTTP: the domain functions its routes call (`submitRequest`,
  * `decideRequest`), called in the bench's own process through a pool of their own, `concurrency`
  * callers at once on G3.3's agents (each caller owns a disjoint slice). Each takes its
- * one-statement path (decisions 030, 031), so what remains is that statement in PostgreSQL, with
- * its commit and its events' NOTIFY, and the driver: what these writes reach on this machine
- * however cheap the API in front of them became. A round's submissions leave one pending plan per
- * agent and its decisions approve them all, as G3.3's do, so the next round starts alike.
+ * one-statement path (decisions 030, 031), committed in groups (decisions 053, 054), so what
+ * remains is that statement in PostgreSQL, with its commit and its events' NOTIFY, and the
+ * driver: what these writes reach on this machine however cheap the API in front of them became.
+ * A round's submissions leave one pending plan per agent and its decisions approve them all, as
+ * G3.3's do, so the next round starts alike.
  */
 export async function openWritesAlone(options: {
   databaseUrl: string;
