@@ -17,11 +17,11 @@ import { toRequestView, type RequestView } from "./views";
  * rejecting, as asked, a pending plan or tool call that needs one approval. The full path
  * (`decideRequest` in ./mutations.ts) is a transaction of six round trips; this is one call of
  * `decide_common_requests` (migration 025) for the decisions that arrive while the pool's groups
- * commit. For each decision it reads the request, locks the agent, checks every fence under that
- * lock, compare-and-sets the status and writes the agent, the answer and the events as the full
- * path would. A decision it does not recognise, or whose agent another transaction holds, writes
- * nothing: the caller then takes the full path, which decides the unusual case or produces the
- * right refusal.
+ * commit. For each decision it locks the agent, then the request, checks every fence under those
+ * locks, decides the request and writes the agent, the answer and the events as the full path
+ * would. A decision it does not recognise, or whose agent or request another transaction holds,
+ * writes nothing: the caller then takes the full path, which decides the unusual case or produces
+ * the right refusal.
  */
 
 /** What each covered type does to the agent, restated from its definition's onApproved/onRejected. */
@@ -96,7 +96,8 @@ type DecisionRow = {
 
 type DecidedRow = Request & {
   position: number;
-  // `pg` reads a bigint as its text. Null only if the decision's message were not the newest.
+  // `pg` reads a bigint as its text. Null only if the decision's message were not its agent's
+  // newest, which every writer of an agent's messages holding the agent's lock rules out.
   messageId: string | null;
   messageAt: string | null;
   previousMessageId: string | null;
