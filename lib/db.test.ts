@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { isDatabaseUnavailable } from "./db";
+import { isDataException, isDatabaseUnavailable, isTransactionRollback } from "./db";
 
 describe("isDatabaseUnavailable", () => {
   it.each([
@@ -28,5 +28,25 @@ describe("isDatabaseUnavailable", () => {
     ["nothing", null],
   ])("does not take %s for one (500)", (_label, error) => {
     expect(isDatabaseUnavailable(error)).toBe(false);
+  });
+});
+
+describe("SQLSTATE classes", () => {
+  const throughPg = (code: string) => Object.assign(new Error("refused"), { code });
+  const throughPrisma = (code: string) => ({
+    code: "P2010",
+    meta: { driverAdapterError: { cause: { originalCode: code } } },
+  });
+
+  it.each([throughPg, throughPrisma])("reads the class however the error came (%#)", (shape) => {
+    expect(isDataException(shape("22P02"))).toBe(true);
+    expect(isTransactionRollback(shape("40P01"))).toBe(true);
+    expect(isTransactionRollback(shape("40001"))).toBe(true);
+    for (const other of ["23505", "P0002", "08006", "4001", "40P012"]) {
+      expect([isDataException(shape(other)), isTransactionRollback(shape(other))]).toEqual([
+        false,
+        false,
+      ]);
+    }
   });
 });

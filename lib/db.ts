@@ -90,9 +90,19 @@ export function hasSqlState(error: unknown, sqlState: string): boolean {
   return codesOf(error).includes(sqlState);
 }
 
+function hasSqlStateClass(error: unknown, sqlStateClass: string): boolean {
+  const pattern = new RegExp(`^${sqlStateClass}[0-9A-Z]{3}$`);
+  return codesOf(error).some((code) => typeof code === "string" && pattern.test(code));
+}
+
 /** PostgreSQL refused a value (SQLSTATE class 22: bad JSON, a bad cast, an out-of-range number). */
 export function isDataException(error: unknown): boolean {
-  return codesOf(error).some((code) => typeof code === "string" && /^22[0-9A-Z]{3}$/.test(code));
+  return hasSqlStateClass(error, "22");
+}
+
+/** PostgreSQL rolled the transaction back (SQLSTATE class 40: a deadlock, a serialization failure). */
+export function isTransactionRollback(error: unknown): boolean {
+  return hasSqlStateClass(error, "40");
 }
 
 const CONNECTION_LOST = new RegExp(

@@ -1,4 +1,4 @@
-import { isDataException, queryHot, type Db } from "../db";
+import { isDataException, isTransactionRollback, queryHot, type Db } from "../db";
 import { GroupCommitPerPool } from "../group-commit";
 import type { GateState } from "../shared/agents/schema";
 import type { PrismaClient, Request } from "../generated/prisma/client";
@@ -96,8 +96,8 @@ type DecisionRow = {
 
 type DecidedRow = Request & {
   position: number;
-  // `pg` reads a bigint as its text. Null only if the decision's message were not its agent's
-  // newest, which every writer of an agent's messages holding the agent's lock rules out.
+  // `pg` reads a bigint as its text. Null only if the agent's incarnation had no live message,
+  // which the decision's own, just written, rules out.
   messageId: string | null;
   messageAt: string | null;
   previousMessageId: string | null;
@@ -119,9 +119,11 @@ async function commitDecisions(
       JSON.stringify(decisions.map((decision, position) => ({ ...decision, position }))),
     ]);
   } catch (error) {
-    // A value one decision carried that PostgreSQL refused: the statement rolled back whole, and
-    // the full path judges each decision alone. One decision cannot fail the others of its group.
-    if (isDataException(error)) {
+    // A value one decision carried that PostgreSQL refused, or a deadlock it broke by rolling the
+    // group back (a group never waits on a row, but its inserts and updates wait on a table lock,
+    // as a migration takes): the statement rolled back whole, and the full path judges each
+    // decision alone. One decision cannot fail the others of its group.
+    if (isDataException(error) || isTransactionRollback(error)) {
       return decisions.map(() => undefined);
     }
     throw error;

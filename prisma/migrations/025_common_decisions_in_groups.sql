@@ -9,7 +9,9 @@
 -- and the caller takes the full path for it, which decides the unusual case or produces the right
 -- refusal (ALREADY_DECIDED, STALE_INCARNATION, REQUEST_EXPIRED, SECOND_LEAD_REQUIRED, …).
 --
--- A group never waits, so it never deadlocks, and nothing one of its decisions meets fails it:
+-- A group never waits on a row, so no row lock deadlocks it, and nothing one of its decisions
+-- meets fails it (a table lock, as a migration takes, can still make its writes wait; a deadlock
+-- PostgreSQL breaks by rolling the group back sends every decision of it to the full path):
 -- - the agent's lock, then the request's, are taken with SKIP LOCKED: a decision whose agent or
 --   request another transaction holds takes the full path, which waits for the locks. A group
 --   holds the request rows it decided until it commits; a writer that locks request rows without

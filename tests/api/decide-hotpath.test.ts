@@ -565,11 +565,10 @@ describe("decisions committed in groups (decision 054)", () => {
       const lead = await signedInHuman("lead");
       const [victim, innocent] = [await registerAgent(), await registerAgent()];
       const [victimRequest, innocentRequest] = [await raisePlan(victim), await raisePlan(innocent)];
-      const holder = new pg.Client({ connectionString: requireDatabaseUrl() });
-      await holder.connect();
+      const holder = await holdLock("SELECT 1 FROM requests WHERE id = $1 FOR UPDATE", [
+        victimRequest,
+      ]);
       try {
-        await holder.query("BEGIN");
-        await holder.query("SELECT 1 FROM requests WHERE id = $1 FOR UPDATE", [victimRequest]);
         const commits = await holdCommitsUnderWay();
         const inGroup = Promise.all([
           tryDecideCommonRequest(db, TOKEN_LEAD, victimRequest, approve),
@@ -582,9 +581,8 @@ describe("decisions committed in groups (decision 054)", () => {
         expect(fromVictim).toBeNull();
         expect(fromInnocent).toMatchObject({ status: "approved" });
         await holder.query(update, [victimRequest]);
-        await holder.query("COMMIT");
       } finally {
-        await holder.end();
+        await holder.release();
       }
       expect(await api.respond(lead.headers, victimRequest, approve)).toMatchObject(refusal);
     });
@@ -594,11 +592,8 @@ describe("decisions committed in groups (decision 054)", () => {
     const [x, y] = [await registerAgent(), await registerAgent()];
     const [rx, ry] = [await raiseToolApproval(x), await raiseToolApproval(y)];
     const toolApprove = { type: "tool_approval_response", approve: true } as const;
-    const holder = new pg.Client({ connectionString: requireDatabaseUrl() });
-    await holder.connect();
+    const holder = await holdLock("SELECT 1 FROM requests WHERE id = $1 FOR UPDATE", [ry]);
     try {
-      await holder.query("BEGIN");
-      await holder.query("SELECT 1 FROM requests WHERE id = $1 FOR UPDATE", [ry]);
       const commits = await holdCommitsUnderWay();
       const lead = await signedInHuman("lead");
       const inGroup = Promise.all([
@@ -610,15 +605,38 @@ describe("decisions committed in groups (decision 054)", () => {
       await settle();
       // What a two-Lead rule's update of the pending cards it matches does, in the other order.
       await holder.query("SELECT 1 FROM requests WHERE id = $1 FOR UPDATE", [rx]);
-      await holder.query("COMMIT");
+      await holder.release();
       const outcomes = await inGroup;
       expect(outcomes.map((outcome) => [outcome.status, outcome.json.status])).toEqual([
         [200, "approved"],
         [200, "approved"],
       ]);
     } finally {
-      await holder.end();
+      await holder.release();
     }
+  });
+
+  it("sends a group PostgreSQL rolls back for a deadlock to the full path: a table lock, as a migration takes", async () => {
+    const agent = await registerAgent({ requirePlan: true });
+    const requestId = await raisePlan(agent);
+    const holder = await holdLock("LOCK TABLE messages IN SHARE MODE");
+    try {
+      const decided = tryDecideCommonRequest(db, TOKEN_LEAD, requestId, approve);
+      await settle();
+      // The group holds the agent's row and waits for the table; now the holder waits for the row.
+      await holder.query("SELECT 1 FROM agents WHERE id = $1 FOR UPDATE", [
+        (await agentRow(agent)).id,
+      ]);
+      await holder.release();
+      expect(await decided).toBeNull();
+    } finally {
+      await holder.release();
+    }
+    expect(await db.request.findUniqueOrThrow({ where: { id: requestId } })).toMatchObject({
+      status: "pending",
+    });
+    const outcome = await api.respond((await signedInHuman("lead")).headers, requestId, approve);
+    expect(outcome).toMatchObject({ status: 200, json: { status: "approved" } });
   });
 
   it("sends every decision of a group to the full path when one carries a value PostgreSQL refuses", async () => {
