@@ -588,17 +588,16 @@ describe("decisions committed in groups (decision 054)", () => {
     });
   }
 
-  it("never waits on a request, so a writer locking two in the other order cannot deadlock it (failed before its fix)", async () => {
+  it("never waits on a request, so a writer locking two in the other order cannot deadlock it or send it to the full path", async () => {
     const [x, y] = [await registerAgent(), await registerAgent()];
     const [rx, ry] = [await raiseToolApproval(x), await raiseToolApproval(y)];
     const toolApprove = { type: "tool_approval_response", approve: true } as const;
     const holder = await holdLock("SELECT 1 FROM requests WHERE id = $1 FOR UPDATE", [ry]);
     try {
       const commits = await holdCommitsUnderWay();
-      const lead = await signedInHuman("lead");
       const inGroup = Promise.all([
-        api.respond(lead.headers, rx, toolApprove),
-        api.respond(lead.headers, ry, toolApprove),
+        tryDecideCommonRequest(db, TOKEN_LEAD, rx, toolApprove),
+        tryDecideCommonRequest(db, TOKEN_LEAD, ry, toolApprove),
       ]);
       await untilQueued();
       await commits.release();
@@ -606,14 +605,21 @@ describe("decisions committed in groups (decision 054)", () => {
       // What a two-Lead rule's update of the pending cards it matches does, in the other order.
       await holder.query("SELECT 1 FROM requests WHERE id = $1 FOR UPDATE", [rx]);
       await holder.release();
-      const outcomes = await inGroup;
-      expect(outcomes.map((outcome) => [outcome.status, outcome.json.status])).toEqual([
-        [200, "approved"],
-        [200, "approved"],
-      ]);
+      // Decided in the group, not by the full path after a deadlock rolled the group back.
+      const [fromX, fromY] = await inGroup;
+      expect([fromX?.status, fromY]).toEqual(["approved", null]);
     } finally {
       await holder.release();
     }
+    const lead = await signedInHuman("lead");
+    const outcomes = [
+      { status: 200, json: await db.request.findUniqueOrThrow({ where: { id: rx } }) },
+      await api.respond(lead.headers, ry, toolApprove),
+    ];
+    expect(outcomes.map((outcome) => [outcome.status, outcome.json.status])).toEqual([
+      [200, "approved"],
+      [200, "approved"],
+    ]);
   });
 
   it("sends a group PostgreSQL rolls back for a deadlock to the full path: a table lock, as a migration takes", async () => {
