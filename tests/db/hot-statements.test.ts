@@ -1,10 +1,11 @@
 import { PrismaPg } from "@prisma/adapter-pg";
 import pg from "pg";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import type { HumanActor } from "../../lib/auth/actor";
 import { createDb, poolOf } from "../../lib/db";
 import { PrismaClient } from "../../lib/generated/prisma/client";
 import { requireDatabaseUrl } from "../../lib/env";
+import { applyMigrations } from "../../lib/migrations";
 import { sendMessage } from "../../lib/messages/mutations";
 import { readInbox } from "../../lib/messages/data";
 import { EventHub } from "../../lib/realtime/event-hub";
@@ -13,7 +14,9 @@ import {
   RULE_ALLOWED_VERDICTS_SQL,
 } from "../../lib/tool-calls/common-verdict";
 import { recordToolCall } from "../../lib/tool-calls/mutations";
+import { agentStatusSchema, gateStateSchema } from "../../lib/shared/agents/schema";
 import { registerAgentActor } from "../support/agent-actor";
+import { createScratchDatabase, dropScratchDatabase } from "../test-database";
 
 const LEAD: HumanActor = {
   kind: "human",
@@ -150,5 +153,136 @@ describe("hot statements", () => {
       await client.query("ROLLBACK");
       await client.end();
     }
+  });
+});
+
+// A server prepares each hot statement once per connection, and PostgreSQL keeps the plan it
+// makes then: often while the tables are new. A plan that reads a group's rows by their keys stays
+// right as the tables grow; one that read every agent's rows grew slower with the history.
+describe("the rule-allowed verdicts' plan, made while the tables were new", () => {
+  type PlanNode = {
+    "Node Type": string;
+    "Relation Name"?: string;
+    "Actual Rows"?: number;
+    "Actual Loops"?: number;
+    "Rows Removed by Filter"?: number;
+    "Shared Hit Blocks"?: number;
+    Plans?: PlanNode[];
+  };
+  const readsOf = (node: PlanNode, table: string): PlanNode[] => [
+    ...(node["Relation Name"] === table && node["Node Type"] !== "ModifyTable" ? [node] : []),
+    ...(node.Plans ?? []).flatMap((child) => readsOf(child, table)),
+  ];
+  /** Rows and blocks a plan's reads of `table` went through, whatever they returned. */
+  const costOfReads = (plan: PlanNode, table: string) =>
+    readsOf(plan, table).reduce(
+      (total, read) => ({
+        rows:
+          total.rows +
+          (read["Actual Rows"] ?? 0) * (read["Actual Loops"] ?? 1) +
+          (read["Rows Removed by Filter"] ?? 0),
+        blocks: total.blocks + (read["Shared Hit Blocks"] ?? 0),
+      }),
+      { rows: 0, blocks: 0 },
+    );
+
+  let adminUrl: string;
+  let databaseUrl: string;
+  let client: pg.Client;
+  let group: { id: string; name: string }[];
+  beforeAll(async () => {
+    adminUrl = inject("adminDatabaseUrl");
+    databaseUrl = await createScratchDatabase(adminUrl, "handshake_hot_plans");
+    await applyMigrations(databaseUrl, { isQuiet: true });
+    client = new pg.Client({ connectionString: databaseUrl });
+    await client.connect();
+    group = (
+      await client.query<{ id: string; name: string }>(
+        `INSERT INTO agents (name, role, token_hash, status, gate)
+         SELECT 'grouped-' || n, 'bench', 'grouped-hash-' || n, 'working', 'approved'
+         FROM generate_series(1, 4) n RETURNING id, name`,
+      )
+    ).rows;
+  });
+  afterAll(async () => {
+    await client.end();
+    await dropScratchDatabase(adminUrl, databaseUrl);
+  });
+
+  /**
+   * Prepares `sql` while the tables hold only the group, runs it once with `before` (which writes
+   * nothing) so the connection keeps a plan, lets `grow` fill the tables, then explains a run
+   * with `after`, rolled back.
+   */
+  async function planAfterGrowth(options: {
+    name: string;
+    sql: string;
+    before: unknown[];
+    after: unknown[];
+    grow: string;
+  }): Promise<PlanNode> {
+    const literals = (values: unknown[]) =>
+      values
+        .map((value) =>
+          client.escapeLiteral(typeof value === "string" ? value : JSON.stringify(value)),
+        )
+        .join(", ");
+    await client.query("SET plan_cache_mode = force_generic_plan");
+    await client.query(`PREPARE ${options.name} AS ${options.sql}`);
+    await client.query(`EXECUTE ${options.name}(${literals(options.before)})`);
+    await client.query(options.grow);
+    await client.query("BEGIN");
+    try {
+      const explained = await client.query<{ "QUERY PLAN": [{ Plan: PlanNode }] }>(
+        `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) EXECUTE ${options.name}(${literals(options.after)})`,
+      );
+      return explained.rows[0]?.["QUERY PLAN"][0].Plan as PlanNode;
+    } finally {
+      await client.query("ROLLBACK");
+    }
+  }
+
+  it("a rule-allowed verdict reads only the approvals waiting to be used", async () => {
+    const verdicts = (incarnation: number) =>
+      group.map((agent, position) => {
+        const requestId = `req_${String(position).padStart(32, "0")}`;
+        return {
+          position,
+          agentId: agent.id,
+          incarnation,
+          name: agent.name,
+          role: "bench",
+          ownerTokenId: null,
+          statuses: agentStatusSchema.options,
+          gates: gateStateSchema.options,
+          tool: "bash",
+          args: { command: "git push origin main" },
+          risk: { class: "risky", reasons: [] },
+          subject: `agent:${agent.name}`,
+          data: { agent: agent.name, tool: "bash", riskClass: "risky", requestId },
+          requestId,
+          payload: { tool: "bash", args: { command: "git push origin main" } },
+          respondedBy: "rule",
+          decidedBy: { kind: "rule", ruleId: "r" },
+          decided: { requestId, type: "tool_approval", agent: agent.name, status: "approved" },
+        };
+      });
+    const plan = await planAfterGrowth({
+      name: "rule_allowed",
+      sql: RULE_ALLOWED_VERDICTS_SQL,
+      // Another incarnation: nothing is written.
+      before: [verdicts(9)],
+      after: [verdicts(1)],
+      // A busy team's history of approvals, each used by its call, as a rule writes them.
+      grow: `INSERT INTO requests (id, type, agent_id, sender, target, status, payload,
+                                   responded_by, responded_at, decided_by, incarnation,
+                                   expires_at, approval_used)
+             SELECT 'req_' || md5(agent.id::text || n), 'tool_approval', agent.id, agent.name,
+                    'lead', 'approved', '{}', 'rule', now(), '{"kind":"rule"}', 1, now(), true
+             FROM agents agent, generate_series(1, 1500) n`,
+    });
+    expect(JSON.stringify(plan)).toContain('"Actual Rows":4');
+    expect(costOfReads(plan, "requests")).toEqual({ rows: 0, blocks: expect.any(Number) });
+    expect(costOfReads(plan, "requests").blocks).toBeLessThan(20);
   });
 });
