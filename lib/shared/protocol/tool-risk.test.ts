@@ -326,6 +326,35 @@ describe("classifyToolCall", () => {
     expect((await classifyToolCall("bash", {})).class).toBe("needs_approval");
   });
 
+  it("judges a repeated short command once, and no caller can change that judgement", async () => {
+    const command = "git push origin main && rm -rf build";
+    const first = await classifyToolCall("bash", { command });
+    const again = await classifyToolCall("bash", { command });
+    expect(again).toBe(first);
+    expect(again).toEqual(classifyShellCommand(command));
+    expect(() => first.reasons.push({ class: "read_only", message: "forged" })).toThrow(TypeError);
+    expect(() => {
+      (first as { class: ToolRiskClass }).class = "read_only";
+    }).toThrow(TypeError);
+    expect(() => first.analysis?.commands.splice(0)).toThrow(TypeError);
+    expect(await classifyToolCall("bash", { command })).toEqual(classifyShellCommand(command));
+    const long = `echo ${"x".repeat(1_000)}`;
+    expect(await classifyToolCall("bash", { command: long })).not.toBe(
+      await classifyToolCall("bash", { command: long }),
+    );
+  });
+
+  it("forgets the least recently used command beyond 512", async () => {
+    const kept = await classifyToolCall("bash", { command: "ls kept" });
+    const dropped = await classifyToolCall("bash", { command: "ls dropped" });
+    for (let index = 0; index < 511; index++) {
+      await classifyToolCall("bash", { command: `ls file-${index}` });
+      if (index === 255) await classifyToolCall("bash", { command: "ls kept" });
+    }
+    expect(await classifyToolCall("bash", { command: "ls kept" })).toBe(kept);
+    expect(await classifyToolCall("bash", { command: "ls dropped" })).not.toBe(dropped);
+  });
+
   it("puts the other mutating tools in the workspace and the rest in read-only", async () => {
     expect((await classifyToolCall("complete_task", {})).class).toBe("workspace");
     expect((await classifyToolCall("read_file", { path: "/etc/hosts" })).class).toBe("read_only");

@@ -720,6 +720,43 @@ export function classifyShellCommand(command: string, workspace: ShellWorkspace 
 }
 
 /**
+ * The judgements of the last few hundred bash commands, by their text. A worker repeats its
+ * commands (`git status`, the tests), and their parse and judgement were about a tenth of the
+ * server's CPU per rule-allowed verdict (issue 18). Only the judgement without a workspace, which
+ * depends on the text alone, and only short commands, so the map stays small. Frozen, because
+ * every call of the same command shares it: a caller that changed it would change the next call's.
+ */
+const MAX_REMEMBERED_JUDGEMENTS = 512;
+const MAX_REMEMBERED_COMMAND_LENGTH = 1_000;
+const rememberedJudgements = new Map<string, ToolRisk>();
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === "object" && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const child of Object.values(value)) deepFreeze(child);
+  }
+  return value;
+}
+
+function classifyRememberedCommand(command: string): ToolRisk {
+  const remembered = rememberedJudgements.get(command);
+  if (remembered) {
+    // A map iterates in insertion order: moved to the end, the least recently used come first.
+    rememberedJudgements.delete(command);
+    rememberedJudgements.set(command, remembered);
+    return remembered;
+  }
+  const risk = classifyShellCommand(command);
+  if (command.length > MAX_REMEMBERED_COMMAND_LENGTH) return risk;
+  if (rememberedJudgements.size >= MAX_REMEMBERED_JUDGEMENTS) {
+    const [oldest] = rememberedJudgements.keys();
+    if (oldest !== undefined) rememberedJudgements.delete(oldest);
+  }
+  rememberedJudgements.set(command, deepFreeze(risk));
+  return risk;
+}
+
+/**
  * The class of any tool call. Async only because the bash grammar loads once per process. The
  * worker and the server both call this, so they never judge the same call differently.
  */
@@ -732,7 +769,7 @@ export async function classifyToolCall(
       return summarize([{ class: "needs_approval", message: "bash without a command string" }]);
     }
     await loadShellParser();
-    return classifyShellCommand(args.command);
+    return classifyRememberedCommand(args.command);
   }
   if (tool === "write_file" || tool === "edit_file") {
     const target = typeof args.path === "string" ? args.path : "";
