@@ -133,6 +133,15 @@ describe("POST /api/v1/tool-calls", () => {
     expect(String(asked.json.reason)).toMatch(/curl reaches the network/);
   });
 
+  it("a program named after an object's built-in member is judged, not a 500", async () => {
+    const agent = await registerAgent({ requirePlan: true });
+    for (const command of ["constructor -x", "toString -e 'x'", "__proto__ -c x"]) {
+      const blocked = await api.toolCall(agent.headers, { tool: "bash", args: { command } });
+      expect(blocked.status, command).toBe(200);
+      expect(blocked.json, command).toMatchObject({ allowed: false, code: "PLAN_GATE_BLOCKED" });
+    }
+  });
+
   it("the approval request stores the parse and the classes the gate judged", async () => {
     const agent = await registerAgent();
     const command = "cd src && rm -rf build";

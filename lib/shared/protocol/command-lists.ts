@@ -14,6 +14,17 @@ export type ReadOnlyCommand = {
   subcommands?: Readonly<Record<string, { deniedOptions?: readonly string[] }>>;
 };
 
+/**
+ * A list's entry for a name the command gave: only the list's own. Indexed directly, a program
+ * named `constructor` or `toString` found the object prototype's member and the classifier threw.
+ */
+export function entryOf<Entry>(
+  list: Readonly<Record<string, Entry>> | undefined,
+  name: string,
+): Entry | undefined {
+  return list !== undefined && Object.hasOwn(list, name) ? list[name] : undefined;
+}
+
 const GIT_OUTPUT_OPTIONS = ["--output", "--ext-diff", "--textconv"];
 
 export const READ_ONLY_COMMANDS: Readonly<Record<string, ReadOnlyCommand>> = {

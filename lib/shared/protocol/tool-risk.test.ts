@@ -344,6 +344,33 @@ describe("classifyToolCall", () => {
     );
   });
 
+  it("judges a program named after an object's built-in member like any unknown program", async () => {
+    const unknown = await classifyToolCall("bash", { command: "frobnicate -x" });
+    for (const name of ["constructor", "toString", "__proto__", "hasOwnProperty", "valueOf"]) {
+      for (const command of [`${name} -x`, `${name}`, `${name} --version`]) {
+        const risk = await classifyToolCall("bash", { command });
+        expect(risk.class, command).toBe(unknown.class);
+        expect(risk.reasons, command).toEqual([
+          expect.objectContaining({ message: `${name} is not on the read-only list` }),
+        ]);
+      }
+      const git = await classifyToolCall("bash", { command: `git ${name} -x` });
+      expect(git.class).toBe("needs_approval");
+    }
+  });
+
+  it("forgets the least recently used judgements beyond a million characters of them", async () => {
+    // Each parses into about 230,000 characters of judgement: five are more than the bound.
+    const crafted = ["a", "b", "c", "d", "e"].map((name) => `${name}&`.repeat(499) + name);
+    const first = await classifyToolCall("bash", { command: crafted[0] });
+    expect(await classifyToolCall("bash", { command: crafted[0] })).toBe(first);
+    for (const command of crafted.slice(1)) await classifyToolCall("bash", { command });
+    expect(await classifyToolCall("bash", { command: crafted[0] })).not.toBe(first);
+    expect(await classifyToolCall("bash", { command: crafted[4] })).toBe(
+      await classifyToolCall("bash", { command: crafted[4] }),
+    );
+  });
+
   it("forgets the least recently used command beyond 512", async () => {
     const kept = await classifyToolCall("bash", { command: "ls kept" });
     const dropped = await classifyToolCall("bash", { command: "ls dropped" });

@@ -2,6 +2,7 @@ import path from "node:path/posix";
 import {
   ALLOWED_ABSOLUTE_PATHS,
   COMMAND_RUNNERS,
+  entryOf,
   GIT_DANGEROUS_GLOBAL_OPTIONS,
   GIT_DESTRUCTIVE_OPTIONS,
   GIT_NEEDS_APPROVAL,
@@ -261,7 +262,7 @@ function judgeGit(args: readonly ShellWord[], mark: Mark): boolean {
     );
     return false;
   }
-  const destructive = GIT_DESTRUCTIVE_OPTIONS[subcommand];
+  const destructive = entryOf(GIT_DESTRUCTIVE_OPTIONS, subcommand);
   if (destructive) {
     const uses = (option: string) => rest.some((arg) => usesOption(arg, option));
     const isSafe = destructive.safeOptions?.some(uses) ?? false;
@@ -276,7 +277,7 @@ function judgeGit(args: readonly ShellWord[], mark: Mark): boolean {
       return false;
     }
   }
-  const readOnly = READ_ONLY_COMMANDS.git?.subcommands?.[subcommand];
+  const readOnly = entryOf(READ_ONLY_COMMANDS.git?.subcommands, subcommand);
   if (!readOnly) {
     mark("workspace", `git ${subcommand} changes the repository`);
     return false;
@@ -470,7 +471,7 @@ function judgeCommand(command: SimpleCommand, context: CommandContext, judge: Ma
     }
     return;
   }
-  const interpreter = INTERPRETERS[program];
+  const interpreter = entryOf(INTERPRETERS, program);
   if (interpreter) {
     const isInline = literals.some(
       (value) =>
@@ -560,7 +561,7 @@ function judgeCommand(command: SimpleCommand, context: CommandContext, judge: Ma
       break;
   }
 
-  const readOnly = READ_ONLY_COMMANDS[program];
+  const readOnly = entryOf(READ_ONLY_COMMANDS, program);
   if (!readOnly) {
     mark("workspace", `${program} is not on the read-only list`);
     return;
@@ -723,12 +724,17 @@ export function classifyShellCommand(command: string, workspace: ShellWorkspace 
  * The judgements of the last few hundred bash commands, by their text. A worker repeats its
  * commands (`git status`, the tests), and their parse and judgement were about a tenth of the
  * server's CPU per rule-allowed verdict (issue 18). Only the judgement without a workspace, which
- * depends on the text alone, and only short commands, so the map stays small. Frozen, because
- * every call of the same command shares it: a caller that changed it would change the next call's.
+ * depends on the text alone, and only short commands. A judgement's size is its JSON's length: a
+ * typical one is about a thousand characters, while a crafted command of a thousand (`a&a&…`)
+ * parses into two hundred thousand, so the map is bounded by the sum of sizes as well as by count.
+ * Frozen, because every call of the same command shares it: a caller that changed it would change
+ * the next call's.
  */
 const MAX_REMEMBERED_JUDGEMENTS = 512;
 const MAX_REMEMBERED_COMMAND_LENGTH = 1_000;
-const rememberedJudgements = new Map<string, ToolRisk>();
+const MAX_REMEMBERED_SIZE = 1_000_000;
+const rememberedJudgements = new Map<string, { risk: ToolRisk; size: number }>();
+let rememberedSize = 0;
 
 function deepFreeze<T>(value: T): T {
   if (typeof value === "object" && value !== null && !Object.isFrozen(value)) {
@@ -744,15 +750,22 @@ function classifyRememberedCommand(command: string): ToolRisk {
     // A map iterates in insertion order: moved to the end, the least recently used come first.
     rememberedJudgements.delete(command);
     rememberedJudgements.set(command, remembered);
-    return remembered;
+    return remembered.risk;
   }
   const risk = classifyShellCommand(command);
   if (command.length > MAX_REMEMBERED_COMMAND_LENGTH) return risk;
-  if (rememberedJudgements.size >= MAX_REMEMBERED_JUDGEMENTS) {
-    const [oldest] = rememberedJudgements.keys();
-    if (oldest !== undefined) rememberedJudgements.delete(oldest);
+  const size = JSON.stringify(risk).length;
+  if (size > MAX_REMEMBERED_SIZE) return risk;
+  for (const [oldest, { size: oldestSize }] of rememberedJudgements) {
+    const isFull =
+      rememberedJudgements.size >= MAX_REMEMBERED_JUDGEMENTS ||
+      rememberedSize + size > MAX_REMEMBERED_SIZE;
+    if (!isFull) break;
+    rememberedJudgements.delete(oldest);
+    rememberedSize -= oldestSize;
   }
-  rememberedJudgements.set(command, deepFreeze(risk));
+  rememberedJudgements.set(command, { risk: deepFreeze(risk), size });
+  rememberedSize += size;
   return risk;
 }
 

@@ -240,6 +240,8 @@ describe("parseRulePattern", () => {
     ["write_file(src/../x)", /'\.\.'/],
     ["write_file(src/**x)", /whole path segment/],
     ["WebFetch(domain:x.com)", /takes no argument pattern/],
+    ["constructor(src/*)", /takes no argument pattern/],
+    ["toString(x)", /takes no argument pattern/],
     ["Bas*", /only MCP tool names/],
     ["mcp__github__*(x)", /MCP tools take no argument pattern/],
     ["rm -rf", /not a tool name/],
@@ -248,6 +250,14 @@ describe("parseRulePattern", () => {
     const parsed = parseRulePattern(pattern);
     expect(parsed.ok).toBe(false);
     if (!parsed.ok) expect(parsed.error).toMatch(message);
+  });
+});
+
+describe("prepareCall", () => {
+  it("gives a tool named after an object's built-in member no path, like any other tool", () => {
+    for (const tool of ["constructor", "toString", "__proto__", "hasOwnProperty"]) {
+      expect(prepareCall(tool, { path: "src/a.ts" }, SESSION, analyzeShellCommand).path).toBeNull();
+    }
   });
 });
 

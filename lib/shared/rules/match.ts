@@ -1,5 +1,5 @@
 import path from "node:path/posix";
-import { COMMAND_RUNNERS, SHELLS } from "../protocol/command-lists";
+import { COMMAND_RUNNERS, entryOf, SHELLS } from "../protocol/command-lists";
 import type { ShellAnalysis, ShellRedirect, SimpleCommand } from "../protocol/shell-command";
 import { COMMAND_TOOLS, PATH_ARGUMENTS, type RulePattern } from "./pattern";
 
@@ -65,7 +65,7 @@ export function prepareCall(
 ): PreparedCall {
   const command = args.command;
   const analysis = COMMAND_TOOLS.has(tool) && typeof command === "string" ? analyze(command) : null;
-  const pathArgument = PATH_ARGUMENTS[tool];
+  const pathArgument = entryOf(PATH_ARGUMENTS, tool);
   return {
     tool,
     analysis,

@@ -4,6 +4,8 @@
  * tools; any other tool takes no spec, since we could not say what it would match.
  */
 
+import { entryOf } from "../protocol/command-lists";
+
 export type PatternKind = "tool" | "command" | "path";
 
 export type RulePattern = {
@@ -96,7 +98,7 @@ export function parseRulePattern(source: string): ParsedPattern {
     }
     return { ok: true, pattern: { tool, kind: "command", spec } };
   }
-  if (PATH_ARGUMENTS[tool]) return parsePathSpec(tool, spec);
+  if (entryOf(PATH_ARGUMENTS, tool)) return parsePathSpec(tool, spec);
   return fail(
     `${tool} takes no argument pattern (only Bash/bash commands and file tools' paths do); write ${tool} alone`,
   );
@@ -121,7 +123,7 @@ export function patternForCall(tool: string, args: Record<string, unknown>, cwd?
       .replace(/[ \t]+/g, " ")
       .replace(/\*/g, "\\*")})`;
   }
-  const pathArgument = PATH_ARGUMENTS[tool];
+  const pathArgument = entryOf(PATH_ARGUMENTS, tool);
   const value = pathArgument ? args[pathArgument] : undefined;
   if (typeof value === "string" && value !== "") {
     const relative = relativeTo(value, cwd).replace(/^\.\//, "");
