@@ -1,14 +1,29 @@
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { createWriteStream, readFileSync, writeFileSync } from "node:fs";
+import { createWriteStream, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
+import path from "node:path";
+import { pathToFileURL } from "node:url";
 import { watchInspector, type InspectedProcess } from "./inspector-gc";
 import { readProcessRssMiB } from "./rss";
 import { readProcessCpuSeconds } from "./machine-cpu";
 import { childProcessEnv } from "../lib/env";
 import { readBuildState } from "../scripts/build-if-needed";
 import { waitForHealth } from "../scripts/product-processes";
+import { SERVER_NODE_ARGS } from "../scripts/server-command";
 
 export const BENCH_DIST_DIR = ".next-bench";
+
+/**
+ * A checkout's server as that checkout starts it: the baseline is measured as it ran, with the
+ * arguments of its own scripts/server-command.ts, or without any before that file existed.
+ */
+async function serverNodeArgsOf(checkout: string | undefined): Promise<readonly string[]> {
+  if (!checkout) return SERVER_NODE_ARGS;
+  const named = path.join(checkout, "scripts/server-command.ts");
+  if (!existsSync(named)) return ["--import", "tsx", "server.ts"];
+  const own = (await import(pathToFileURL(named).href)) as { SERVER_NODE_ARGS: string[] };
+  return own.SERVER_NODE_ARGS;
+}
 
 /**
  * `next build` into the bench's own folder when it has none, when a source is newer than it (the
@@ -69,9 +84,7 @@ export async function startServer(options: {
     // Loopback, a free port: only the bench's RSS readings use it, to collect garbage first.
     "--inspect=127.0.0.1:0",
     ...(options.cpuProfileDir ? ["--cpu-prof", `--cpu-prof-dir=${options.cpuProfileDir}`] : []),
-    "--import",
-    "tsx",
-    "server.ts",
+    ...(await serverNodeArgsOf(options.cwd)),
   ];
   const child: ChildProcess = spawn(process.execPath, nodeArgs, {
     cwd: options.cwd,

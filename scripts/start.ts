@@ -11,6 +11,7 @@ import {
   spawnSupervisor,
   waitForHealth,
 } from "./product-processes";
+import { SERVER_NODE_ARGS } from "./server-command";
 
 // `npm start`: the whole product on one machine. Uses DATABASE_URL when given, else boots an
 // embedded PostgreSQL under HANDSHAKE_DATA_DIR; then migrates, builds if needed and serves.
@@ -55,7 +56,7 @@ try {
   await buildIfNeeded(serverEnv);
 
   // The server runs as a child so Ctrl-C can stop it first and the database last.
-  const server = spawn(process.execPath, ["--import", "tsx", "server.ts"], {
+  const server = spawn(process.execPath, SERVER_NODE_ARGS, {
     stdio: "inherit",
     env: serverEnv,
   });

@@ -12,6 +12,7 @@ import {
 } from "../../scripts/product-processes";
 import { createScratchDatabase, dropScratchDatabase } from "../../tests/test-database";
 import { E2E_BASE_URL, E2E_LEAD, E2E_MODEL_STUB, E2E_PORT } from "./accounts";
+import { SERVER_NODE_ARGS } from "../../scripts/server-command";
 
 // Playwright's web server: the real production server and the supervisor (which runs real worker
 // processes) on a fresh database and data folder, both removed afterwards.
@@ -20,7 +21,7 @@ const databaseUrl = await createScratchDatabase(adminUrl, "handshake_e2e");
 await applyMigrations(databaseUrl, { isQuiet: true });
 const dataDir = await mkdtemp(path.join(tmpdir(), "handshake-e2e-"));
 
-const server = spawn(process.execPath, ["--import", "tsx", "server.ts"], {
+const server = spawn(process.execPath, SERVER_NODE_ARGS, {
   stdio: "inherit",
   env: childProcessEnv({
     NODE_ENV: "production",
