@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process";
 import { childProcessEnv } from "../lib/env";
 import type { Agent } from "./clients";
-import { watchInspector, type InspectedProcess } from "./inspector-gc";
+import { watchInspector, type InspectedProcess } from "./inspector";
 import { readProcessCpuSeconds } from "./machine-cpu";
 import { startLongPolls } from "./handshake";
 import { perLongPollKiB, readCollectedMemory, readProcessRssMiB, rssPerLongPollKiB } from "./rss";

@@ -1,11 +1,11 @@
-import { readdirSync, readFileSync } from "node:fs";
-import path from "node:path";
+import { readFileSync } from "node:fs";
 
-// Where the server's CPU went, from a V8 .cpuprofile (`node --cpu-prof`, BENCH_CPU_PROF): by
-// package and by function, self time and inclusive time, over the whole run or only inside time
-// windows. V8 stamps samples with the same monotonic clock as `process.hrtime` (CLOCK_MONOTONIC on
-// Linux, in microseconds), so the bench can mark a hot path's windows in its own process and cut
-// them out of the server's profile afterwards.
+// Where the server's CPU went, from V8 .cpuprofiles (BENCH_CPU_PROF: taken through the server's
+// inspector while the hot paths' phases run; or `node --cpu-prof`): by package and by function,
+// self time and inclusive time, over the whole profile or only inside time windows. V8 stamps
+// samples with the same monotonic clock as `process.hrtime` (CLOCK_MONOTONIC on Linux, in
+// microseconds), so the bench can mark a hot path's windows in its own process and cut them out
+// of the server's profiles afterwards.
 
 type ProfileNode = {
   id: number;
@@ -38,12 +38,6 @@ export async function inWindow<T>(into: TimeWindow[], run: () => Promise<T>): Pr
 
 export function readCpuProfile(file: string): CpuProfile {
   return JSON.parse(readFileSync(file, "utf8")) as CpuProfile;
-}
-
-/** The main thread's profile a process wrote to `dir` at exit (`CPU.<date>.<time>.<pid>.0.<seq>`). */
-export function findProcessProfile(dir: string, pid: number): string | undefined {
-  const name = readdirSync(dir).find((entry) => entry.includes(`.${pid}.0.`));
-  return name === undefined ? undefined : path.join(dir, name);
 }
 
 export type Share = { name: string; ms: number; percent: number };
@@ -80,11 +74,12 @@ function ranked(entries: Map<string, number>, totalUs: number, top: number): Sha
 }
 
 /**
- * Self and inclusive time per package and function; with `windows`, only the samples taken inside
- * one of them. A sample's time is the profile's start plus the deltas up to it.
+ * Self and inclusive time per package and function, over one profile or several (the phases
+ * profiled one by one); with `windows`, only the samples taken inside one of them. A sample's time
+ * is its profile's start plus the deltas up to it.
  */
 export function summariseProfile(
-  profile: CpuProfile,
+  profiles: CpuProfile | readonly CpuProfile[],
   options: { windows?: readonly TimeWindow[]; top?: number } = {},
 ): ProfileSummary {
   const top = options.top ?? 25;
@@ -92,42 +87,45 @@ export function summariseProfile(
   const isCounted = (timeUs: number) =>
     !windows || windows.some((window) => timeUs >= window.startUs && timeUs <= window.endUs);
 
-  const selfUs = new Map<number, number>();
-  let timeUs = profile.startTime;
-  profile.samples.forEach((id, index) => {
-    const deltaUs = profile.timeDeltas[index] ?? 0;
-    timeUs += deltaUs;
-    if (isCounted(timeUs)) selfUs.set(id, (selfUs.get(id) ?? 0) + deltaUs);
-  });
-  const totalUs = [...selfUs.values()].reduce((sum, value) => sum + value, 0);
-
-  const byId = new Map(profile.nodes.map((node) => [node.id, node]));
-  const parent = new Map<number, number>();
-  for (const node of profile.nodes) {
-    for (const child of node.children ?? []) parent.set(child, node.id);
-  }
-  const label = (node: ProfileNode) =>
-    `${node.callFrame.functionName || "(anonymous)"} ${packageOf(node.callFrame.url)}:${node.callFrame.lineNumber + 1}`;
-
   const selfByPackage = new Map<string, number>();
   const selfByFunction = new Map<string, number>();
   const inclusiveByFunction = new Map<string, number>();
   const add = (into: Map<string, number>, key: string, us: number) =>
     into.set(key, (into.get(key) ?? 0) + us);
-  for (const [id, us] of selfUs) {
-    const node = byId.get(id);
-    if (!node) continue;
-    add(selfByPackage, packageOf(node.callFrame.url), us);
-    add(selfByFunction, label(node), us);
-    // Inclusive: every distinct frame on the stack, once (recursion is not counted twice).
-    const seen = new Set<string>();
-    for (let cursor: number | undefined = id; cursor !== undefined; cursor = parent.get(cursor)) {
-      const frame = byId.get(cursor);
-      if (!frame) break;
-      const name = label(frame);
-      if (seen.has(name)) continue;
-      seen.add(name);
-      add(inclusiveByFunction, name, us);
+  const label = (node: ProfileNode) =>
+    `${node.callFrame.functionName || "(anonymous)"} ${packageOf(node.callFrame.url)}:${node.callFrame.lineNumber + 1}`;
+
+  let totalUs = 0;
+  for (const profile of "nodes" in profiles ? [profiles] : profiles) {
+    const selfUs = new Map<number, number>();
+    let timeUs = profile.startTime;
+    profile.samples.forEach((id, index) => {
+      const deltaUs = profile.timeDeltas[index] ?? 0;
+      timeUs += deltaUs;
+      if (isCounted(timeUs)) selfUs.set(id, (selfUs.get(id) ?? 0) + deltaUs);
+    });
+
+    const byId = new Map(profile.nodes.map((node) => [node.id, node]));
+    const parent = new Map<number, number>();
+    for (const node of profile.nodes) {
+      for (const child of node.children ?? []) parent.set(child, node.id);
+    }
+    for (const [id, us] of selfUs) {
+      const node = byId.get(id);
+      if (!node) continue;
+      totalUs += us;
+      add(selfByPackage, packageOf(node.callFrame.url), us);
+      add(selfByFunction, label(node), us);
+      // Inclusive: every distinct frame on the stack, once (recursion is not counted twice).
+      const seen = new Set<string>();
+      for (let cursor: number | undefined = id; cursor !== undefined; cursor = parent.get(cursor)) {
+        const frame = byId.get(cursor);
+        if (!frame) break;
+        const name = label(frame);
+        if (seen.has(name)) continue;
+        seen.add(name);
+        add(inclusiveByFunction, name, us);
+      }
     }
   }
   return {
@@ -153,19 +151,15 @@ export function emptyHotPathWindows(): Record<HotPath, TimeWindow[]> {
   return { verdict: [], ruleAllowed: [], submission: [], decision: [], push: [] };
 }
 
-/** Each measured hot path's share of the server's profile (the phases that ran). */
+/** Each measured hot path's share of the server's profiles (of the phases that ran). */
 export function profileHotPaths(
-  dir: string,
-  pid: number,
+  profiles: readonly CpuProfile[],
   windows: Record<HotPath, TimeWindow[]>,
 ): HotPathProfiles {
-  const file = findProcessProfile(dir, pid);
-  if (!file) throw new Error(`no CPU profile of the server (pid ${pid}) in ${dir}`);
-  const profile = readCpuProfile(file);
-  const profiles: HotPathProfiles = {};
+  const summaries: HotPathProfiles = {};
   for (const hotPath of Object.keys(HOT_PATHS) as HotPath[]) {
     if (windows[hotPath].length === 0) continue;
-    profiles[hotPath] = summariseProfile(profile, { windows: windows[hotPath], top: 12 });
+    summaries[hotPath] = summariseProfile(profiles, { windows: windows[hotPath], top: 12 });
   }
-  return profiles;
+  return summaries;
 }

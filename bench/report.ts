@@ -181,7 +181,7 @@ NOTIFY latency under the same load (that is the floor for these rows). Server RS
 load is over, the long-polls are closed and opened again (5 s to settle), so nothing else allocates
 between the two readings (decision 048); with every console attached, twice the same way: a full garbage collection in the
 server (\`HeapProfiler.collectGarbage\` through its \`--inspect\` port on loopback,
-bench/inspector-gc.ts), then RSS read every ${RSS_INTERVAL_MS} ms until it settles (the medians of
+bench/inspector.ts), then RSS read every ${RSS_INTERVAL_MS} ms until it settles (the medians of
 the last two windows of ${RSS_WINDOW} readings within ${RSS_TOLERANCE_MIB} MiB, at most
 ${RSS_MAX_WAIT_MS / 1000} s) — once with the ${sizes.agents} long-polls open again, once 2 s after
 they are closed; (median of the last window with them − the idle one) / ${sizes.agents}. After the
@@ -242,9 +242,10 @@ its ratio to its own floors. With \`BENCH_CPU_PROF\`, its profile goes to \`<dir
 
 No benchmark is a test: nothing here can fail CI on timing. \`BENCH_QUICK=1\` runs small counts
 (and leaves this file alone), \`BENCH_ONLY=gate,push,loop,breakdown,throughput,scale,history,board,hook,lead\` a subset (\`BENCH_ONLY=board\` runs the board alone),
-\`BENCH_CPU_PROF=<dir>\` runs the server (and the baseline's, into \`<dir>/baseline\`) under
-\`node --cpu-prof\` and writes the hot paths' profiles into "Profiling" below; \`node --import tsx
-bench/profile-summary.ts <file.cpuprofile>\` summarises a whole profile by package and function.
+\`BENCH_CPU_PROF=<dir>\` profiles the server (and the baseline's, into \`<dir>/baseline\`) while
+each hot path is loaded, leaves each of those profiles in \`<dir>\` and writes the hot paths' shares
+into "Profiling" below; \`node --import tsx bench/profile-summary.ts <file.cpuprofile>\` summarises
+a whole profile by package and function.
 
 ## Profiling
 
@@ -317,9 +318,10 @@ export function renderProfiles(profiles: ProfilesOfRun | undefined): string {
     .map((hotPath) => renderHotPath(hotPath, profiles))
     .filter((section) => section !== "");
   return [
-    "CPU profiles of the hot paths, from this run: the server ran under `node --cpu-prof`, and each",
-    "path's share is cut out of the profile by the windows the bench was loading it (V8 stamps samples",
-    "with the monotonic clock the bench reads). Shares are of every sample in those windows, idle",
+    "CPU profiles of the hot paths, from this run: V8's profiler ran in the server, started and",
+    "stopped through its inspector, while the bench loaded each of them, and each path's share is cut",
+    "out of those profiles by the windows of its load (V8 stamps samples with the monotonic clock the",
+    "bench reads). The other phases ran without it. Shares are of every sample in those windows, idle",
     "included.",
     "",
     ...sections.flatMap((section) => [section, ""]),

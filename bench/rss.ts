@@ -1,5 +1,5 @@
 import { readFile } from "node:fs/promises";
-import type { InspectedProcess } from "./inspector-gc";
+import type { InspectedProcess } from "./inspector";
 import { median, sleep } from "./stats";
 
 /** VmRSS of a process in MiB. */

@@ -64,7 +64,14 @@ import {
 } from "./report";
 import { startServer, ensureBuild, type RunningServer } from "./server";
 import { runBaseline, type BaselineResults } from "./baseline";
-import { emptyHotPathWindows, inWindow, profileHotPaths, type HotPathProfiles } from "./profile";
+import {
+  emptyHotPathWindows,
+  inWindow,
+  profileHotPaths,
+  type CpuProfile,
+  type HotPathProfiles,
+  type TimeWindow,
+} from "./profile";
 import { cpuMsPerCall, describeCpuSplit, describeMachineBusy, readMachineCpu } from "./machine-cpu";
 import { openWritesAlone } from "./writes-alone";
 import { perLongPollKiB, readCollectedMemory, rssPerLongPollKiB, settledMiB } from "./rss";
@@ -296,7 +303,6 @@ async function main(): Promise<void> {
     secret: randomBytes(32).toString("base64url"),
     admin: LEAD,
     logFile: serverLogFile,
-    cpuProfileDir: benchEnv.BENCH_CPU_PROF,
     cwd: benchEnv.BENCH_SERVER_DIR,
   });
   cleanups.push({ name: "stop server", run: () => server.stop() });
@@ -332,8 +338,31 @@ async function main(): Promise<void> {
   log(`${consoles.length} consoles signed in and connected`);
 
   const results: Results = { raw: {} };
-  // When each hot path ran, to cut its share out of the server's CPU profile (BENCH_CPU_PROF).
+  // When each hot path ran, to cut its share out of the server's CPU profiles (BENCH_CPU_PROF).
   const hotPaths = emptyHotPathWindows();
+  const cpuProfiles: CpuProfile[] = [];
+  // The server is profiled only while a hot path's phase runs: a profiler on through the whole run
+  // slowed the other phases' figures too (G3.4's lag p99 twice what it read without one). Each
+  // phase's profile is also left in BENCH_CPU_PROF, for bench/profile-summary.ts.
+  const profiled = async <T>(phase: string, run: () => Promise<T>): Promise<T> => {
+    const dir = benchEnv.BENCH_CPU_PROF;
+    if (!dir) return run();
+    const stopProfiling = await server.startProfiling();
+    let result: T;
+    try {
+      result = await run();
+    } catch (error) {
+      await stopProfiling().catch(() => undefined);
+      throw error;
+    }
+    const profile = await stopProfiling();
+    cpuProfiles.push(profile);
+    await writeFile(
+      path.join(dir, `${phase}-${cpuProfiles.length}.cpuprofile`),
+      JSON.stringify(profile),
+    );
+    return result;
+  };
   const rows: TableRow[] = [];
   const notes: string[] = [];
   const rawNotify: number[] = [];
@@ -387,15 +416,17 @@ async function main(): Promise<void> {
       if (!isPhaseSelected("push")) continue;
       mergePush(
         samples,
-        await inWindow(hotPaths.push, () =>
-          measurePush({
-            baseUrl: server.url,
-            agent: pusher,
-            consoles,
-            witness,
-            count: per(sizes.pushRequests, sizes.pushBlocks),
-            warmup: block === 0 ? 10 : 0,
-          }),
+        await profiled("push", () =>
+          inWindow(hotPaths.push, () =>
+            measurePush({
+              baseUrl: server.url,
+              agent: pusher,
+              consoles,
+              witness,
+              count: per(sizes.pushRequests, sizes.pushBlocks),
+              warmup: block === 0 ? 10 : 0,
+            }),
+          ),
         ),
       );
     }
@@ -466,15 +497,21 @@ async function main(): Promise<void> {
         const readServerCpu = side.startsWith("plain")
           ? plain.readCpuSeconds
           : () => server.readCpuSeconds();
-        const before = await readMachineCpu(readServerCpu, now);
-        const windows = side === "verdict" || side === "ruleAllowed" ? hotPaths[side] : [];
-        const measured = await inWindow(windows, () => load(call));
-        // Server CPU per call: robust to a busy machine, where latency and rate are not.
-        const perCall = cpuMsPerCall(
-          before,
-          await readMachineCpu(readServerCpu, now),
-          measured.latenciesMs.length,
-        );
+        const measure = async (windows: TimeWindow[]) => {
+          const before = await readMachineCpu(readServerCpu, now);
+          const measured = await inWindow(windows, () => load(call));
+          // Server CPU per call: robust to a busy machine, where latency and rate are not.
+          const perCall = cpuMsPerCall(
+            before,
+            await readMachineCpu(readServerCpu, now),
+            measured.latenciesMs.length,
+          );
+          return { measured, perCall };
+        };
+        const { measured, perCall } =
+          side === "verdict" || side === "ruleAllowed"
+            ? await profiled(side, () => measure(hotPaths[side]))
+            : await measure([]);
         gate[side].push({
           ...measured,
           serverCpuMsPerCall: perCall.serverMs,
@@ -673,27 +710,43 @@ async function main(): Promise<void> {
   for (let roundIndex = 0; roundIndex < sizes.rounds; roundIndex++) {
     await measureRates();
     if (!isPhaseSelected("throughput")) continue;
-    const beforeSubmissions = await readMachine();
-    const submitted = await inWindow(hotPaths.submission, () =>
-      measureSubmissions({
-        baseUrl: server.url,
-        agents,
-        concurrency: sizes.throughputConcurrency,
-        durationMs: sizes.throughputMs,
-      }),
+    // The machine's CPU is read inside the profiled stretch: the profile's transfer is not a call's.
+    const { submitted, perSubmission, beforeSubmissions, afterSubmissions } = await profiled(
+      "submissions",
+      async () => {
+        const before = await readMachine();
+        const measured = await inWindow(hotPaths.submission, () =>
+          measureSubmissions({
+            baseUrl: server.url,
+            agents,
+            concurrency: sizes.throughputConcurrency,
+            durationMs: sizes.throughputMs,
+          }),
+        );
+        const after = await readMachine();
+        return {
+          submitted: measured,
+          perSubmission: cpuMsPerCall(before, after, measured.count),
+          beforeSubmissions: before,
+          afterSubmissions: after,
+        };
+      },
     );
-    const afterSubmissions = await readMachine();
-    const decided = await inWindow(hotPaths.decision, () =>
-      measureDecisions({
-        baseUrl: server.url,
-        leadToken,
-        requestIds: submitted.pending,
-        concurrency: sizes.throughputConcurrency,
-      }),
-    );
-    const afterDecisions = await readMachine();
-    const perSubmission = cpuMsPerCall(beforeSubmissions, afterSubmissions, submitted.count);
-    const perDecision = cpuMsPerCall(afterSubmissions, afterDecisions, decided.count);
+    const { decided, perDecision } = await profiled("decisions", async () => {
+      const before = await readMachine();
+      const measured = await inWindow(hotPaths.decision, () =>
+        measureDecisions({
+          baseUrl: server.url,
+          leadToken,
+          requestIds: submitted.pending,
+          concurrency: sizes.throughputConcurrency,
+        }),
+      );
+      return {
+        decided: measured,
+        perDecision: cpuMsPerCall(before, await readMachine(), measured.count),
+      };
+    });
     // Server CPU per call: the process is one event loop, so ~1 s of CPU per second is its ceiling.
     throughput.serverCpuMsPerSubmission.push(perSubmission.serverMs);
     throughput.serverCpuMsPerDecision.push(perDecision.serverMs);
@@ -956,10 +1009,7 @@ async function main(): Promise<void> {
   isSucceeded = true;
   await cleanUp();
   const durationS = (Date.now() - startedAt) / 1000;
-  // The server wrote its profile when it stopped, just now.
-  const profiles = benchEnv.BENCH_CPU_PROF
-    ? profileHotPaths(benchEnv.BENCH_CPU_PROF, server.pid, hotPaths)
-    : undefined;
+  const profiles = benchEnv.BENCH_CPU_PROF ? profileHotPaths(cpuProfiles, hotPaths) : undefined;
   results.profiles = profiles;
 
   // ---- the table ----

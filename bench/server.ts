@@ -3,7 +3,7 @@ import { createWriteStream, existsSync, readFileSync, writeFileSync } from "node
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
-import { watchInspector, type InspectedProcess } from "./inspector-gc";
+import { watchInspector, type InspectedProcess } from "./inspector";
 import { readProcessRssMiB } from "./rss";
 import { readProcessCpuSeconds } from "./machine-cpu";
 import { childProcessEnv } from "../lib/env";
@@ -75,15 +75,14 @@ export async function startServer(options: {
   secret: string;
   admin: { email: string; password: string };
   logFile: string;
-  cpuProfileDir?: string | undefined;
   /** Serve another checkout's server.ts (the baseline); this one by default. */
   cwd?: string | undefined;
 }): Promise<RunningServer> {
   const log = createWriteStream(options.logFile);
   const nodeArgs = [
-    // Loopback, a free port: only the bench's RSS readings use it, to collect garbage first.
+    // Loopback, a free port: the bench collects garbage before its RSS readings through it, and
+    // profiles the hot paths' phases (BENCH_CPU_PROF).
     "--inspect=127.0.0.1:0",
-    ...(options.cpuProfileDir ? ["--cpu-prof", `--cpu-prof-dir=${options.cpuProfileDir}`] : []),
     ...(await serverNodeArgsOf(options.cwd)),
   ];
   const child: ChildProcess = spawn(process.execPath, nodeArgs, {

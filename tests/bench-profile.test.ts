@@ -1,19 +1,12 @@
-import { execFileSync } from "node:child_process";
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import path from "node:path";
+import { spawn } from "node:child_process";
 import { afterEach, describe, expect, it } from "vitest";
-import {
-  findProcessProfile,
-  readCpuProfile,
-  summariseProfile,
-  type CpuProfile,
-} from "../bench/profile";
+import { INSPECTOR_ADDRESS, startProfiling } from "../bench/inspector";
+import { summariseProfile, type CpuProfile } from "../bench/profile";
 import { renderProfiles } from "../bench/report";
 
-const dirs: string[] = [];
-afterEach(async () => {
-  for (const dir of dirs.splice(0)) await rm(dir, { recursive: true, force: true });
+const children: ReturnType<typeof spawn>[] = [];
+afterEach(() => {
+  for (const child of children.splice(0)) child.kill("SIGKILL");
 });
 
 const frame = (functionName: string, url: string) => ({ functionName, url, lineNumber: 0 });
@@ -58,26 +51,54 @@ describe("bench/profile.ts", () => {
     expect(whole.selfByFunction[0]).toEqual({ name: "(idle) (native/vm):1", ms: 4, percent: 50 });
   });
 
-  it("cuts a real server-side profile with windows read from this process's clock", async () => {
-    const dir = await mkdtemp(path.join(tmpdir(), "bench-profile-"));
-    dirs.push(dir);
-    // Busy in `first` for 300 ms, then in `second` for 300 ms; prints each one's window.
+  it("adds up several profiles, each sample by its own profile's clock", () => {
+    // A second profile of the same code, 10 ms later: its first three samples in `handle`/`query`.
+    const later: CpuProfile = { ...PROFILE, startTime: 1_010_000, samples: [2, 3, 3, 4] };
+    const window = { startUs: 1_002_000, endUs: 1_013_000 };
+    const summary = summariseProfile([PROFILE, later], { windows: [window] });
+    expect(summary.sampledMs).toBe(7 + 3);
+    expect(summary.selfByPackage).toContainEqual({ name: "pg", ms: 4, percent: 40 });
+    expect(summary.selfByFunction).toContainEqual({
+      name: "(idle) (native/vm):1",
+      ms: 3,
+      percent: 30,
+    });
+  });
+
+  it("profiles a process through its inspector, and cuts that profile by this process's clock", async () => {
+    // On a line from stdin: busy in `first` for 300 ms, then in `second`; prints each one's window.
     const script = `
       const now = () => Number(process.hrtime.bigint() / 1000n);
       function spin(ms) { const end = Date.now() + ms; let x = 0; while (Date.now() < end) x++; return x; }
       function first() { return spin(300); }
       function second() { return spin(300); }
-      const a = now(); first(); const b = now(); second(); const c = now();
-      console.log(JSON.stringify({ pid: process.pid, first: [a, b], second: [b, c] }));`;
-    const printed = execFileSync(
-      process.execPath,
-      ["--cpu-prof", `--cpu-prof-dir=${dir}`, "-e", script],
-      { encoding: "utf8" },
-    );
-    const run = JSON.parse(printed) as { pid: number; first: number[]; second: number[] };
-    const file = findProcessProfile(dir, run.pid);
-    expect(file).toBeDefined();
-    const profile = readCpuProfile(file as string);
+      process.stdin.once("data", () => {
+        const a = now(); first(); const b = now(); second(); const c = now();
+        console.log(JSON.stringify({ first: [a, b], second: [b, c] }));
+      });`;
+    const child = spawn(process.execPath, ["--inspect=127.0.0.1:0", "-e", script], {
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    children.push(child);
+    const address = await new Promise<string>((resolve) => {
+      let stderr = "";
+      child.stderr.on("data", (chunk: Buffer) => {
+        stderr += chunk.toString();
+        const found = INSPECTOR_ADDRESS.exec(stderr)?.[1];
+        if (found) resolve(found);
+      });
+    });
+    const stopProfiling = await startProfiling(address);
+    const printed = new Promise<string>((resolve) => {
+      let stdout = "";
+      child.stdout.on("data", (chunk: Buffer) => {
+        stdout += chunk.toString();
+        if (stdout.includes("\n")) resolve(stdout);
+      });
+    });
+    child.stdin.write("go\n");
+    const run = JSON.parse(await printed) as { first: number[]; second: number[] };
+    const profile = await stopProfiling();
     const inclusiveMs = (windowOf: number[], name: string) =>
       summariseProfile(profile, {
         windows: [{ startUs: windowOf[0] as number, endUs: windowOf[1] as number }],
@@ -88,7 +109,7 @@ describe("bench/profile.ts", () => {
     expect(inclusiveMs(run.first, "second")).toBe(0);
     expect(inclusiveMs(run.second, "second")).toBeGreaterThan(150);
     expect(inclusiveMs(run.second, "first")).toBe(0);
-  });
+  }, 30_000);
 });
 
 describe("the profiles section of docs/PERFORMANCE.md", () => {

@@ -10,7 +10,7 @@ vi.hoisted(() => {
 });
 
 import { getEventHub } from "../../lib/realtime/event-hub";
-import { collectGarbage, INSPECTOR_ADDRESS, readHeapUsedMiB } from "../../bench/inspector-gc";
+import { collectGarbage, INSPECTOR_ADDRESS, readHeapUsedMiB } from "../../bench/inspector";
 import { readProcessCpuSeconds } from "../../bench/machine-cpu";
 import { startApiNode } from "../support/api-node";
 import { startApiServer } from "../support/api-server";

@@ -1,18 +1,32 @@
 import { spawn } from "node:child_process";
 import { readFile } from "node:fs/promises";
+import { createServer, type AddressInfo, type Server } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import {
   collectGarbage,
   INSPECTOR_ADDRESS,
+  InspectorSession,
   readFrames,
   readHeapUsedMiB,
   textFrame,
-} from "../bench/inspector-gc";
+} from "../bench/inspector";
 
 const children: ReturnType<typeof spawn>[] = [];
+const servers: Server[] = [];
 afterEach(() => {
   for (const child of children.splice(0)) child.kill("SIGKILL");
+  for (const server of servers.splice(0)) server.close();
 });
+
+/** An unmasked server frame with a 64-bit length, as an inspector sends a large answer. */
+function longServerFrame(text: string): Buffer {
+  const payload = Buffer.from(text);
+  const head = Buffer.alloc(10);
+  head[0] = 0x81;
+  head[1] = 127;
+  head.writeBigUInt64BE(BigInt(payload.length), 2);
+  return Buffer.concat([head, payload]);
+}
 
 /** Unmasks a client frame the way a WebSocket server does. */
 function unmask(frame: Buffer): string {
@@ -27,7 +41,7 @@ function unmask(frame: Buffer): string {
   return Buffer.from(payload.map((byte, index) => byte ^ (mask[index % 4] as number))).toString();
 }
 
-describe("bench/inspector-gc.ts", () => {
+describe("bench/inspector.ts", () => {
   it("frames a masked text message, short and medium", () => {
     const short = textFrame('{"id":1}');
     expect(short[0]).toBe(0x81);
@@ -53,6 +67,41 @@ describe("bench/inspector-gc.ts", () => {
     expect(readFrames(Buffer.concat([rest, both.subarray(both.length - 2)])).texts).toEqual([
       "tail",
     ]);
+  });
+
+  it("reads an answer of hundreds of kilobytes that comes in many small writes", async () => {
+    const big = "z".repeat(300_000);
+    const server = createServer((socket) => {
+      let isUpgraded = false;
+      socket.on("data", (chunk: Buffer) => {
+        if (!isUpgraded) {
+          isUpgraded = chunk.includes("\r\n\r\n");
+          if (isUpgraded) socket.write("HTTP/1.1 101 Switching Protocols\r\n\r\n");
+          return;
+        }
+        const { id } = JSON.parse(unmask(chunk)) as { id: number };
+        const frame = Buffer.concat([
+          longServerFrame(JSON.stringify({ method: "Some.event", params: {} })),
+          longServerFrame(JSON.stringify({ id, result: { big } })),
+        ]);
+        const writeFrom = (offset: number) => {
+          if (offset >= frame.length) return;
+          socket.write(frame.subarray(offset, offset + 4_096));
+          setImmediate(() => writeFrom(offset + 4_096));
+        };
+        writeFrom(0);
+      });
+    });
+    servers.push(server);
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const { port } = server.address() as AddressInfo;
+    const session = await InspectorSession.open(`ws://127.0.0.1:${port}/session`);
+    try {
+      const result = await session.call("Some.method");
+      expect(result.big).toBe(big);
+    } finally {
+      session.close();
+    }
   });
 
   it("makes a process started with --inspect collect its garbage (heap and RSS drop)", async () => {
