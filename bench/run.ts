@@ -341,9 +341,9 @@ async function main(): Promise<void> {
   // When each hot path ran, to cut its share out of the server's CPU profiles (BENCH_CPU_PROF).
   const hotPaths = emptyHotPathWindows();
   const cpuProfiles: CpuProfile[] = [];
-  // The server is profiled only while a hot path's phase runs: a profiler on through the whole run
-  // slowed the other phases' figures too (G3.4's lag p99 twice what it read without one). Each
-  // phase's profile is also left in BENCH_CPU_PROF, for bench/profile-summary.ts.
+  // The server is profiled only while a hot path is loaded (decision 057): a profiler on through
+  // the whole run slowed the other phases' figures too (G3.4's lag p99 twice what it read without
+  // one). Each stretch's profile is also left in BENCH_CPU_PROF, for bench/profile-summary.ts.
   const profiled = async <T>(phase: string, run: () => Promise<T>): Promise<T> => {
     const dir = benchEnv.BENCH_CPU_PROF;
     if (!dir) return run();
