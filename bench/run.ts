@@ -72,7 +72,13 @@ import {
   type HotPathProfiles,
   type TimeWindow,
 } from "./profile";
-import { cpuMsPerCall, describeCpuSplit, describeMachineBusy, readMachineCpu } from "./machine-cpu";
+import {
+  cpuMsPerCall,
+  describeCpuSplit,
+  describeMachineBusy,
+  readMachineCpu,
+  type MachineCpuReading,
+} from "./machine-cpu";
 import { openWritesAlone } from "./writes-alone";
 import { perLongPollKiB, readCollectedMemory, rssPerLongPollKiB, settledMiB } from "./rss";
 import {
@@ -363,6 +369,17 @@ async function main(): Promise<void> {
     );
     return result;
   };
+  // A load timed into its hot path's windows, with the machine's CPU read on either side of it.
+  // Inside `profiled`, so that moving the profile out of the server is not counted as a call's cost.
+  const measureWithCpu = async <T>(
+    readCpu: () => Promise<MachineCpuReading>,
+    windows: TimeWindow[],
+    run: () => Promise<T>,
+  ) => {
+    const before = await readCpu();
+    const measured = await inWindow(windows, run);
+    return { measured, before, after: await readCpu() };
+  };
   const rows: TableRow[] = [];
   const notes: string[] = [];
   const rawNotify: number[] = [];
@@ -497,21 +514,18 @@ async function main(): Promise<void> {
         const readServerCpu = side.startsWith("plain")
           ? plain.readCpuSeconds
           : () => server.readCpuSeconds();
-        const measure = async (windows: TimeWindow[]) => {
-          const before = await readMachineCpu(readServerCpu, now);
-          const measured = await inWindow(windows, () => load(call));
-          // Server CPU per call: robust to a busy machine, where latency and rate are not.
-          const perCall = cpuMsPerCall(
-            before,
-            await readMachineCpu(readServerCpu, now),
-            measured.latenciesMs.length,
+        const measure = (windows: TimeWindow[]) =>
+          measureWithCpu(
+            () => readMachineCpu(readServerCpu, now),
+            windows,
+            () => load(call),
           );
-          return { measured, perCall };
-        };
-        const { measured, perCall } =
+        const { measured, before, after } =
           side === "verdict" || side === "ruleAllowed"
             ? await profiled(side, () => measure(hotPaths[side]))
             : await measure([]);
+        // Server CPU per call: robust to a busy machine, where latency and rate are not.
+        const perCall = cpuMsPerCall(before, after, measured.latenciesMs.length);
         gate[side].push({
           ...measured,
           serverCpuMsPerCall: perCall.serverMs,
@@ -710,43 +724,36 @@ async function main(): Promise<void> {
   for (let roundIndex = 0; roundIndex < sizes.rounds; roundIndex++) {
     await measureRates();
     if (!isPhaseSelected("throughput")) continue;
-    // The machine's CPU is read inside the profiled stretch: the profile's transfer is not a call's.
-    const { submitted, perSubmission, beforeSubmissions, afterSubmissions } = await profiled(
-      "submissions",
-      async () => {
-        const before = await readMachine();
-        const measured = await inWindow(hotPaths.submission, () =>
-          measureSubmissions({
-            baseUrl: server.url,
-            agents,
-            concurrency: sizes.throughputConcurrency,
-            durationMs: sizes.throughputMs,
-          }),
-        );
-        const after = await readMachine();
-        return {
-          submitted: measured,
-          perSubmission: cpuMsPerCall(before, after, measured.count),
-          beforeSubmissions: before,
-          afterSubmissions: after,
-        };
-      },
+    const {
+      measured: submitted,
+      before: beforeSubmissions,
+      after: afterSubmissions,
+    } = await profiled("submissions", () =>
+      measureWithCpu(readMachine, hotPaths.submission, () =>
+        measureSubmissions({
+          baseUrl: server.url,
+          agents,
+          concurrency: sizes.throughputConcurrency,
+          durationMs: sizes.throughputMs,
+        }),
+      ),
     );
-    const { decided, perDecision } = await profiled("decisions", async () => {
-      const before = await readMachine();
-      const measured = await inWindow(hotPaths.decision, () =>
+    const {
+      measured: decided,
+      before: beforeDecisions,
+      after: afterDecisions,
+    } = await profiled("decisions", () =>
+      measureWithCpu(readMachine, hotPaths.decision, () =>
         measureDecisions({
           baseUrl: server.url,
           leadToken,
           requestIds: submitted.pending,
           concurrency: sizes.throughputConcurrency,
         }),
-      );
-      return {
-        decided: measured,
-        perDecision: cpuMsPerCall(before, await readMachine(), measured.count),
-      };
-    });
+      ),
+    );
+    const perSubmission = cpuMsPerCall(beforeSubmissions, afterSubmissions, submitted.count);
+    const perDecision = cpuMsPerCall(beforeDecisions, afterDecisions, decided.count);
     // Server CPU per call: the process is one event loop, so ~1 s of CPU per second is its ceiling.
     throughput.serverCpuMsPerSubmission.push(perSubmission.serverMs);
     throughput.serverCpuMsPerDecision.push(perDecision.serverMs);

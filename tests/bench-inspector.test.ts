@@ -1,6 +1,6 @@
 import { spawn } from "node:child_process";
 import { readFile } from "node:fs/promises";
-import { createServer, type AddressInfo, type Server } from "node:net";
+import { createServer, type AddressInfo, type Server, type Socket } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import {
   collectGarbage,
@@ -41,6 +41,31 @@ function unmask(frame: Buffer): string {
   return Buffer.from(payload.map((byte, index) => byte ^ (mask[index % 4] as number))).toString();
 }
 
+/**
+ * A WebSocket server that upgrades the first request and hands each call it is sent (one frame
+ * per write, as the session writes them) to `answer`; the address to open a session on.
+ */
+async function fakeInspector(
+  answer: (socket: Socket, id: number, method: string) => void,
+): Promise<string> {
+  const server = createServer((socket) => {
+    let isUpgraded = false;
+    socket.on("data", (chunk: Buffer) => {
+      if (!isUpgraded) {
+        isUpgraded = chunk.includes("\r\n\r\n");
+        if (isUpgraded) socket.write("HTTP/1.1 101 Switching Protocols\r\n\r\n");
+        return;
+      }
+      const { id, method } = JSON.parse(unmask(chunk)) as { id: number; method: string };
+      answer(socket, id, method);
+    });
+  });
+  servers.push(server);
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  return `ws://127.0.0.1:${port}/session`;
+}
+
 describe("bench/inspector.ts", () => {
   it("frames a masked text message, short and medium", () => {
     const short = textFrame('{"id":1}');
@@ -71,37 +96,55 @@ describe("bench/inspector.ts", () => {
 
   it("reads an answer of hundreds of kilobytes that comes in many small writes", async () => {
     const big = "z".repeat(300_000);
-    const server = createServer((socket) => {
-      let isUpgraded = false;
-      socket.on("data", (chunk: Buffer) => {
-        if (!isUpgraded) {
-          isUpgraded = chunk.includes("\r\n\r\n");
-          if (isUpgraded) socket.write("HTTP/1.1 101 Switching Protocols\r\n\r\n");
-          return;
-        }
-        const { id } = JSON.parse(unmask(chunk)) as { id: number };
-        const frame = Buffer.concat([
-          longServerFrame(JSON.stringify({ method: "Some.event", params: {} })),
-          longServerFrame(JSON.stringify({ id, result: { big } })),
-        ]);
-        const writeFrom = (offset: number) => {
-          if (offset >= frame.length) return;
-          socket.write(frame.subarray(offset, offset + 4_096));
-          setImmediate(() => writeFrom(offset + 4_096));
-        };
-        writeFrom(0);
-      });
+    const address = await fakeInspector((socket, id) => {
+      const frame = Buffer.concat([
+        longServerFrame(JSON.stringify({ method: "Some.event", params: {} })),
+        longServerFrame(JSON.stringify({ id, result: { big } })),
+      ]);
+      const writeFrom = (offset: number) => {
+        if (offset >= frame.length) return;
+        socket.write(frame.subarray(offset, offset + 4_096));
+        setImmediate(() => writeFrom(offset + 4_096));
+      };
+      writeFrom(0);
     });
-    servers.push(server);
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-    const { port } = server.address() as AddressInfo;
-    const session = await InspectorSession.open(`ws://127.0.0.1:${port}/session`);
+    const session = await InspectorSession.open(address);
     try {
       const result = await session.call("Some.method");
       expect(result.big).toBe(big);
     } finally {
       session.close();
     }
+  });
+
+  it("fails a call the inspector refuses, and every call waiting when its connection closes", async () => {
+    const address = await fakeInspector((socket, id, method) => {
+      if (method === "Refused.method") {
+        socket.write(longServerFrame(JSON.stringify({ id, error: { message: "no such method" } })));
+      } else {
+        socket.destroy();
+      }
+    });
+    const session = await InspectorSession.open(address);
+    try {
+      await expect(session.call("Refused.method")).rejects.toThrow("no such method");
+      await expect(session.call("Profiler.stop")).rejects.toThrow("closed the connection");
+      await expect(session.call("Profiler.start")).rejects.toThrow("closed the connection");
+    } finally {
+      session.close();
+    }
+  });
+
+  it("refuses a session when the address does not upgrade to a WebSocket", async () => {
+    const server = createServer((socket) =>
+      socket.once("data", () => socket.end("HTTP/1.1 404 Not Found\r\n\r\n")),
+    );
+    servers.push(server);
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const { port } = server.address() as AddressInfo;
+    await expect(InspectorSession.open(`ws://127.0.0.1:${port}/session`)).rejects.toThrow(
+      "inspector said HTTP/1.1 404",
+    );
   });
 
   it("makes a process started with --inspect collect its garbage (heap and RSS drop)", async () => {
