@@ -95,10 +95,7 @@ export class InspectorSession {
     { resolve: (result: Record<string, unknown>) => void; reject: (error: Error) => void }
   >();
   private nextId = 1;
-  private received: Buffer[] = [];
-  private receivedBytes = 0;
-  /** Bytes the frame at the head of `received` needs before it can be read; 0 when unknown. */
-  private neededBytes = 0;
+  private received: Buffer = Buffer.alloc(0);
   private failure: Error | undefined;
 
   private constructor(private readonly socket: Socket) {
@@ -185,33 +182,20 @@ export class InspectorSession {
     this.socket.destroy();
   }
 
-  // A profile comes as one frame of megabytes in many chunks: they are joined once it is whole.
+  // A profile comes as one frame in many chunks: it is read once the last has come.
   private receive(chunk: Buffer): void {
-    this.received.push(chunk);
-    this.receivedBytes += chunk.length;
-    if (this.receivedBytes < this.neededBytes) return;
-    const { texts, rest } = readFrames(Buffer.concat(this.received));
-    this.received = rest.length > 0 ? [rest] : [];
-    this.receivedBytes = rest.length;
-    this.neededBytes = frameBytesOf(rest);
+    const { texts, rest } = readFrames(Buffer.concat([this.received, chunk]));
+    this.received = rest;
     for (const text of texts) {
       const message = JSON.parse(text) as InspectorMessage;
-      const waiter = message.id === undefined ? undefined : this.waiting.get(message.id);
-      if (!waiter || message.id === undefined) continue;
+      if (message.id === undefined) continue;
+      const waiter = this.waiting.get(message.id);
+      if (!waiter) continue;
       this.waiting.delete(message.id);
       if (message.error) waiter.reject(new Error(message.error.message));
       else waiter.resolve(message.result ?? {});
     }
   }
-}
-
-/** The whole length of the frame at the start of `buffer`, once its header is there; else 0. */
-function frameBytesOf(buffer: Buffer): number {
-  if (buffer.length < 2) return 0;
-  const length = (buffer[1] as number) & 0x7f;
-  if (length < 126) return 2 + length;
-  if (length === 126) return buffer.length < 4 ? 0 : 4 + buffer.readUInt16BE(2);
-  return buffer.length < 10 ? 0 : 10 + Number(buffer.readBigUInt64BE(2));
 }
 
 /** Calls one method in a session of its own. */
