@@ -79,7 +79,7 @@ import {
   readMachineCpu,
   type MachineCpuReading,
 } from "./machine-cpu";
-import { openWritesAlone } from "./writes-alone";
+import { openLoopWritesAlone, openWritesAlone } from "./writes-alone";
 import { perLongPollKiB, readCollectedMemory, rssPerLongPollKiB, settledMiB } from "./rss";
 import {
   formatMs,
@@ -331,13 +331,20 @@ async function main(): Promise<void> {
   const newestEventId = () =>
     sqlValue<string | null>(databaseUrl, "SELECT max(id) FROM events").then(Number);
   const consoles = await openConsoles(server, cookie, sizes.pushConsoles, await newestEventId());
-  const [pusher, looper, txRaw, txDomain, txHttp] = await registerAgents(
+  const [pusher, looper, looperAlone, txRaw, txDomain, txHttp] = await registerAgents(
     server.url,
     leadToken,
-    ["bench-push", "bench-loop", "bench-tx-raw", "bench-tx-domain", "bench-tx-http"],
+    [
+      "bench-push",
+      "bench-loop",
+      "bench-loop-alone",
+      "bench-tx-raw",
+      "bench-tx-domain",
+      "bench-tx-http",
+    ],
     1,
   );
-  if (!pusher || !looper || !txRaw || !txDomain || !txHttp) {
+  if (!pusher || !looper || !looperAlone || !txRaw || !txDomain || !txHttp) {
     throw new Error("could not register the bench agents");
   }
   await keepAgentsAlive(databaseUrl);
@@ -594,15 +601,28 @@ async function main(): Promise<void> {
     }
   }
 
-  // ---- G3.2 full loop, interleaved with the raw loop ----
-  let loop: { summary: LatencySummary; leadErrors: number } | undefined;
+  // ---- G3.2 full loop, interleaved with the raw loop and its writes alone ----
+  let loop:
+    { summary: LatencySummary; leadErrors: number; writesAlone?: LatencySummary } | undefined;
   const rawLoop: number[] = [];
   if (isPhaseSelected("loop")) {
     const loopMs: number[] = [];
     let leadErrors = 0;
     let cursor = 0;
+    // Not in a baseline run, whose database is the baseline's while this process runs this
+    // checkout's lib.
+    const writesAlone = isBaselineRun
+      ? undefined
+      : await openLoopWritesAlone({ databaseUrl, agent: looperAlone, leadToken });
+    if (writesAlone) {
+      cleanups.push({ name: "close the loop's writes-alone pool", run: () => writesAlone.close() });
+    }
+    const writesAloneMs: number[] = [];
     for (let block = 0; block < sizes.loopBlocks; block++) {
       rawLoop.push(...(await measureRawLoop(databaseUrl, per(sizes.rawLoops, sizes.loopBlocks))));
+      writesAloneMs.push(
+        ...((await writesAlone?.measure(per(sizes.loops, sizes.loopBlocks))) ?? []),
+      );
       const measured = await measureLoop({
         baseUrl: server.url,
         agent: looper,
@@ -616,7 +636,11 @@ async function main(): Promise<void> {
       loopMs.push(...measured.loopMs);
       leadErrors += measured.leadErrors;
     }
-    loop = { summary: roundSummary(summarize(loopMs)), leadErrors };
+    loop = {
+      summary: roundSummary(summarize(loopMs)),
+      leadErrors,
+      ...(writesAlone && { writesAlone: roundSummary(summarize(writesAloneMs)) }),
+    };
     results.raw.loop = roundSummary(summarize(rawLoop));
     results.loop = loop;
     log(`G3.2 done: ${loopMs.length} loops`);
@@ -1199,6 +1223,17 @@ async function main(): Promise<void> {
         verdict: verdict(loop.summary.p99 <= floor.p99 + 20),
       },
     );
+    const alone = loop.writesAlone;
+    if (alone) {
+      rows.push({
+        goal: "Diagnosis: G3.2's two writes alone (submitRequest, then decideRequest, in-process) p50 / p99",
+        target: "diagnosis",
+        raw: formatMs(floor.p50),
+        handshake: `${formatMs(alone.p50)} / ${formatMs(alone.p99)}`,
+        ratio: ratio(alone.p50, floor.p50),
+        verdict: "—",
+      });
+    }
   }
   if (breakdown) {
     rows.push(

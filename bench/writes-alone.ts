@@ -65,19 +65,74 @@ async function actorOf(db: PrismaClient, token: string): Promise<Actor | null> {
   return resolveActor(db, new Headers({ authorization: `Bearer ${token}` }));
 }
 
+async function leadOf(db: PrismaClient, leadToken: string) {
+  const lead = await actorOf(db, leadToken);
+  if (lead?.kind !== "human") throw new Error("the Lead's token names no human");
+  return lead;
+}
+
+async function agentOf(db: PrismaClient, agent: Agent): Promise<AgentActor> {
+  const actor = await actorOf(db, agent.token);
+  if (actor?.kind !== "agent") throw new Error(`${agent.name}'s token names no agent`);
+  return actor;
+}
+
+export type LoopWritesAlone = {
+  /** Each loop's milliseconds: a plan submitted, then approved, `loops` times. */
+  measure(loops: number): Promise<number[]>;
+  close(): Promise<void>;
+};
+
+/**
+ * G3.2's two writes without HTTP: one agent's plan submitted (`submitRequest`) and approved for
+ * the Lead (`decideRequest`), back to back, in the bench's process through a pool of its own, with
+ * the server still publishing their events. What the loop pays for its writes (both statements,
+ * their commits and their events' NOTIFY, and the driver) before HTTP, the console's push and the
+ * agent's long-poll add their share: the rest of G3.2's loop is the API's.
+ */
+export async function openLoopWritesAlone(options: {
+  databaseUrl: string;
+  agent: Agent;
+  leadToken: string;
+}): Promise<LoopWritesAlone> {
+  const db = createDb(options.databaseUrl);
+  try {
+    const lead = await leadOf(db, options.leadToken);
+    const agent = await agentOf(db, options.agent);
+    const loop = async (turn: number) => {
+      const { request } = await submitRequest(db, agent, {
+        type: "plan_approval",
+        payload: { plan: `loop without the server ${turn}` },
+      });
+      await decideRequest(db, lead, request.id, { type: "plan_approval_response", approve: true });
+    };
+    for (let turn = 0; turn < EXECUTIONS_TO_GENERIC_PLAN; turn++) await loop(turn);
+    return {
+      async measure(loops) {
+        const loopMs: number[] = [];
+        for (let turn = 0; turn < loops; turn++) {
+          const startedAt = now();
+          await loop(turn);
+          loopMs.push(now() - startedAt);
+        }
+        return loopMs;
+      },
+      close: () => db.$disconnect(),
+    };
+  } catch (error) {
+    await db.$disconnect();
+    throw error;
+  }
+}
+
 async function writesAloneOn(
   db: PrismaClient,
   options: { agents: Agent[]; leadToken: string; concurrency: number },
 ) {
   const { concurrency } = options;
-  const lead = await actorOf(db, options.leadToken);
-  if (lead?.kind !== "human") throw new Error("the Lead's token names no human");
+  const lead = await leadOf(db, options.leadToken);
   const actors: AgentActor[] = [];
-  for (const agent of options.agents) {
-    const actor = await actorOf(db, agent.token);
-    if (actor?.kind !== "agent") throw new Error(`${agent.name}'s token names no agent`);
-    actors.push(actor);
-  }
+  for (const agent of options.agents) actors.push(await agentOf(db, agent));
   const slices = Array.from({ length: concurrency }, (_, caller) =>
     actors.filter((_, index) => index % concurrency === caller),
   );

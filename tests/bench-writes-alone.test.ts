@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { openWritesAlone } from "../bench/writes-alone";
+import { openLoopWritesAlone, openWritesAlone } from "../bench/writes-alone";
 import { getDb } from "../lib/db";
 import { createToken, registerAgent } from "./api/fixtures";
 
@@ -70,5 +70,42 @@ describe("G3.3's writes without HTTP (bench/writes-alone.ts)", () => {
       where: { sender: { in: agents.map((agent) => agent.name) } },
     });
     expect(written).toBe(0);
+  });
+});
+
+describe("G3.2's two writes without HTTP (bench/writes-alone.ts)", () => {
+  it("submits a plan and approves it, loop after loop, timing each, and leaves nothing pending", async () => {
+    const agent = await registerAgent();
+    const requestsOf = (status: "pending" | "approved") =>
+      getDb().request.count({ where: { sender: agent.name, status } });
+    const writes = await openLoopWritesAlone({
+      databaseUrl: databaseUrl(),
+      agent,
+      leadToken: (await createToken("decide")).token,
+    });
+    try {
+      // Opening warmed the statements up with loops of their own.
+      const approvedAfterWarmUp = await requestsOf("approved");
+      expect(approvedAfterWarmUp).toBeGreaterThan(0);
+      const loopMs = await writes.measure(4);
+      expect(loopMs).toHaveLength(4);
+      for (const ms of loopMs) expect(ms).toBeGreaterThan(0);
+      expect(await requestsOf("approved")).toBe(approvedAfterWarmUp + 4);
+      expect(await requestsOf("pending")).toBe(0);
+      const messages = await getDb().message.count({
+        where: { recipient: agent.name, type: "plan_approval_response" },
+      });
+      expect(messages).toBe(approvedAfterWarmUp + 4);
+    } finally {
+      await writes.close();
+    }
+  });
+
+  it("refuses an agent's token in the Lead's place before any write", async () => {
+    const [agent, other] = await Promise.all([registerAgent(), registerAgent()]);
+    await expect(
+      openLoopWritesAlone({ databaseUrl: databaseUrl(), agent: agent!, leadToken: other!.token }),
+    ).rejects.toThrow("the Lead's token names no human");
+    expect(await getDb().request.count({ where: { sender: agent!.name } })).toBe(0);
   });
 });
