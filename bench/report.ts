@@ -149,7 +149,9 @@ again, which G3.1 and G3.4 do).
 then long-polls \`GET /api/v1/inbox?after=…&wait=30\` (what agents/worker-loop does); a scripted Lead
 on a console socket approves with \`POST /api/v1/requests/{id}/responses\` as soon as
 \`request.created\` arrives; the loop ends when the long-poll returns the decision. Timed from
-before the POST to the long-poll's answer.
+before the POST to the long-poll's answer. Its two writes alone, in the same blocks: a plan of an
+agent of their own submitted and approved through the domain functions (\`submitRequest\`, then
+\`decideRequest\`) in the bench's process, back to back (not in a baseline run).
 
 **Diagnosis rows** (${sizes.breakdownSamples} submissions each way, interleaved in ${sizes.breakdownBlocks} blocks): one plan
 submission three ways — the same statements the product's transaction sends (lock and read the
