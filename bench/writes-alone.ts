@@ -38,22 +38,31 @@ export async function openWritesAlone(options: {
   leadToken: string;
   concurrency: number;
 }): Promise<WritesAlone> {
-  const db = createDb(options.databaseUrl);
-  try {
+  return onPoolOfItsOwn(options.databaseUrl, async (db) => {
     const writes = await writesAloneOn(db, options);
     // Each connection's statements are prepared and planned, as G3.3's server's long were.
     await writes.submitWhile((turn) => turn < EXECUTIONS_TO_GENERIC_PLAN);
     await writes.decidePending();
     return {
-      async submit(durationMs) {
+      async submit(durationMs: number) {
         const startedAt = now();
         const deadline = startedAt + durationMs;
         const count = await writes.submitWhile(() => now() < deadline);
         return { perSecond: count / ((now() - startedAt) / 1000), count };
       },
       decidePending: writes.decidePending,
-      close: () => db.$disconnect(),
     };
+  });
+}
+
+/** What `open` makes on a pool of its own, which its `close` ends; ended at once if `open` fails. */
+async function onPoolOfItsOwn<T>(
+  databaseUrl: string,
+  open: (db: PrismaClient) => Promise<T>,
+): Promise<T & { close(): Promise<void> }> {
+  const db = createDb(databaseUrl);
+  try {
+    return { ...(await open(db)), close: () => db.$disconnect() };
   } catch (error) {
     await db.$disconnect();
     throw error;
@@ -95,8 +104,7 @@ export async function openLoopWritesAlone(options: {
   agent: Agent;
   leadToken: string;
 }): Promise<LoopWritesAlone> {
-  const db = createDb(options.databaseUrl);
-  try {
+  return onPoolOfItsOwn(options.databaseUrl, async (db) => {
     const lead = await leadOf(db, options.leadToken);
     const agent = await agentOf(db, options.agent);
     const loop = async (turn: number) => {
@@ -108,7 +116,7 @@ export async function openLoopWritesAlone(options: {
     };
     for (let turn = 0; turn < EXECUTIONS_TO_GENERIC_PLAN; turn++) await loop(turn);
     return {
-      async measure(loops) {
+      async measure(loops: number) {
         const loopMs: number[] = [];
         for (let turn = 0; turn < loops; turn++) {
           const startedAt = now();
@@ -117,12 +125,8 @@ export async function openLoopWritesAlone(options: {
         }
         return loopMs;
       },
-      close: () => db.$disconnect(),
     };
-  } catch (error) {
-    await db.$disconnect();
-    throw error;
-  }
+  });
 }
 
 async function writesAloneOn(

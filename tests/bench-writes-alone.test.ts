@@ -104,8 +104,8 @@ describe("G3.2's two writes without HTTP (bench/writes-alone.ts)", () => {
   it("refuses an agent's token in the Lead's place before any write", async () => {
     const [agent, other] = await Promise.all([registerAgent(), registerAgent()]);
     await expect(
-      openLoopWritesAlone({ databaseUrl: databaseUrl(), agent: agent!, leadToken: other!.token }),
+      openLoopWritesAlone({ databaseUrl: databaseUrl(), agent, leadToken: other.token }),
     ).rejects.toThrow("the Lead's token names no human");
-    expect(await getDb().request.count({ where: { sender: agent!.name } })).toBe(0);
+    expect(await getDb().request.count({ where: { sender: agent.name } })).toBe(0);
   });
 });
