@@ -157,9 +157,10 @@ describe("hot statements", () => {
 });
 
 // A server prepares each hot statement once per connection, and PostgreSQL keeps the plan it
-// makes then: often while the tables are new. A plan that reads a group's rows by their keys stays
-// right as the tables grow; one that read every agent's rows grew slower with the history.
-describe("the rule-allowed verdicts' plan, made while the tables were new", () => {
+// makes then (a PL/pgSQL function's too): often while the tables are new. A plan that reads a
+// group's rows by their keys stays right as the tables grow; one that read every agent's rows grew
+// slower with the history.
+describe("hot plans, made while the tables were new", () => {
   type PlanNode = {
     "Node Type": string;
     "Relation Name"?: string;
