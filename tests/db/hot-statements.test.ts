@@ -342,3 +342,97 @@ describe("hot plans, made while the tables were new", () => {
     ).toBeLessThan(10);
   });
 });
+
+// A common decision's function keeps its plans on the connection that first ran it, as a
+// prepared statement does: made on a new node, before the tables hold anything.
+describe("a common decision's plan, made while the tables were new", () => {
+  let adminUrl: string;
+  let databaseUrl: string;
+  let client: pg.Client;
+  beforeAll(async () => {
+    adminUrl = inject("adminDatabaseUrl");
+    databaseUrl = await createScratchDatabase(adminUrl, "handshake_hot_decisions");
+    await applyMigrations(databaseUrl, { isQuiet: true });
+    client = new pg.Client({ connectionString: databaseUrl });
+    await client.connect();
+    await client.query("SET plan_cache_mode = force_generic_plan");
+  });
+  afterAll(async () => {
+    await client.end();
+    await dropScratchDatabase(adminUrl, databaseUrl);
+  });
+
+  it("a tool call's approval looks for the incarnation's other pending requests, not through its history", async () => {
+    const {
+      rows: [agent],
+    } = await client.query<{ id: string; name: string }>(
+      `INSERT INTO agents (name, role, token_hash, status, gate)
+       VALUES ('long-lived', 'bench', 'long-lived-hash', 'waiting_approval', 'approved')
+       RETURNING id, name`,
+    );
+    if (!agent) throw new Error("no agent");
+    const askFor = (id: string, status: "pending" | "approved") =>
+      client.query(
+        `INSERT INTO requests (id, type, agent_id, sender, target, status, payload, responded_by,
+                               responded_at, decided_by, incarnation, work_version, expires_at,
+                               approval_used)
+         SELECT $1, 'tool_approval', $2, $3, 'lead', $4::request_status,
+                jsonb_build_object('tool', 'bash', 'callHash', md5($1)),
+                CASE WHEN $4 = 'approved' THEN 'lead' END,
+                CASE WHEN $4 = 'approved' THEN now() END,
+                CASE WHEN $4 = 'approved' THEN '{"kind":"human","userId":"lead"}'::jsonb END,
+                1, 0, now() + interval '1 hour', $4 = 'approved'`,
+        [id, agent.id, agent.name, status],
+      );
+    const requestId = `req_${"a".repeat(32)}`;
+    await askFor(requestId, "pending");
+    /** Approves the call, rolled back: what the decision read of `requests` by index. */
+    const approve = async () => {
+      await client.query("BEGIN");
+      try {
+        const { rows } = await client.query(
+          "SELECT decision_position FROM decide_common_requests($1)",
+          [
+            JSON.stringify([
+              {
+                position: 0,
+                requestId,
+                type: "tool_approval",
+                status: "approved",
+                approve: true,
+                feedback: null,
+                respondedBy: "lead",
+                decidedBy: { kind: "human", userId: "lead" },
+                at: new Date().toISOString(),
+                responseType: "tool_approval_response",
+                gate: null,
+                isWaitingWhileOthersPend: true,
+              },
+            ]),
+          ],
+        );
+        const {
+          rows: [read],
+        } = await client.query<{ fetched: string }>(
+          "SELECT idx_tup_fetch AS fetched FROM pg_stat_xact_user_tables WHERE relname = 'requests'",
+        );
+        return { decided: rows.length, fetched: Number(read?.fetched) };
+      } finally {
+        await client.query("ROLLBACK");
+      }
+    };
+    // Planned while the agent has one request, which it approves.
+    expect((await approve()).decided).toBe(1);
+    // The same incarnation's long history of approved and used calls.
+    for (let turn = 0; turn < 3000; turn += 500) {
+      await Promise.all(
+        Array.from({ length: 500 }, (_, index) =>
+          askFor(`req_${String(turn + index).padStart(32, "0")}`, "approved"),
+        ),
+      );
+    }
+    const approved = await approve();
+    expect(approved.decided).toBe(1);
+    expect(approved.fetched, "request rows fetched by index").toBeLessThan(20);
+  });
+});
