@@ -156,6 +156,24 @@ describe("hot statements", () => {
   });
 });
 
+type ScratchDatabase = { client: pg.Client; close(): Promise<void> };
+
+/** A new, migrated database of this file's own, and a client connected to it. */
+async function openScratchDatabase(prefix: string): Promise<ScratchDatabase> {
+  const adminUrl = inject("adminDatabaseUrl");
+  const databaseUrl = await createScratchDatabase(adminUrl, prefix);
+  await applyMigrations(databaseUrl, { isQuiet: true });
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  return {
+    client,
+    async close() {
+      await client.end();
+      await dropScratchDatabase(adminUrl, databaseUrl);
+    },
+  };
+}
+
 // A server prepares each hot statement once per connection, and PostgreSQL keeps the plan it
 // makes then (a PL/pgSQL function's too): often while the tables are new. A plan that reads a
 // group's rows by their keys stays right as the tables grow; one that read every agent's rows grew
@@ -187,16 +205,12 @@ describe("hot plans, made while the tables were new", () => {
       { rows: 0, blocks: 0 },
     );
 
-  let adminUrl: string;
-  let databaseUrl: string;
+  let scratch: ScratchDatabase;
   let client: pg.Client;
   let group: { id: string; name: string }[];
   beforeAll(async () => {
-    adminUrl = inject("adminDatabaseUrl");
-    databaseUrl = await createScratchDatabase(adminUrl, "handshake_hot_plans");
-    await applyMigrations(databaseUrl, { isQuiet: true });
-    client = new pg.Client({ connectionString: databaseUrl });
-    await client.connect();
+    scratch = await openScratchDatabase("handshake_hot_plans");
+    client = scratch.client;
     group = (
       await client.query<{ id: string; name: string }>(
         `INSERT INTO agents (name, role, token_hash, status, gate)
@@ -205,10 +219,7 @@ describe("hot plans, made while the tables were new", () => {
       )
     ).rows;
   });
-  afterAll(async () => {
-    await client.end();
-    await dropScratchDatabase(adminUrl, databaseUrl);
-  });
+  afterAll(() => scratch.close());
 
   /**
    * Prepares `sql` while the tables hold only the group, runs it once with `before` (which writes
@@ -346,21 +357,14 @@ describe("hot plans, made while the tables were new", () => {
 // A common decision's function keeps its plans on the connection that first ran it, as a
 // prepared statement does: made on a new node, before the tables hold anything.
 describe("a common decision's plan, made while the tables were new", () => {
-  let adminUrl: string;
-  let databaseUrl: string;
+  let scratch: ScratchDatabase;
   let client: pg.Client;
   beforeAll(async () => {
-    adminUrl = inject("adminDatabaseUrl");
-    databaseUrl = await createScratchDatabase(adminUrl, "handshake_hot_decisions");
-    await applyMigrations(databaseUrl, { isQuiet: true });
-    client = new pg.Client({ connectionString: databaseUrl });
-    await client.connect();
+    scratch = await openScratchDatabase("handshake_hot_decisions");
+    client = scratch.client;
     await client.query("SET plan_cache_mode = force_generic_plan");
   });
-  afterAll(async () => {
-    await client.end();
-    await dropScratchDatabase(adminUrl, databaseUrl);
-  });
+  afterAll(() => scratch.close());
 
   it("a tool call's approval looks for the incarnation's other pending requests, not through its history", async () => {
     const {
