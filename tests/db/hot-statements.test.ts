@@ -375,21 +375,23 @@ describe("a common decision's plan, made while the tables were new", () => {
        RETURNING id, name`,
     );
     if (!agent) throw new Error("no agent");
-    const askFor = (id: string, status: "pending" | "approved") =>
+    /** Tool calls of the agent's incarnation asked under `ids`: pending, or approved and used. */
+    const askFor = (ids: string[], status: "pending" | "approved") =>
       client.query(
         `INSERT INTO requests (id, type, agent_id, sender, target, status, payload, responded_by,
                                responded_at, decided_by, incarnation, work_version, expires_at,
                                approval_used)
-         SELECT $1, 'tool_approval', $2, $3, 'lead', $4::request_status,
-                jsonb_build_object('tool', 'bash', 'callHash', md5($1)),
+         SELECT id, 'tool_approval', $2, $3, 'lead', $4::request_status,
+                jsonb_build_object('tool', 'bash', 'callHash', md5(id)),
                 CASE WHEN $4 = 'approved' THEN 'lead' END,
                 CASE WHEN $4 = 'approved' THEN now() END,
                 CASE WHEN $4 = 'approved' THEN '{"kind":"human","userId":"lead"}'::jsonb END,
-                1, 0, now() + interval '1 hour', $4 = 'approved'`,
-        [id, agent.id, agent.name, status],
+                1, 0, now() + interval '1 hour', $4 = 'approved'
+         FROM unnest($1::text[]) AS id`,
+        [ids, agent.id, agent.name, status],
       );
     const requestId = `req_${"a".repeat(32)}`;
-    await askFor(requestId, "pending");
+    await askFor([requestId], "pending");
     /** Approves the call, rolled back: what the decision read of `requests` by index. */
     const approve = async () => {
       await client.query("BEGIN");
@@ -428,13 +430,10 @@ describe("a common decision's plan, made while the tables were new", () => {
     // Planned while the agent has one request, which it approves.
     expect((await approve()).decided).toBe(1);
     // The same incarnation's long history of approved and used calls.
-    for (let turn = 0; turn < 3000; turn += 500) {
-      await Promise.all(
-        Array.from({ length: 500 }, (_, index) =>
-          askFor(`req_${String(turn + index).padStart(32, "0")}`, "approved"),
-        ),
-      );
-    }
+    await askFor(
+      Array.from({ length: 3000 }, (_, index) => `req_${String(index).padStart(32, "0")}`),
+      "approved",
+    );
     const approved = await approve();
     expect(approved.decided).toBe(1);
     expect(approved.fetched, "request rows fetched by index").toBeLessThan(20);
