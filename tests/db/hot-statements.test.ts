@@ -175,10 +175,9 @@ async function openScratchDatabase(prefix: string): Promise<ScratchDatabase> {
 }
 
 // A server prepares each hot statement once per connection, and PostgreSQL keeps the plan it
-// makes then (a PL/pgSQL function's too): often while the tables are new. A plan that reads a
-// group's rows by their keys stays right as the tables grow; one that read every agent's rows grew
-// slower with the history.
-describe("hot plans, made while the tables were new", () => {
+// makes then: often while the tables are new. A plan that reads a group's rows by their keys stays
+// right as the tables grow; one that read every agent's rows grew slower with the history.
+describe("the rule-allowed verdicts' plan, made while the tables were new", () => {
   type PlanNode = {
     "Node Type": string;
     "Relation Name"?: string;
@@ -297,61 +296,6 @@ describe("hot plans, made while the tables were new", () => {
     expect(costOfReads(plan, "requests")).toEqual({ rows: 0, blocks: expect.any(Number) });
     expect(costOfReads(plan, "requests").blocks).toBeLessThan(20);
   });
-
-  it("a common decision reads its agent's newest two live messages, not the agent's history", async () => {
-    const agent = group[0] as { id: string; name: string };
-    const newestTwo = async () => {
-      const { rows } = await client.query<{ message_id: string; previous_message_id: string }>(
-        "SELECT message_id, previous_message_id FROM decision_message($1, 1)",
-        [agent.id],
-      );
-      return rows;
-    };
-    // The function's query is planned on this connection while the agent has no message.
-    await client.query("SET plan_cache_mode = force_generic_plan");
-    expect(await newestTwo()).toEqual([]);
-    // A long-lived agent's thousands of messages, then a busy team's few each.
-    await client.query(
-      `INSERT INTO messages (sender, recipient, agent_id, incarnation, type, content)
-       SELECT 'lead', $2, $1, 1, 'plan_approval_response', 'approved ' || n
-       FROM generate_series(1, 3000) n`,
-      [agent.id, agent.name],
-    );
-    const { rows: history } = await client.query<{ id: string }>(
-      "SELECT id FROM messages WHERE agent_id = $1 ORDER BY id DESC LIMIT 2",
-      [agent.id],
-    );
-    await client.query(
-      `WITH team AS (
-         INSERT INTO agents (name, role, token_hash, status, gate)
-         SELECT 'team-' || n, 'bench', 'team-hash-' || n, 'working', 'approved'
-         FROM generate_series(1, 300) n RETURNING id, name
-       )
-       INSERT INTO messages (sender, recipient, agent_id, incarnation, type, content)
-       SELECT 'lead', team.name, team.id, 1, 'plan_approval_response', 'approved ' || n
-       FROM team, generate_series(1, 10) n`,
-    );
-    expect(await newestTwo()).toEqual([
-      { message_id: history[0]?.id, previous_message_id: history[1]?.id },
-    ]);
-    // The blocks the function's query went through count in its scan's; run once before, so
-    // that a plan the statistics invalidated is made again, and its reads of the catalog, first.
-    const blocksRead = async () => {
-      await newestTwo();
-      const explained = await client.query<{ "QUERY PLAN": [{ Plan: PlanNode }] }>(
-        "EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) SELECT * FROM decision_message($1, 1)",
-        [agent.id],
-      );
-      return explained.rows[0]?.["QUERY PLAN"][0].Plan["Shared Hit Blocks"] ?? Infinity;
-    };
-    const asTheHistoryGrew = await blocksRead();
-    await client.query("ANALYZE messages");
-    const analyzed = await blocksRead();
-    expect(
-      Math.max(asTheHistoryGrew, analyzed),
-      `blocks: ${asTheHistoryGrew} as the history grew, ${analyzed} once analyzed`,
-    ).toBeLessThan(10);
-  });
 });
 
 // A common decision's function keeps its plans on the connection that first ran it, as a
@@ -437,5 +381,67 @@ describe("a common decision's plan, made while the tables were new", () => {
     const approved = await approve();
     expect(approved.decided).toBe(1);
     expect(approved.fetched, "request rows fetched by index").toBeLessThan(20);
+  });
+
+  it("a common decision reads its agent's newest two live messages, not the agent's history", async () => {
+    const {
+      rows: [agent],
+    } = await client.query<{ id: string; name: string }>(
+      `INSERT INTO agents (name, role, token_hash, status, gate)
+       VALUES ('messaged', 'bench', 'messaged-hash', 'working', 'approved')
+       RETURNING id, name`,
+    );
+    if (!agent) throw new Error("no agent");
+    const newestTwo = async () => {
+      const { rows } = await client.query<{ message_id: string; previous_message_id: string }>(
+        "SELECT message_id, previous_message_id FROM decision_message($1, 1)",
+        [agent.id],
+      );
+      return rows;
+    };
+    // The function's query is planned on this connection while the agent has no message.
+    expect(await newestTwo()).toEqual([]);
+    // A long-lived agent's thousands of messages, then a busy team's few each.
+    await client.query(
+      `INSERT INTO messages (sender, recipient, agent_id, incarnation, type, content)
+       SELECT 'lead', $2, $1, 1, 'plan_approval_response', 'approved ' || n
+       FROM generate_series(1, 3000) n`,
+      [agent.id, agent.name],
+    );
+    const { rows: history } = await client.query<{ id: string }>(
+      "SELECT id FROM messages WHERE agent_id = $1 ORDER BY id DESC LIMIT 2",
+      [agent.id],
+    );
+    await client.query(
+      `WITH team AS (
+         INSERT INTO agents (name, role, token_hash, status, gate)
+         SELECT 'team-' || n, 'bench', 'team-hash-' || n, 'working', 'approved'
+         FROM generate_series(1, 300) n RETURNING id, name
+       )
+       INSERT INTO messages (sender, recipient, agent_id, incarnation, type, content)
+       SELECT 'lead', team.name, team.id, 1, 'plan_approval_response', 'approved ' || n
+       FROM team, generate_series(1, 10) n`,
+    );
+    expect(await newestTwo()).toEqual([
+      { message_id: history[0]?.id, previous_message_id: history[1]?.id },
+    ]);
+    // The blocks the function's query went through count in its scan's; run once before, so
+    // that a plan the statistics invalidated is made again, and its reads of the catalog, first.
+    const blocksRead = async () => {
+      await newestTwo();
+      const explained = await client.query<{
+        "QUERY PLAN": [{ Plan: { "Shared Hit Blocks"?: number } }];
+      }>("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) SELECT * FROM decision_message($1, 1)", [
+        agent.id,
+      ]);
+      return explained.rows[0]?.["QUERY PLAN"][0].Plan["Shared Hit Blocks"] ?? Infinity;
+    };
+    const asTheHistoryGrew = await blocksRead();
+    await client.query("ANALYZE messages");
+    const analyzed = await blocksRead();
+    expect(
+      Math.max(asTheHistoryGrew, analyzed),
+      `blocks: ${asTheHistoryGrew} as the history grew, ${analyzed} once analyzed`,
+    ).toBeLessThan(10);
   });
 });
