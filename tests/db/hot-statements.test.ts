@@ -310,15 +310,20 @@ describe("a common decision's plan, made while the tables were new", () => {
   });
   afterAll(() => scratch.close());
 
-  it("a tool call's approval looks for the incarnation's other pending requests, not through its history", async () => {
-    const {
-      rows: [agent],
-    } = await client.query<{ id: string; name: string }>(
+  async function insertAgent(name: string, status: "working" | "waiting_approval") {
+    const { rows } = await client.query<{ id: string; name: string }>(
       `INSERT INTO agents (name, role, token_hash, status, gate)
-       VALUES ('long-lived', 'bench', 'long-lived-hash', 'waiting_approval', 'approved')
+       VALUES ($1, 'bench', $1 || '-hash', $2, 'approved')
        RETURNING id, name`,
+      [name, status],
     );
-    if (!agent) throw new Error("no agent");
+    const [agent] = rows;
+    if (!agent) throw new Error(`no agent ${name}`);
+    return agent;
+  }
+
+  it("a tool call's approval looks for the incarnation's other pending requests, not through its history", async () => {
+    const agent = await insertAgent("long-lived", "waiting_approval");
     /** Tool calls of the agent's incarnation asked under `ids`: pending, or approved and used. */
     const askFor = (ids: string[], status: "pending" | "approved") =>
       client.query(
@@ -384,14 +389,7 @@ describe("a common decision's plan, made while the tables were new", () => {
   });
 
   it("a common decision reads its agent's newest two live messages, not the agent's history", async () => {
-    const {
-      rows: [agent],
-    } = await client.query<{ id: string; name: string }>(
-      `INSERT INTO agents (name, role, token_hash, status, gate)
-       VALUES ('messaged', 'bench', 'messaged-hash', 'working', 'approved')
-       RETURNING id, name`,
-    );
-    if (!agent) throw new Error("no agent");
+    const agent = await insertAgent("messaged", "working");
     const newestTwo = async () => {
       const { rows } = await client.query<{ message_id: string; previous_message_id: string }>(
         "SELECT message_id, previous_message_id FROM decision_message($1, 1)",
