@@ -443,3 +443,82 @@ describe("a common decision's plan, made while the tables were new", () => {
     ).toBeLessThan(10);
   });
 });
+
+// PostgreSQL keeps a plan per statement of a function on each connection, and plans again at
+// every call a statement whose plans made with the call's values look cheaper than the one it
+// would keep.
+describe("a common decision's statements, planned per connection", () => {
+  let scratch: ScratchDatabase;
+  let client: pg.Client;
+  let plannings = 0;
+  beforeAll(async () => {
+    scratch = await openScratchDatabase("handshake_hot_planning");
+    client = scratch.client;
+    // Each planning reports its statistics to this client.
+    await client.query("SET log_planner_stats = on");
+    await client.query("SET client_min_messages = log");
+    client.on("notice", (notice) => {
+      if (notice.message === "PLANNER STATISTICS") plannings += 1;
+    });
+  });
+  afterAll(() => scratch.close());
+
+  it.each([
+    ["a plan's", { type: "plan_approval", gate: "approved", isWaitingWhileOthersPend: false }],
+    ["a tool call's", { type: "tool_approval", gate: null, isWaitingWhileOthersPend: true }],
+  ] as const)("%s approval is not planned again at each decision", async (_, kind) => {
+    const {
+      rows: [agent],
+    } = await client.query<{ id: string }>(
+      `INSERT INTO agents (name, role, token_hash, status, gate)
+       VALUES ($1, 'bench', $1 || '-hash', 'waiting_approval', 'pending')
+       RETURNING id`,
+      [`decided-${kind.type.replace("_", "-")}`],
+    );
+    if (!agent) throw new Error("no agent");
+    /** Asks for an approval and approves it; how many plannings the approval took. */
+    const approve = async (turn: number) => {
+      const {
+        rows: [asked],
+      } = await client.query<{ id: string }>(
+        `INSERT INTO requests (id, type, agent_id, sender, target, payload, incarnation,
+                               work_version, expires_at)
+         SELECT 'req_' || md5($1 || $2), $1, id, name, 'lead',
+                jsonb_build_object('callHash', md5($1 || $2)), incarnation, work_version,
+                now() + interval '1 hour'
+         FROM agents WHERE id = $3
+         RETURNING id`,
+        [kind.type, turn, agent.id],
+      );
+      const requestId = asked?.id;
+      plannings = 0;
+      // Prepared, as the server sends it (lib/db.ts, queryHot).
+      const { rows } = await client.query({
+        name: "common-decisions",
+        text: "SELECT decision_position FROM decide_common_requests($1)",
+        values: [
+          JSON.stringify([
+            {
+              ...kind,
+              position: 0,
+              requestId,
+              status: "approved",
+              approve: true,
+              feedback: null,
+              respondedBy: "lead",
+              decidedBy: { kind: "human", userId: "lead" },
+              at: new Date().toISOString(),
+              responseType: `${kind.type}_response`,
+            },
+          ]),
+        ],
+      });
+      expect(rows).toHaveLength(1);
+      return plannings;
+    };
+    // PostgreSQL plans a statement with each call's values five times before it keeps a plan.
+    for (let turn = 0; turn < 6; turn++) await approve(turn);
+    const later = [await approve(6), await approve(7), await approve(8)];
+    expect(later, "plannings per approval, once the plans are kept").toEqual([0, 0, 0]);
+  });
+});
