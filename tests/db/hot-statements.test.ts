@@ -174,6 +174,25 @@ async function openScratchDatabase(prefix: string): Promise<ScratchDatabase> {
   };
 }
 
+/** One Lead's approval, as `decide_common_requests` takes it (lib/requests/common-decision.ts). */
+function leadApproval(requestId: string, type: "plan_approval" | "tool_approval") {
+  const isToolCall = type === "tool_approval";
+  return {
+    position: 0,
+    requestId,
+    type,
+    status: "approved",
+    approve: true,
+    feedback: null,
+    respondedBy: "lead",
+    decidedBy: { kind: "human", userId: "lead" },
+    at: new Date().toISOString(),
+    responseType: `${type}_response`,
+    gate: isToolCall ? null : "approved",
+    isWaitingWhileOthersPend: isToolCall,
+  };
+}
+
 // A server prepares each hot statement once per connection, and PostgreSQL keeps the plan it
 // makes then: often while the tables are new. A plan that reads a group's rows by their keys stays
 // right as the tables grow; one that read every agent's rows grew slower with the history.
@@ -347,24 +366,7 @@ describe("a common decision's plan, made while the tables were new", () => {
       try {
         const { rows } = await client.query(
           "SELECT decision_position FROM decide_common_requests($1)",
-          [
-            JSON.stringify([
-              {
-                position: 0,
-                requestId,
-                type: "tool_approval",
-                status: "approved",
-                approve: true,
-                feedback: null,
-                respondedBy: "lead",
-                decidedBy: { kind: "human", userId: "lead" },
-                at: new Date().toISOString(),
-                responseType: "tool_approval_response",
-                gate: null,
-                isWaitingWhileOthersPend: true,
-              },
-            ]),
-          ],
+          [JSON.stringify([leadApproval(requestId, "tool_approval")])],
         );
         const {
           rows: [read],
@@ -464,16 +466,16 @@ describe("a common decision's statements, planned per connection", () => {
   afterAll(() => scratch.close());
 
   it.each([
-    ["a plan's", { type: "plan_approval", gate: "approved", isWaitingWhileOthersPend: false }],
-    ["a tool call's", { type: "tool_approval", gate: null, isWaitingWhileOthersPend: true }],
-  ] as const)("%s approval is not planned again at each decision", async (_, kind) => {
+    ["a plan's", "plan_approval"],
+    ["a tool call's", "tool_approval"],
+  ] as const)("%s approval is not planned again at each decision", async (_, type) => {
     const {
       rows: [agent],
     } = await client.query<{ id: string }>(
       `INSERT INTO agents (name, role, token_hash, status, gate)
        VALUES ($1, 'bench', $1 || '-hash', 'waiting_approval', 'pending')
        RETURNING id`,
-      [`decided-${kind.type.replace("_", "-")}`],
+      [`decided-${type.replace("_", "-")}`],
     );
     if (!agent) throw new Error("no agent");
     /** Asks for an approval and approves it; how many plannings the approval took. */
@@ -488,30 +490,15 @@ describe("a common decision's statements, planned per connection", () => {
                 now() + interval '1 hour'
          FROM agents WHERE id = $3
          RETURNING id`,
-        [kind.type, turn, agent.id],
+        [type, turn, agent.id],
       );
-      const requestId = asked?.id;
+      if (!asked) throw new Error("no request");
       plannings = 0;
       // Prepared, as the server sends it (lib/db.ts, queryHot).
       const { rows } = await client.query({
         name: "common-decisions",
         text: "SELECT decision_position FROM decide_common_requests($1)",
-        values: [
-          JSON.stringify([
-            {
-              ...kind,
-              position: 0,
-              requestId,
-              status: "approved",
-              approve: true,
-              feedback: null,
-              respondedBy: "lead",
-              decidedBy: { kind: "human", userId: "lead" },
-              at: new Date().toISOString(),
-              responseType: `${kind.type}_response`,
-            },
-          ]),
-        ],
+        values: [JSON.stringify([leadApproval(asked.id, type)])],
       });
       expect(rows).toHaveLength(1);
       return plannings;
