@@ -3,10 +3,12 @@
 -- Each statement that appends events signs and notifies them in one call of its trigger
 -- (decision 060), not one call per row: the key is read once per statement instead of once per
 -- event, and the rows no longer queue an after-trigger event each. The payloads are those of
--- migration 016, byte for byte, and go out in id order, which is the order the rows were inserted.
--- SECURITY DEFINER so a writer needs no access to the key; a trigger function cannot be called
--- from SQL, and its transition table holds only the rows the statement inserted, so it signs
--- nothing else.
+-- migration 016, byte for byte, and go out in id order, the order the bridge publishes in.
+-- SECURITY DEFINER so a writer needs no access to the key. A trigger function cannot be called
+-- from SQL, but any role may attach one to a table of its own (a temporary table needs nothing
+-- more than a login), and PostgreSQL grants EXECUTE to PUBLIC: migration 016's function signed
+-- whatever such a table held. EXECUTE is revoked below, so only the events table's own trigger,
+-- made by the owner, signs, and only the rows its statement inserted.
 CREATE FUNCTION events_notify_inserted() RETURNS trigger
 SECURITY DEFINER SET search_path = pg_catalog AS $$
 DECLARE
@@ -40,6 +42,8 @@ CREATE TRIGGER events_notify_insert
   AFTER INSERT ON events REFERENCING NEW TABLE AS inserted
   FOR EACH STATEMENT EXECUTE FUNCTION events_notify_inserted();
 DROP FUNCTION events_notify();
+-- A trigger's function is checked for EXECUTE when the trigger is made, not when it fires.
+REVOKE EXECUTE ON FUNCTION events_notify_inserted() FROM PUBLIC;
 
 -- Down Migration
 
@@ -71,4 +75,5 @@ DROP TRIGGER events_notify_insert ON events;
 CREATE TRIGGER events_notify_insert
   AFTER INSERT ON events
   FOR EACH ROW EXECUTE FUNCTION events_notify();
+REVOKE EXECUTE ON FUNCTION events_notify() FROM PUBLIC;
 DROP FUNCTION events_notify_inserted();

@@ -61,3 +61,28 @@ it("signs and notifies a statement's events in one call of its trigger, in id or
   );
   expect(payloads[2]).toBe(String(ids[2]));
 });
+
+it("signs nothing for a role that attaches the signing function to a table of its own", async () => {
+  // Any login may create a temporary table and put a trigger on it; the events table's own
+  // trigger is the only one that may call the function with the key.
+  const attacker = `handshake_forger_${process.pid}`;
+  await writer.query(`CREATE ROLE ${attacker} LOGIN`);
+  const forger = new pg.Client({ connectionString: databaseUrl });
+  await forger.connect();
+  try {
+    await forger.query(`SET ROLE ${attacker}`);
+    await forger.query(
+      `CREATE TEMP TABLE forged (id bigint, kind text, subject text, data jsonb,
+                                 created_at timestamptz)`,
+    );
+    await expect(
+      forger.query(
+        `CREATE TRIGGER forged_signed AFTER INSERT ON forged REFERENCING NEW TABLE AS inserted
+         FOR EACH STATEMENT EXECUTE FUNCTION public.events_notify_inserted()`,
+      ),
+    ).rejects.toThrow(/permission denied for function (public\.)?events_notify_inserted/);
+  } finally {
+    await forger.end();
+    await writer.query(`DROP ROLE ${attacker}`);
+  }
+});
