@@ -88,9 +88,20 @@ describe("ActorCache", () => {
     expect(cache.size).toBe(0);
   });
 
+  it("keeps an entry given its own TTL past the cache's, and no longer than its own", () => {
+    const { cache, advance } = listeningCache({ ttlMs: 100 });
+    cache.set("a", "A", ["agent:a"], cache.lease(), { ttlMs: 1_000 });
+    cache.set("t", "T", ["token:t"], cache.lease());
+    advance(500);
+    expect(cache.get("a")).toBe("A");
+    expect(cache.get("t")).toBeUndefined();
+    advance(501);
+    expect(cache.get("a")).toBeUndefined();
+  });
+
   it("never answers past the moment its value stops being true, however long its TTL", () => {
     const { cache, advance } = listeningCache({ ttlMs: 10_000 });
-    cache.set("s", "session", ["session:s"], cache.lease(), 1_000 + 300);
+    cache.set("s", "session", ["session:s"], cache.lease(), { validUntil: 1_000 + 300 });
     advance(299);
     expect(cache.get("s")).toBe("session");
     advance(2);

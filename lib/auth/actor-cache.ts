@@ -24,6 +24,9 @@ type Entry<V> = { value: V; tags: readonly ActorTag[]; expiresAt: number };
 
 export type ActorCacheOptions = { maxEntries?: number; ttlMs?: number; now?: () => number };
 
+/** How long one entry may answer; see `ActorCache.set`. */
+export type EntryLife = { validUntil?: number; ttlMs?: number };
+
 /** The lease a lookup takes before reading the database; a fill with a stale lease is dropped. */
 export type FillLease = number;
 
@@ -73,20 +76,23 @@ export class ActorCache<V> {
     return this.epoch;
   }
 
-  /** `validUntil`: when the value stops being true whatever happens (a session's expiry). */
+  /**
+   * `validUntil`: when the value stops being true whatever happens (a session's expiry). `ttlMs`:
+   * this entry's backstop instead of the cache's, for a value nothing else ages (decision 062).
+   */
   set(
     key: string,
     value: V,
     tags: readonly ActorTag[],
     lease: FillLease,
-    validUntil = Number.POSITIVE_INFINITY,
+    { validUntil = Number.POSITIVE_INFINITY, ttlMs = this.ttlMs }: EntryLife = {},
   ): void {
     if (!this.isListening || lease !== this.epoch) return;
     this.remove(key);
     this.entries.set(key, {
       value,
       tags,
-      expiresAt: Math.min(this.now() + this.ttlMs, validUntil),
+      expiresAt: Math.min(this.now() + ttlMs, validUntil),
     });
     for (const tag of tags) {
       let keys = this.keysByTag.get(tag);

@@ -75,6 +75,14 @@ async function findApiTokenActor(db: Db, tokenHash: string): Promise<TokenActor 
   };
 }
 
+/**
+ * An agent's entry lives past the cache's 10 s backstop (decision 062): it carries no `lastUsedAt`
+ * to keep fresh and no expiry to extend, and every column it is read from evicts it by trigger.
+ * Five minutes outlasts an idle agent's cadence (a long-poll reissued every 30 s), which the 10 s
+ * backstop turned into a lookup per reissue.
+ */
+const AGENT_ENTRY_TTL_MS = 300_000;
+
 function evictionTagsOf(actor: AgentActor | TokenActor): ActorTag[] {
   return actor.kind === "agent"
     ? [`agent:${actor.agentId}`]
@@ -97,7 +105,9 @@ async function actorFromToken(db: Db, token: string): Promise<Actor> {
   for (const lookup of lookups) {
     const actor = await lookup(db, tokenHash);
     if (actor) {
-      cache.set(tokenHash, actor, evictionTagsOf(actor), lease);
+      cache.set(tokenHash, actor, evictionTagsOf(actor), lease, {
+        ttlMs: actor.kind === "agent" ? AGENT_ENTRY_TTL_MS : undefined,
+      });
       return actor;
     }
   }
@@ -167,7 +177,7 @@ async function cachedActorFromSession(
   if (!found) return null;
   const { actor, expiresAt } = found;
   const tags: ActorTag[] = [`session:${actor.sessionId}`, `user:${actor.userId}`];
-  cache.set(key, actor, tags, lease, expiresAt.getTime());
+  cache.set(key, actor, tags, lease, { validUntil: expiresAt.getTime() });
   return actor;
 }
 
