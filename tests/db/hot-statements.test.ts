@@ -14,7 +14,12 @@ import {
   RULE_ALLOWED_VERDICTS_SQL,
 } from "../../lib/tool-calls/common-verdict";
 import { recordToolCall } from "../../lib/tool-calls/mutations";
-import { agentStatusSchema, gateStateSchema } from "../../lib/shared/agents/schema";
+import {
+  agentStatusSchema,
+  gateStateSchema,
+  type AgentStatus,
+  type GateState,
+} from "../../lib/shared/agents/schema";
 import { registerAgentActor } from "../support/agent-actor";
 import { createScratchDatabase, dropScratchDatabase } from "../test-database";
 
@@ -174,6 +179,23 @@ async function openScratchDatabase(prefix: string): Promise<ScratchDatabase> {
   };
 }
 
+/** An agent written straight into a scratch database, its token hash made from its name. */
+async function insertAgent(
+  client: pg.Client,
+  name: string,
+  { status, gate = "approved" }: { status: AgentStatus; gate?: GateState },
+) {
+  const { rows } = await client.query<{ id: string; name: string }>(
+    `INSERT INTO agents (name, role, token_hash, status, gate)
+     VALUES ($1, 'bench', $1 || '-hash', $2, $3)
+     RETURNING id, name`,
+    [name, status, gate],
+  );
+  const [agent] = rows;
+  if (!agent) throw new Error(`no agent ${name}`);
+  return agent;
+}
+
 /** One Lead's approval, as `decide_common_requests` takes it (lib/requests/common-decision.ts). */
 function leadApproval(requestId: string, type: "plan_approval" | "tool_approval") {
   const isToolCall = type === "tool_approval";
@@ -329,20 +351,8 @@ describe("a common decision's plan, made while the tables were new", () => {
   });
   afterAll(() => scratch.close());
 
-  async function insertAgent(name: string, status: "working" | "waiting_approval") {
-    const { rows } = await client.query<{ id: string; name: string }>(
-      `INSERT INTO agents (name, role, token_hash, status, gate)
-       VALUES ($1, 'bench', $1 || '-hash', $2, 'approved')
-       RETURNING id, name`,
-      [name, status],
-    );
-    const [agent] = rows;
-    if (!agent) throw new Error(`no agent ${name}`);
-    return agent;
-  }
-
   it("a tool call's approval looks for the incarnation's other pending requests, not through its history", async () => {
-    const agent = await insertAgent("long-lived", "waiting_approval");
+    const agent = await insertAgent(client, "long-lived", { status: "waiting_approval" });
     /** Tool calls of the agent's incarnation asked under `ids`: pending, or approved and used. */
     const askFor = (ids: string[], status: "pending" | "approved") =>
       client.query(
@@ -391,7 +401,7 @@ describe("a common decision's plan, made while the tables were new", () => {
   });
 
   it("a common decision reads its agent's newest two live messages, not the agent's history", async () => {
-    const agent = await insertAgent("messaged", "working");
+    const agent = await insertAgent(client, "messaged", { status: "working" });
     const newestTwo = async () => {
       const { rows } = await client.query<{ message_id: string; previous_message_id: string }>(
         "SELECT message_id, previous_message_id FROM decision_message($1, 1)",
@@ -469,15 +479,10 @@ describe("a common decision's statements, planned per connection", () => {
     ["a plan's", "plan_approval"],
     ["a tool call's", "tool_approval"],
   ] as const)("%s approval is not planned again at each decision", async (_, type) => {
-    const {
-      rows: [agent],
-    } = await client.query<{ id: string }>(
-      `INSERT INTO agents (name, role, token_hash, status, gate)
-       VALUES ($1, 'bench', $1 || '-hash', 'waiting_approval', 'pending')
-       RETURNING id`,
-      [`decided-${type.replace("_", "-")}`],
-    );
-    if (!agent) throw new Error("no agent");
+    const agent = await insertAgent(client, `decided-${type.replace("_", "-")}`, {
+      status: "waiting_approval",
+      gate: "pending",
+    });
     /** Asks for an approval and approves it; how many plannings the approval took. */
     const approve = async (turn: number) => {
       const {
