@@ -244,8 +244,9 @@ its ratio to its own floors. With \`BENCH_CPU_PROF\`, its profile goes to \`<dir
 
 No benchmark is a test: nothing here can fail CI on timing. \`BENCH_QUICK=1\` runs small counts
 (and leaves this file alone), \`BENCH_ONLY=gate,push,loop,breakdown,throughput,scale,history,board,hook,lead\` a subset (\`BENCH_ONLY=board\` runs the board alone),
-\`BENCH_CPU_PROF=<dir>\` profiles the server (and the baseline's, into \`<dir>/baseline\`) while
-each hot path is loaded, leaves each of those profiles in \`<dir>\` and writes the hot paths' shares
+\`BENCH_CPU_PROF=<dir>\` profiles the server (and the baseline's, into \`<dir>/baseline\`) in one
+more pass of each hot path's load after its measured rounds, so that no goal is read under the
+profiler (decision 063), leaves each of those profiles in \`<dir>\` and writes the hot paths' shares
 into "Profiling" below; \`node --import tsx bench/profile-summary.ts <file.cpuprofile>\` summarises
 a whole profile by package and function.
 
@@ -321,10 +322,10 @@ export function renderProfiles(profiles: ProfilesOfRun | undefined): string {
     .filter((section) => section !== "");
   return [
     "CPU profiles of the hot paths, from this run: V8's profiler ran in the server, started and",
-    "stopped through its inspector, while the bench loaded each of them, and each path's share is cut",
-    "out of those profiles by the windows of its load (V8 stamps samples with the monotonic clock the",
-    "bench reads). The other phases ran without it. Shares are of every sample in those windows, idle",
-    "included.",
+    "stopped through its inspector, during one more pass of each hot path's load after its measured",
+    "ones, and each path's share is cut out of those profiles by the windows of that pass (V8 stamps",
+    "samples with the monotonic clock the bench reads). No goal's figure was read under it. Shares",
+    "are of every sample in those windows, idle included.",
     "",
     ...sections.flatMap((section) => [section, ""]),
   ]

@@ -354,16 +354,20 @@ async function main(): Promise<void> {
   // When each hot path ran, to cut its share out of the server's CPU profiles (BENCH_CPU_PROF).
   const hotPaths = emptyHotPathWindows();
   const cpuProfiles: CpuProfile[] = [];
-  // The server is profiled only while a hot path is loaded (decision 057): a profiler on through
-  // the whole run slowed the other phases' figures too (G3.4's lag p99 twice what it read without
-  // one). Each stretch's profile is also left in BENCH_CPU_PROF, for bench/profile-summary.ts.
-  const profiled = async <T>(phase: string, run: () => Promise<T>): Promise<T> => {
+  // The server is profiled only while a hot path is loaded (decision 057), and never while a goal's
+  // figures are read (decision 063): with BENCH_CPU_PROF, each hot path's load runs once more after
+  // its measured ones, under the profiler, and only that pass is timed into its windows. Each
+  // pass's profile is also left in BENCH_CPU_PROF, for bench/profile-summary.ts.
+  const profiledPass = async <T>(
+    phase: string,
+    windows: TimeWindow[],
+    run: () => Promise<T>,
+  ): Promise<void> => {
     const dir = benchEnv.BENCH_CPU_PROF;
-    if (!dir) return run();
+    if (!dir) return;
     const stopProfiling = await server.startProfiling();
-    let result: T;
     try {
-      result = await run();
+      await inWindow(windows, run);
     } catch (error) {
       await stopProfiling().catch(() => undefined);
       throw error;
@@ -374,17 +378,14 @@ async function main(): Promise<void> {
       path.join(dir, `${phase}-${cpuProfiles.length}.cpuprofile`),
       JSON.stringify(profile),
     );
-    return result;
   };
-  // A load timed into its hot path's windows, with the machine's CPU read on either side of it.
-  // Inside `profiled`, so that moving the profile out of the server is not counted as a call's cost.
+  // A load with the machine's CPU read on either side of it.
   const measureWithCpu = async <T>(
     readCpu: () => Promise<MachineCpuReading>,
-    windows: TimeWindow[],
     run: () => Promise<T>,
   ) => {
     const before = await readCpu();
-    const measured = await inWindow(windows, run);
+    const measured = await run();
     return { measured, before, after: await readCpu() };
   };
   const rows: TableRow[] = [];
@@ -440,21 +441,27 @@ async function main(): Promise<void> {
       if (!isPhaseSelected("push")) continue;
       mergePush(
         samples,
-        await profiled("push", () =>
-          inWindow(hotPaths.push, () =>
-            measurePush({
-              baseUrl: server.url,
-              agent: pusher,
-              consoles,
-              witness,
-              count: per(sizes.pushRequests, sizes.pushBlocks),
-              warmup: block === 0 ? 10 : 0,
-            }),
-          ),
-        ),
+        await measurePush({
+          baseUrl: server.url,
+          agent: pusher,
+          consoles,
+          witness,
+          count: per(sizes.pushRequests, sizes.pushBlocks),
+          warmup: block === 0 ? 10 : 0,
+        }),
       );
     }
     if (isPhaseSelected("push")) {
+      await profiledPass("push", hotPaths.push, () =>
+        measurePush({
+          baseUrl: server.url,
+          agent: pusher,
+          consoles,
+          witness,
+          count: per(sizes.pushRequests, sizes.pushBlocks),
+          warmup: 0,
+        }),
+      );
       push = pushResult(samples, summarize(rawNotify).p50);
       log(`G3.1 done: ${samples.submitMs.length} requests × ${consoles.length} consoles`);
     }
@@ -521,16 +528,10 @@ async function main(): Promise<void> {
         const readServerCpu = side.startsWith("plain")
           ? plain.readCpuSeconds
           : () => server.readCpuSeconds();
-        const measure = (windows: TimeWindow[]) =>
-          measureWithCpu(
-            () => readMachineCpu(readServerCpu, now),
-            windows,
-            () => load(call),
-          );
-        const { measured, before, after } =
-          side === "verdict" || side === "ruleAllowed"
-            ? await profiled(side, () => measure(hotPaths[side]))
-            : await measure([]);
+        const { measured, before, after } = await measureWithCpu(
+          () => readMachineCpu(readServerCpu, now),
+          () => load(call),
+        );
         // Server CPU per call: robust to a busy machine, where latency and rate are not.
         const perCall = cpuMsPerCall(before, after, measured.latenciesMs.length);
         gate[side].push({
@@ -544,6 +545,10 @@ async function main(): Promise<void> {
         `gate round ${roundIndex + 1}/${sizes.rounds}: plain ${gate.plainInsert.at(-1)?.perSecond.toFixed(0)}/s, verdict ${gate.verdict.at(-1)?.perSecond.toFixed(0)}/s, rule-allowed ${gate.ruleAllowed.at(-1)?.perSecond.toFixed(0) ?? "—"}/s, plain health ${gate.plainHealth.at(-1)?.perSecond.toFixed(0)}/s, health ${gate.health.at(-1)?.perSecond.toFixed(0)}/s`,
       );
     }
+    await profiledPass("verdict", hotPaths.verdict, () => load(sides.verdict));
+    const { ruleAllowed } = sides;
+    if (ruleAllowed)
+      await profiledPass("ruleAllowed", hotPaths.ruleAllowed, () => load(ruleAllowed));
     results.gate = Object.fromEntries(
       Object.entries(gate)
         .filter(([, runs]) => runs.length > 0)
@@ -752,29 +757,25 @@ async function main(): Promise<void> {
       measured: submitted,
       before: beforeSubmissions,
       after: afterSubmissions,
-    } = await profiled("submissions", () =>
-      measureWithCpu(readMachine, hotPaths.submission, () =>
-        measureSubmissions({
-          baseUrl: server.url,
-          agents,
-          concurrency: sizes.throughputConcurrency,
-          durationMs: sizes.throughputMs,
-        }),
-      ),
+    } = await measureWithCpu(readMachine, () =>
+      measureSubmissions({
+        baseUrl: server.url,
+        agents,
+        concurrency: sizes.throughputConcurrency,
+        durationMs: sizes.throughputMs,
+      }),
     );
     const {
       measured: decided,
       before: beforeDecisions,
       after: afterDecisions,
-    } = await profiled("decisions", () =>
-      measureWithCpu(readMachine, hotPaths.decision, () =>
-        measureDecisions({
-          baseUrl: server.url,
-          leadToken,
-          requestIds: submitted.pending,
-          concurrency: sizes.throughputConcurrency,
-        }),
-      ),
+    } = await measureWithCpu(readMachine, () =>
+      measureDecisions({
+        baseUrl: server.url,
+        leadToken,
+        requestIds: submitted.pending,
+        concurrency: sizes.throughputConcurrency,
+      }),
     );
     const perSubmission = cpuMsPerCall(beforeSubmissions, afterSubmissions, submitted.count);
     const perDecision = cpuMsPerCall(beforeDecisions, afterDecisions, decided.count);
@@ -816,6 +817,25 @@ async function main(): Promise<void> {
         `G3.3 round ${roundIndex + 1}/${sizes.rounds} without HTTP: ${aloneSubmitted.perSecond.toFixed(0)} submissions/s, ${aloneDecided.perSecond.toFixed(0)} decisions/s`,
       );
     }
+  }
+  if (isPhaseSelected("throughput")) {
+    let pending: string[] = [];
+    await profiledPass("submissions", hotPaths.submission, async () => {
+      ({ pending } = await measureSubmissions({
+        baseUrl: server.url,
+        agents,
+        concurrency: sizes.throughputConcurrency,
+        durationMs: sizes.throughputMs,
+      }));
+    });
+    await profiledPass("decisions", hotPaths.decision, () =>
+      measureDecisions({
+        baseUrl: server.url,
+        leadToken,
+        requestIds: pending,
+        concurrency: sizes.throughputConcurrency,
+      }),
+    );
   }
   const rawRates = {
     insert1: median(rates.plain1),
