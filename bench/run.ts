@@ -432,6 +432,15 @@ async function main(): Promise<void> {
 
   // ---- G3.1 push latency, interleaved with raw NOTIFY latency ----
   let push: Push | undefined;
+  const pushBlock = (warmup: number) =>
+    measurePush({
+      baseUrl: server.url,
+      agent: pusher,
+      consoles,
+      witness,
+      count: per(sizes.pushRequests, sizes.pushBlocks),
+      warmup,
+    });
   if (isPhaseSelected("push") || isPhaseSelected("scale")) {
     const samples = emptyPush();
     for (let block = 0; block < sizes.pushBlocks; block++) {
@@ -439,29 +448,10 @@ async function main(): Promise<void> {
         ...(await measureNotifyLatency(databaseUrl, per(sizes.notifySamples, sizes.pushBlocks))),
       );
       if (!isPhaseSelected("push")) continue;
-      mergePush(
-        samples,
-        await measurePush({
-          baseUrl: server.url,
-          agent: pusher,
-          consoles,
-          witness,
-          count: per(sizes.pushRequests, sizes.pushBlocks),
-          warmup: block === 0 ? 10 : 0,
-        }),
-      );
+      mergePush(samples, await pushBlock(block === 0 ? 10 : 0));
     }
     if (isPhaseSelected("push")) {
-      await profiledPass("push", hotPaths.push, () =>
-        measurePush({
-          baseUrl: server.url,
-          agent: pusher,
-          consoles,
-          witness,
-          count: per(sizes.pushRequests, sizes.pushBlocks),
-          warmup: 0,
-        }),
-      );
+      await profiledPass("push", hotPaths.push, () => pushBlock(0));
       push = pushResult(samples, summarize(rawNotify).p50);
       log(`G3.1 done: ${samples.submitMs.length} requests × ${consoles.length} consoles`);
     }
@@ -750,6 +740,20 @@ async function main(): Promise<void> {
       : undefined;
   if (writesAlone)
     cleanups.push({ name: "close the writes-alone pool", run: () => writesAlone.close() });
+  const submitRound = () =>
+    measureSubmissions({
+      baseUrl: server.url,
+      agents,
+      concurrency: sizes.throughputConcurrency,
+      durationMs: sizes.throughputMs,
+    });
+  const decideRound = (requestIds: string[]) =>
+    measureDecisions({
+      baseUrl: server.url,
+      leadToken,
+      requestIds,
+      concurrency: sizes.throughputConcurrency,
+    });
   for (let roundIndex = 0; roundIndex < sizes.rounds; roundIndex++) {
     await measureRates();
     if (!isPhaseSelected("throughput")) continue;
@@ -757,26 +761,12 @@ async function main(): Promise<void> {
       measured: submitted,
       before: beforeSubmissions,
       after: afterSubmissions,
-    } = await measureWithCpu(readMachine, () =>
-      measureSubmissions({
-        baseUrl: server.url,
-        agents,
-        concurrency: sizes.throughputConcurrency,
-        durationMs: sizes.throughputMs,
-      }),
-    );
+    } = await measureWithCpu(readMachine, submitRound);
     const {
       measured: decided,
       before: beforeDecisions,
       after: afterDecisions,
-    } = await measureWithCpu(readMachine, () =>
-      measureDecisions({
-        baseUrl: server.url,
-        leadToken,
-        requestIds: submitted.pending,
-        concurrency: sizes.throughputConcurrency,
-      }),
-    );
+    } = await measureWithCpu(readMachine, () => decideRound(submitted.pending));
     const perSubmission = cpuMsPerCall(beforeSubmissions, afterSubmissions, submitted.count);
     const perDecision = cpuMsPerCall(beforeDecisions, afterDecisions, decided.count);
     // Server CPU per call: the process is one event loop, so ~1 s of CPU per second is its ceiling.
@@ -821,21 +811,9 @@ async function main(): Promise<void> {
   if (isPhaseSelected("throughput")) {
     let pending: string[] = [];
     await profiledPass("submissions", hotPaths.submission, async () => {
-      ({ pending } = await measureSubmissions({
-        baseUrl: server.url,
-        agents,
-        concurrency: sizes.throughputConcurrency,
-        durationMs: sizes.throughputMs,
-      }));
+      ({ pending } = await submitRound());
     });
-    await profiledPass("decisions", hotPaths.decision, () =>
-      measureDecisions({
-        baseUrl: server.url,
-        leadToken,
-        requestIds: pending,
-        concurrency: sizes.throughputConcurrency,
-      }),
-    );
+    await profiledPass("decisions", hotPaths.decision, () => decideRound(pending));
   }
   const rawRates = {
     insert1: median(rates.plain1),
