@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { text } from "node:stream/consumers";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import { ApiError, UnreachableError } from "./errors";
 import { HttpTransport } from "./transport";
@@ -127,6 +127,34 @@ describe("HttpTransport", () => {
     const call = transport.call("GET", "/me", anything);
     await expect(call).rejects.toBeInstanceOf(UnreachableError);
     await expect(call).rejects.toThrow("no answer in time");
+  });
+
+  it("names an answer whose body stops coming as unreachable when its deadline passes", async () => {
+    const server = await listen((_request, response) => {
+      response.writeHead(200, { "content-type": "application/json" });
+      response.write('{"partly":');
+    });
+    const transport = new HttpTransport(server.url, "token-token-token-token", {
+      timeoutMs: 100,
+      maxRetries: 0,
+    });
+    const call = transport.call("GET", "/me", anything);
+    await expect(call).rejects.toBeInstanceOf(UnreachableError);
+    await expect(call).rejects.toThrow("no answer in time");
+  });
+
+  it("leaves no deadline pending once a call is answered", async () => {
+    const server = await listen((_request, response) =>
+      response.writeHead(200, { "content-type": "application/json" }).end("{}"),
+    );
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
+    try {
+      const transport = new HttpTransport(server.url, "token-token-token-token");
+      await transport.call("GET", "/me", anything);
+      expect(vi.getTimerCount()).toBe(0);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it("does not follow a redirect: its token goes nowhere but the address it was given", async () => {

@@ -28,30 +28,65 @@ function clientFor(url: URL): Client | Promise<Client> {
 
 type HttpAnswer = { status: number; statusText: string; text: string };
 
-/** Async, so that a malformed address is a failed call like a refused connection. */
+/** What a call that outlived its deadline fails with; the same error AbortSignal.timeout gives. */
+function deadlinePassed(): DOMException {
+  return new DOMException("The operation was aborted due to timeout", "TimeoutError");
+}
+
+function isDeadlinePassed(error: unknown): boolean {
+  return error instanceof DOMException && error.name === "TimeoutError";
+}
+
+/**
+ * Async, so that a malformed address is a failed call like a refused connection. The deadline is
+ * a timer of its own, cleared with the answer, rather than an AbortSignal.timeout handed to the
+ * request (decision 064): that cost a call about 40% more CPU than the rest of it, and left its
+ * timer pending after the answer.
+ */
 async function send(
   address: string,
-  init: { method: string; headers: Record<string, string>; body?: string; signal: AbortSignal },
+  init: {
+    method: string;
+    headers: Record<string, string>;
+    body?: string | undefined;
+    signal?: AbortSignal | undefined;
+    timeoutMs: number;
+  },
 ): Promise<HttpAnswer> {
   const url = new URL(address);
   const { open, agent } = await clientFor(url);
   return new Promise<HttpAnswer>((resolve, reject) => {
+    let timedOut: DOMException | undefined;
+    const deadline = setTimeout(() => {
+      timedOut = deadlinePassed();
+      request.destroy(timedOut);
+    }, init.timeoutMs);
+    // As AbortSignal.timeout's: a pending call holds the process through its socket, not this.
+    deadline.unref();
+    const fail = (error: unknown) => {
+      clearTimeout(deadline);
+      reject(timedOut ?? error);
+    };
     const request = open(
       url,
-      { method: init.method, headers: init.headers, agent, signal: init.signal },
+      {
+        method: init.method,
+        headers: init.headers,
+        agent,
+        ...(init.signal && { signal: init.signal }),
+      },
       (response) => {
-        text(response).then(
-          (body) =>
-            resolve({
-              status: response.statusCode ?? 0,
-              statusText: response.statusMessage ?? "",
-              text: body,
-            }),
-          reject,
-        );
+        text(response).then((body) => {
+          clearTimeout(deadline);
+          resolve({
+            status: response.statusCode ?? 0,
+            statusText: response.statusMessage ?? "",
+            text: body,
+          });
+        }, fail);
       },
     );
-    request.on("error", reject);
+    request.on("error", fail);
     request.end(init.body);
   });
 }
@@ -114,18 +149,12 @@ export class HttpTransport {
     };
     for (let attempt = 0; ; attempt++) {
       let answer: HttpAnswer;
-      const timeout = AbortSignal.timeout(timeoutMs);
       try {
-        answer = await send(address, {
-          method,
-          headers,
-          body: payload,
-          signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
-        });
+        answer = await send(address, { method, headers, body: payload, signal, timeoutMs });
       } catch (error) {
         // As fetch does: an abort asked for by the caller rejects with the caller's reason.
         if (signal?.aborted) throw signal.reason;
-        if (timeout.aborted) throw new UnreachableError(this.baseUrl, timeout.reason);
+        if (isDeadlinePassed(error)) throw new UnreachableError(this.baseUrl, error);
         if (isRetryable(error) && attempt < this.maxRetries) {
           await backOff(attempt);
           continue;
