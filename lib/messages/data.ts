@@ -39,19 +39,34 @@ async function readAfter(
 
 /**
  * An inbox long-poll's reads: done at the first message. The cursor it reads after, when the
- * query names none, is what the agent acknowledged, read once by the first read.
+ * query names none, is what the agent acknowledged, read once by the first read. The first read
+ * of a long-poll that waits is not sent when this node knows the inbox holds nothing it has not
+ * seen announced (lib/realtime/quiet-inboxes.ts): that read is made with its wait in place, which
+ * what is announced next wakes.
  */
 class InboxRead implements LongPollSource<Inbox> {
   constructor(
     private readonly db: Db,
+    private readonly hub: EventHub,
     private readonly actor: AgentActor,
     private after: bigint | undefined,
     private readonly limit: number,
+    private mayTrustQuiet: boolean,
   ) {}
 
   async read(): Promise<Inbox> {
-    const after = (this.after ??= await ackedCursor(this.db, this.actor.agentId));
-    const messages = await readAfter(this.db, this.actor, after, this.limit);
+    const { after: asked, actor } = this;
+    const mayTrustQuiet = this.mayTrustQuiet;
+    this.mayTrustQuiet = false;
+    if (
+      mayTrustQuiet &&
+      asked !== undefined &&
+      this.hub.quietInboxes.takeQuietAfter(this.key, actor, asked)
+    ) {
+      return { messages: [], cursor: Number(asked) };
+    }
+    const after = (this.after ??= await ackedCursor(this.db, actor.agentId));
+    const messages = await readAfter(this.db, actor, after, this.limit);
     return { messages, cursor: messages.at(-1)?.id ?? Number(after) };
   }
 
@@ -62,11 +77,17 @@ class InboxRead implements LongPollSource<Inbox> {
   async answerWoken(event: WakingEvent): Promise<Inbox | undefined> {
     if (this.after === undefined) return undefined;
     const message = await messageWokenBy(event, this.actor, this.after);
-    return message && { messages: [message], cursor: message.id };
+    if (!message) return undefined;
+    this.hub.quietInboxes.markAnswered(this.key, this.actor, message.id);
+    return { messages: [message], cursor: message.id };
   }
 
   hold(): LongPollSlot {
     return takeLongPollSlot(this.actor.agentId);
+  }
+
+  get key(): string {
+    return inboxWaitKey(this.actor.name);
   }
 }
 
@@ -89,9 +110,11 @@ export function readInbox(
     clientGone,
     source: new InboxRead(
       db,
+      hub,
       actor,
       query.after === undefined ? undefined : BigInt(query.after),
       query.limit,
+      query.wait > 0,
     ),
   });
 }

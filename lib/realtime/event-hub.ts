@@ -1,5 +1,6 @@
 import type { ClientGone } from "../http/client-gone";
 import type { ConsoleEvent } from "../shared/realtime/contract";
+import { QuietInboxes } from "./quiet-inboxes";
 
 export type EventListener = (event: ConsoleEvent) => void;
 
@@ -172,6 +173,8 @@ export class EventHub {
   private readonly listeners = new Set<EventListener>();
   private readonly waits: WaitLists = { byKey: new Map(), byDue: new Map() };
   private newestId = 0;
+  /** Fed with every message this hub wakes for, before the waits it wakes (decision 065). */
+  readonly quietInboxes = new QuietInboxes();
 
   get lastId(): number {
     return this.newestId;
@@ -206,6 +209,9 @@ export class EventHub {
    */
   wakeWaitsFor(event: WakingEvent): void {
     const key = waitKeyOf(event);
+    if (key !== null && event.kind === "message.sent") {
+      this.quietInboxes.noteMessage(key, event.data.messageId);
+    }
     // Listed first: a woken waiter may wait again at once, and each settles and unlinks itself.
     const woken = listFrom(key === null ? undefined : this.waits.byKey.get(key));
     for (const wait of woken) wait.settle(event);

@@ -5,7 +5,7 @@ import { deliverMessage } from "../../lib/messages/deliver";
 import { getEventHub, inboxWaitKey } from "../../lib/realtime/event-hub";
 import { decideRequestInFull } from "../../lib/requests/mutations";
 import { runEventBridgeDuringFile } from "../support/event-bridge-hooks";
-import { api, lead, registerAgent, submitPlan, type TestAgent } from "./fixtures";
+import { api, lead, registerAgent, submitPlan, type ApiResponse, type TestAgent } from "./fixtures";
 
 runEventBridgeDuringFile();
 
@@ -278,5 +278,111 @@ describe("a decision made on this node wakes its waits at once (decision 052)", 
     const answered = await wait;
     expect(performance.now() - startedAt).toBeLessThan(2_000);
     expect(answered.json).toMatchObject({ id: requestId, status: "approved" });
+  });
+});
+
+describe("an inbox answered with this node's decision is known quiet past it (decision 065)", () => {
+  /** A plan answered on this node through the agent's long-poll: the cursor past its message. */
+  async function answeredPlan(): Promise<{ agent: TestAgent; answered: Inbox }> {
+    const { agent, requestId, cursor } = await pendingPlan();
+    const { poll } = await waitingPoll(agent, cursor);
+    await api.respond((await lead()).headers, requestId, {
+      type: "plan_approval_response",
+      approve: true,
+    });
+    const answered = (await poll).json as Inbox;
+    expect(answered.messages).toHaveLength(1);
+    return { agent, answered };
+  }
+
+  /** Resolves once the bridge has published the `message.sent` of the message `sent` returns. */
+  async function sentAndPublished(send: () => Promise<ApiResponse>): Promise<void> {
+    const published = new Set<unknown>();
+    const unsubscribe = getEventHub().subscribe((event) => {
+      if (event.kind === "message.sent") published.add(event.data.messageId);
+    });
+    try {
+      const { id } = (await send()).json;
+      for (let tries = 0; !published.has(id); tries++) {
+        if (tries > 500) throw new Error(`message ${String(id)} was never published`);
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+    } finally {
+      unsubscribe();
+    }
+  }
+
+  it("lets the agent's next long-poll past it wait without reading, and the next decision answer it", async () => {
+    const { agent, answered } = await answeredPlan();
+    const next = await submitPlan(agent);
+    expect(next.status).toBe(201);
+    const reads = countInboxReads();
+
+    const { poll } = await waitingPoll(agent, answered.cursor);
+    await api.respond((await lead()).headers, String(next.json.id), {
+      type: "plan_approval_response",
+      approve: false,
+      feedback: "one step at a time",
+    });
+    const second = (await poll).json as Inbox;
+    expect(reads.count).toBe(0);
+    expect(second.messages).toEqual([expect.objectContaining({ content: "one step at a time" })]);
+    expect(second).toEqual((await api.inbox(agent.headers, `?after=${answered.cursor}`)).json);
+  });
+
+  it("reads at once a message announced after the answer, before the long-poll came", async () => {
+    const { agent, answered } = await answeredPlan();
+    const leadHeaders = (await lead()).headers;
+    await sentAndPublished(() =>
+      api.sendMessage(leadHeaders, { to: agent.name, content: "a message after the decision" }),
+    );
+    const reads = countInboxReads();
+    const startedAt = performance.now();
+
+    const next = (await api.inbox(agent.headers, `?after=${answered.cursor}&wait=5`)).json as Inbox;
+    // Trusting the mark here would hold the long-poll its five seconds and answer it empty.
+    expect(performance.now() - startedAt).toBeLessThan(2_000);
+    expect(reads.count).toBe(1);
+    expect(next.messages).toEqual([
+      expect.objectContaining({ content: "a message after the decision" }),
+    ]);
+  });
+
+  it("reads for a long-poll from before the answered message, and for a read that does not wait", async () => {
+    const { agent, answered } = await answeredPlan();
+    const reads = countInboxReads();
+    const fromBefore = (await api.inbox(agent.headers, `?after=${answered.cursor - 1}&wait=5`))
+      .json as Inbox;
+    expect(fromBefore.messages.map((message) => message.id)).toEqual([answered.cursor]);
+    expect(reads.count).toBe(1);
+
+    const { agent: other, answered: otherAnswered } = await answeredPlan();
+    const readsBefore = reads.count;
+    await api.inbox(other.headers, `?after=${otherAnswered.cursor}`);
+    expect(reads.count - readsBefore).toBe(1);
+  });
+
+  it("is trusted once: a message no event announced is read by the long-poll after", async () => {
+    const { agent, answered } = await answeredPlan();
+    const row = await getDb().agent.findUniqueOrThrow({ where: { name: agent.name } });
+    // As a transaction the bridge passed as a gap leaves it: committed, never published.
+    const unannounced = await getDb().message.create({
+      data: {
+        sender: "lead",
+        recipient: agent.name,
+        agentId: row.id,
+        incarnation: row.incarnation,
+        type: "message",
+        content: "never announced",
+      },
+    });
+    const after = `?after=${answered.cursor}&wait=1`;
+
+    expect((await api.inbox(agent.headers, after)).json).toEqual({
+      messages: [],
+      cursor: answered.cursor,
+    });
+    const next = (await api.inbox(agent.headers, after)).json as Inbox;
+    expect(next.messages.map((message) => message.id)).toEqual([Number(unannounced.id)]);
   });
 });
