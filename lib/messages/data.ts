@@ -40,9 +40,8 @@ async function readAfter(
 /**
  * An inbox long-poll's reads: done at the first message. The cursor it reads after, when the
  * query names none, is what the agent acknowledged, read once by the first read. The first read
- * of a long-poll that waits is not sent when this node knows the inbox holds nothing it has not
- * seen announced (lib/realtime/quiet-inboxes.ts): that read is made with its wait in place, which
- * what is announced next wakes.
+ * of a long-poll that waits is not sent when this node knows the inbox holds nothing its wait,
+ * already in place, would not be woken by (lib/realtime/quiet-inboxes.ts).
  */
 class InboxRead implements LongPollSource<Inbox> {
   constructor(
@@ -58,11 +57,7 @@ class InboxRead implements LongPollSource<Inbox> {
     const { after: asked, actor } = this;
     const mayTrustQuiet = this.mayTrustQuiet;
     this.mayTrustQuiet = false;
-    if (
-      mayTrustQuiet &&
-      asked !== undefined &&
-      this.hub.quietInboxes.takeQuietAfter(this.key, actor, asked)
-    ) {
+    if (mayTrustQuiet && asked !== undefined && this.hub.takeQuietInbox(this.key, actor, asked)) {
       return { messages: [], cursor: Number(asked) };
     }
     const after = (this.after ??= await ackedCursor(this.db, actor.agentId));

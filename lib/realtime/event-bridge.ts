@@ -286,6 +286,15 @@ export async function startEventBridge(options: EventBridgeOptions): Promise<Eve
     }
   }
 
+  const detachFromHub = hub.attachPublisher({
+    isCaughtUp: () =>
+      listener !== undefined &&
+      !isStopped &&
+      !catchUpRun &&
+      !isCatchUpFailing &&
+      held.size === 0 &&
+      sightings.length === 0,
+  });
   const pollTimer = setInterval(requestCatchUp, pollIntervalMs);
   const healthTimer = setInterval(() => void checkHealth(), healthCheckIntervalMs);
   try {
@@ -303,6 +312,7 @@ export async function startEventBridge(options: EventBridgeOptions): Promise<Eve
     async stop() {
       if (isStopped) return;
       isStopped = true;
+      detachFromHub();
       clearInterval(pollTimer);
       clearInterval(healthTimer);
       clearTimeout(reconnectTimer);

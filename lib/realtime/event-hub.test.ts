@@ -191,3 +191,44 @@ function recorder() {
   const calls: (WakingEvent | null)[] = [];
   return { calls, wake: (woken: WakingEvent | null) => void calls.push(woken) };
 }
+
+describe("EventHub's quiet inboxes (decision 065)", () => {
+  const ada = { agentId: "a-1", incarnation: 1 };
+  const key = inboxWaitKey("ada");
+
+  /** A hub that published message 7 to ada, whose long-poll was answered with it. */
+  function answeredHub(): EventHub {
+    const hub = new EventHub();
+    hub.publish([event("message.sent", { to: "ada", messageId: 7 })]);
+    hub.quietInboxes.markAnswered(key, ada, 7);
+    return hub;
+  }
+
+  it("trusts a mark only while a bridge is attached and caught up", () => {
+    expect(answeredHub().takeQuietInbox(key, ada, 7n)).toBe(false);
+
+    const behind = answeredHub();
+    behind.attachPublisher({ isCaughtUp: () => false });
+    expect(behind.takeQuietInbox(key, ada, 7n)).toBe(false);
+
+    const caughtUp = answeredHub();
+    caughtUp.attachPublisher({ isCaughtUp: () => true });
+    expect(caughtUp.takeQuietInbox(key, ada, 7n)).toBe(true);
+
+    const detached = answeredHub();
+    detached.attachPublisher({ isCaughtUp: () => true })();
+    expect(detached.takeQuietInbox(key, ada, 7n)).toBe(false);
+  });
+
+  it("notes the messages it wakes for, its own commits' as well as the bridge's", () => {
+    const hub = answeredHub();
+    hub.attachPublisher({ isCaughtUp: () => true });
+    hub.wakeWaitsFor({
+      kind: "message.sent",
+      subject: key,
+      at: new Date(0).toISOString(),
+      data: { messageId: 8, from: "lead", to: "ada", type: "message" },
+    });
+    expect(hub.takeQuietInbox(key, ada, 7n)).toBe(false);
+  });
+});

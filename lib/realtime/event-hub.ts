@@ -1,6 +1,6 @@
 import type { ClientGone } from "../http/client-gone";
 import type { ConsoleEvent } from "../shared/realtime/contract";
-import { QuietInboxes } from "./quiet-inboxes";
+import { QuietInboxes, type InboxOwner } from "./quiet-inboxes";
 
 export type EventListener = (event: ConsoleEvent) => void;
 
@@ -164,6 +164,12 @@ function listFrom(first: HubWait | undefined): HubWait[] {
 /** A wait handed to a long-poll: how to stop it without being woken. */
 export type Wait = Pick<HubWait, "cancel">;
 
+/** What feeds the hub (the LISTEN bridge), as far as the hub needs to know it. */
+export type HubPublisher = {
+  /** Nothing it has been told of or has read is left unpublished: nothing held, no gap waited on. */
+  isCaughtUp(): boolean;
+};
+
 /**
  * In-process fan-out of committed events, fed by the LISTEN bridge (lib/realtime/event-bridge.ts)
  * and read by socket.io and by long-polls waiting in route handlers. Lives on globalThis because
@@ -175,6 +181,7 @@ export class EventHub {
   private newestId = 0;
   /** Fed with every message this hub wakes for, before the waits it wakes (decision 065). */
   readonly quietInboxes = new QuietInboxes();
+  private publisher: HubPublisher | undefined;
 
   get lastId(): number {
     return this.newestId;
@@ -215,6 +222,25 @@ export class EventHub {
     // Listed first: a woken waiter may wait again at once, and each settles and unlinks itself.
     const woken = listFrom(key === null ? undefined : this.waits.byKey.get(key));
     for (const wait of woken) wait.settle(event);
+  }
+
+  /** The bridge feeding this hub; returns how to detach it. */
+  attachPublisher(publisher: HubPublisher): () => void {
+    this.publisher = publisher;
+    return () => {
+      if (this.publisher === publisher) this.publisher = undefined;
+    };
+  }
+
+  /**
+   * Whether the owner's inbox under `key` holds nothing after `after` that its long-poll, waiting
+   * already, would not be woken by (decision 065). Only while the bridge is caught up: a message
+   * whose event it holds, or has not read yet, has committed without being noted.
+   */
+  takeQuietInbox(key: string, owner: InboxOwner, after: bigint): boolean {
+    return (
+      this.publisher?.isCaughtUp() === true && this.quietInboxes.takeQuietAfter(key, owner, after)
+    );
   }
 
   subscribe(listener: EventListener): () => void {

@@ -25,7 +25,7 @@ describe("inboxes known quiet past the message they were answered with (decision
     expect(answered().takeQuietAfter(key, ada, 40n)).toBe(false);
   });
 
-  it("is not quiet once a later message was seen, nor when an earlier one comes late", () => {
+  it("is not quiet once a later message was seen, and stays quiet when an earlier one comes late", () => {
     const later = answered();
     later.noteMessage(key, 42);
     expect(later.takeQuietAfter(key, ada, 41n)).toBe(false);

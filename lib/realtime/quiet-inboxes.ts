@@ -18,9 +18,11 @@ type QuietMark = InboxOwner & { messageId: number };
  * id was taken after it, so commits after the bridge started, and its `message.sent` either has
  * reached the hub already — the newest message id seen per inbox, kept here, is then beyond the
  * mark, and the mark does not hold — or reaches it later, and wakes the long-poll that skipped its
- * read, which waits with its wait already in place. The one exception is an event the bridge passes
- * as a gap (a transaction open a second after a later one committed): its message is read by the
- * long-poll after, as a message committed after a read is today. A mark is therefore taken once.
+ * read, which waits with its wait already in place. The hub trusts a mark only while its bridge
+ * holds nothing back (`EventHub.takeQuietInbox`), so "later" is a notification's way from the
+ * commit to this node, as for a message committed just after a read. An event the bridge passes as
+ * a gap never reaches the hub: its message is read by the long-poll after, as a message committed
+ * after a read is today. A mark is therefore taken once.
  */
 export class QuietInboxes {
   private readonly newestByKey = new Map<string, number>();

@@ -362,6 +362,48 @@ describe("an inbox answered with this node's decision is known quiet past it (de
     expect(reads.count - readsBefore).toBe(1);
   });
 
+  it("is not trusted while the bridge holds back an event, and the long-poll reads", async () => {
+    const { agent, answered } = await answeredPlan();
+    // A transaction holding an event id open: the bridge holds back every event after it.
+    let release = () => undefined as void;
+    const isReleased = new Promise<void>((resolve) => (release = resolve));
+    let reportAppended = () => undefined as void;
+    const appended = new Promise<void>((resolve) => (reportAppended = resolve));
+    const open = getDb().$transaction(
+      async (tx) => {
+        await appendEvent(tx, "session.ended", "user:someone", { userId: "someone" });
+        reportAppended();
+        await isReleased;
+      },
+      { timeout: 20_000 },
+    );
+    try {
+      await appended;
+      const sent = await api.sendMessage((await lead()).headers, {
+        to: agent.name,
+        content: "sent behind an open transaction",
+      });
+      let isPublished = false;
+      const unsubscribe = getEventHub().subscribe((event) => {
+        if (event.kind === "message.sent" && event.data.messageId === sent.json.id) {
+          isPublished = true;
+        }
+      });
+      // Its notification has reached the bridge, which holds it behind the open id.
+      await new Promise((resolve) => setTimeout(resolve, 200));
+
+      const next = (await api.inbox(agent.headers, `?after=${answered.cursor}&wait=5`))
+        .json as Inbox;
+      unsubscribe();
+      // Trusting the mark would wait for the bridge to pass the gap and publish the message.
+      expect(isPublished).toBe(false);
+      expect(next.messages.map((message) => message.id)).toEqual([sent.json.id]);
+    } finally {
+      release();
+      await open;
+    }
+  });
+
   it("is trusted once: a message no event announced is read by the long-poll after", async () => {
     const { agent, answered } = await answeredPlan();
     const row = await getDb().agent.findUniqueOrThrow({ where: { name: agent.name } });
