@@ -73,7 +73,7 @@ class InboxRead implements LongPollSource<Inbox> {
     if (this.after === undefined) return undefined;
     const message = await messageWokenBy(event, this.actor, this.after);
     if (!message) return undefined;
-    this.hub.quietInboxes.markAnswered(this.key, this.actor, message.id);
+    this.hub.markInboxAnswered(this.key, this.actor, message.id);
     return { messages: [message], cursor: message.id };
   }
 

@@ -289,7 +289,6 @@ export async function startEventBridge(options: EventBridgeOptions): Promise<Eve
   const detachFromHub = hub.attachPublisher({
     isCaughtUp: () =>
       listener !== undefined &&
-      !isStopped &&
       !catchUpRun &&
       !isCatchUpFailing &&
       held.size === 0 &&

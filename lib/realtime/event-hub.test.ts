@@ -200,7 +200,7 @@ describe("EventHub's quiet inboxes (decision 065)", () => {
   function answeredHub(): EventHub {
     const hub = new EventHub();
     hub.publish([event("message.sent", { to: "ada", messageId: 7 })]);
-    hub.quietInboxes.markAnswered(key, ada, 7);
+    hub.markInboxAnswered(key, ada, 7);
     return hub;
   }
 

@@ -180,7 +180,7 @@ export class EventHub {
   private readonly waits: WaitLists = { byKey: new Map(), byDue: new Map() };
   private newestId = 0;
   /** Fed with every message this hub wakes for, before the waits it wakes (decision 065). */
-  readonly quietInboxes = new QuietInboxes();
+  private readonly quietInboxes = new QuietInboxes();
   private publisher: HubPublisher | undefined;
 
   get lastId(): number {
@@ -230,6 +230,11 @@ export class EventHub {
     return () => {
       if (this.publisher === publisher) this.publisher = undefined;
     };
+  }
+
+  /** The owner's inbox under `key` was just answered with `messageId`, which this node wrote. */
+  markInboxAnswered(key: string, owner: InboxOwner, messageId: number): void {
+    this.quietInboxes.markAnswered(key, owner, messageId);
   }
 
   /**

@@ -30,26 +30,16 @@ export class QuietInboxes {
 
   /** A `message.sent` this node has seen, from the bridge or its own commit. */
   noteMessage(key: string, messageId: number): void {
-    const newest = this.newestByKey.get(key);
-    // Set again at the end: the map's order is then that of the inboxes' latest messages.
-    this.newestByKey.delete(key);
-    this.newestByKey.set(key, Math.max(messageId, newest ?? messageId));
-    for (const forgotten of this.newestByKey.keys()) {
-      if (this.newestByKey.size <= MAX_INBOXES) break;
-      // What was forgotten could lie beyond its mark: an inbox not remembered is never quiet.
-      this.newestByKey.delete(forgotten);
-      this.marks.delete(forgotten);
-    }
+    const newest = Math.max(messageId, this.newestByKey.get(key) ?? messageId);
+    // What was forgotten could lie beyond its mark: an inbox not remembered is never quiet.
+    setAsNewest(this.newestByKey, key, newest, MAX_INBOXES, (forgotten) =>
+      this.marks.delete(forgotten),
+    );
   }
 
   /** The owner's inbox under `key` was just answered with `messageId`, which this node wrote. */
   markAnswered(key: string, owner: InboxOwner, messageId: number): void {
-    this.marks.delete(key);
-    this.marks.set(key, { ...owner, messageId });
-    for (const oldest of this.marks.keys()) {
-      if (this.marks.size <= MAX_MARKS) break;
-      this.marks.delete(oldest);
-    }
+    setAsNewest(this.marks, key, { ...owner, messageId }, MAX_MARKS);
   }
 
   /**
@@ -67,5 +57,26 @@ export class QuietInboxes {
       after >= BigInt(mark.messageId) &&
       (this.newestByKey.get(key) ?? Infinity) <= mark.messageId
     );
+  }
+}
+
+/**
+ * Sets `key` last in the map's order, then drops the first keys while the map holds more than
+ * `max`. The map's iterator is asked only then: it walks past every key deleted since the map was
+ * last compacted, and each message noted deletes one.
+ */
+function setAsNewest<V>(
+  map: Map<string, V>,
+  key: string,
+  value: V,
+  max: number,
+  onDropped?: (key: string) => void,
+): void {
+  map.delete(key);
+  map.set(key, value);
+  while (map.size > max) {
+    const oldest = map.keys().next().value as string;
+    map.delete(oldest);
+    onDropped?.(oldest);
   }
 }

@@ -271,6 +271,76 @@ describe("event bridge", () => {
   });
 });
 
+describe("event bridge, caught up or not (decision 065)", () => {
+  let probes = 0;
+  /** Whether the hub trusts an inbox marked quiet now: only while its bridge is caught up. */
+  function trustsQuietInboxes(hub: EventHub): boolean {
+    const key = `inbox:probe-${(probes += 1)}`;
+    const owner = { agentId: "probe", incarnation: 1 };
+    hub.wakeWaitsFor({
+      kind: "message.sent",
+      subject: key,
+      at: new Date().toISOString(),
+      data: { messageId: 1, from: "lead", to: `probe-${probes}`, type: "message" },
+    });
+    hub.markInboxAnswered(key, owner, 1);
+    return hub.takeQuietInbox(key, owner, 1n);
+  }
+
+  it("is not caught up while it holds an event back behind an open transaction", async () => {
+    const subject = uniqueSubject("held");
+    const hub = new EventHub();
+    await startBridge(hub);
+    await waitUntil(() => trustsQuietInboxes(hub), 5_000);
+
+    const open = openEventTransaction(subject);
+    await open.id;
+    await appendEvent(getDb(), "message.sent", subject, { isHeldOpen: false });
+    await sleep(200);
+    expect(trustsQuietInboxes(hub)).toBe(false);
+
+    open.commit();
+    await open.settled;
+    await waitUntil(() => trustsQuietInboxes(hub), 5_000);
+  });
+
+  it("is not caught up while its LISTEN connection is lost, nor before it ever listened, nor once stopped", async () => {
+    const hub = new EventHub();
+    const bridge = await startEventBridge({
+      databaseUrl: requireDatabaseUrl(),
+      db: getDb(),
+      hub,
+      ...FAST,
+      reconnectDelayMs: 60_000,
+    });
+    bridges.push(bridge);
+    await waitUntil(() => trustsQuietInboxes(hub), 5_000);
+    await killListener();
+    await waitUntil(() => !bridge.isListening(), 5_000);
+    expect(trustsQuietInboxes(hub)).toBe(false);
+
+    const unreachable = new URL(requireDatabaseUrl());
+    unreachable.port = "1";
+    const neverListening = new EventHub();
+    bridges.push(
+      await startEventBridge({
+        databaseUrl: unreachable.toString(),
+        db: getDb(),
+        hub: neverListening,
+        ...FAST,
+      }),
+    );
+    await sleep(300);
+    expect(trustsQuietInboxes(neverListening)).toBe(false);
+
+    const stopped = new EventHub();
+    const stoppedBridge = await startBridge(stopped);
+    await waitUntil(() => trustsQuietInboxes(stopped), 5_000);
+    await stoppedBridge.stop();
+    expect(trustsQuietInboxes(stopped)).toBe(false);
+  });
+});
+
 describe("/console live events", () => {
   it("loses none for a connected client when the LISTEN connection is killed", async () => {
     const subject = uniqueSubject("socket-kill");
