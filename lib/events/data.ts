@@ -4,26 +4,70 @@ import type { ConsoleEvent } from "../shared/events/catalog";
 
 export const MAX_EVENTS_PAGE = 500;
 
+/**
+ * How long a missing id may hold back the ids committed after it. Ids are taken at insert and
+ * become visible at commit, so a lower id can commit after a higher one; a reader that moved its
+ * cursor past the higher id would never see the lower. Ids of rolled-back transactions never
+ * appear, so after this wait a gap is taken as permanent. Known limitation: an event whose
+ * transaction stays open longer than this after a later event committed is skipped by a reader
+ * that read the later one.
+ */
+export const GAP_WAIT_MS = 1_000;
+
+/**
+ * A reader's page of events after its cursor. Oldest first, it stops before a missing id for as
+ * long as the event after that id is younger than GAP_WAIT_MS (the event's `created_at`, its
+ * transaction's start, against the database's clock), so a cursor moved to the page's last id
+ * passes no event still in flight; a later read returns the rest. Newest first it is a view of
+ * what has committed, gaps and all.
+ */
 export async function listEventsAfter(
   db: Db,
   after: number,
   limit = MAX_EVENTS_PAGE,
   order: "asc" | "desc" = "asc",
 ): Promise<ConsoleEvent[]> {
+  const take = Math.min(limit, MAX_EVENTS_PAGE);
+  if (order === "desc") {
+    const rows = await db.event.findMany({
+      where: { id: { gt: BigInt(after) } },
+      orderBy: { id: "desc" },
+      take,
+    });
+    return rows.map(toConsoleEvent);
+  }
+  const rows = await db.$queryRaw<(EventRow & { isYoung: boolean })[]>`
+    SELECT id, kind, subject, data, created_at AS "createdAt",
+           created_at > clock_timestamp() - make_interval(secs => ${GAP_WAIT_MS / 1_000}) AS "isYoung"
+    FROM events WHERE id > ${after} ORDER BY id ASC LIMIT ${take}`;
+  const settled: ConsoleEvent[] = [];
+  for (const row of rows) {
+    const expectedId = (settled.at(-1)?.id ?? after) + 1;
+    if (Number(row.id) !== expectedId && row.isYoung) break;
+    settled.push(toConsoleEvent(row));
+  }
+  return settled;
+}
+
+/**
+ * The events after `after` as committed now, gaps and all, for the event bridge, which waits on
+ * gaps by its own clock (since it first saw an id above one).
+ */
+export async function listCommittedEventsAfter(db: Db, after: number): Promise<ConsoleEvent[]> {
   const rows = await db.event.findMany({
     where: { id: { gt: BigInt(after) } },
-    orderBy: { id: order },
-    take: Math.min(limit, MAX_EVENTS_PAGE),
+    orderBy: { id: "asc" },
+    take: MAX_EVENTS_PAGE,
   });
   return rows.map(toConsoleEvent);
 }
 
 /**
- * The same page as `listEventsAfter(db, after)`, on a plain `pg` connection: the event bridge
- * reads on its LISTEN connection, which costs a third of a read through Prisma's pool and sits on
- * the path of every live update (docs/PERFORMANCE.md).
+ * The same page as `listCommittedEventsAfter(db, after)`, on a plain `pg` connection: the event
+ * bridge reads on its LISTEN connection, which costs a third of a read through Prisma's pool and
+ * sits on the path of every live update (docs/PERFORMANCE.md).
  */
-export async function listEventsAfterOn(
+export async function listCommittedEventsAfterOn(
   connection: pg.ClientBase,
   after: number,
 ): Promise<ConsoleEvent[]> {

@@ -97,8 +97,10 @@ type ConsoleFeed = {
  * already been sent replays nothing. Each resume is still answered by one `resumed`. So twenty
  * resumes cost one replay, not twenty.
  *
- * Like the bridge (see GAP_WAIT_MS there), a replay reads committed rows only: an event whose
- * lower id commits after the replay read a higher one is dropped here as already covered.
+ * A replay reads as every reader of the log does (`listEventsAfter`): it stops before an id that
+ * may still commit, and what follows comes live once the bridge has passed that id. Like the
+ * bridge's, the wait is GAP_WAIT_MS: an event whose transaction stays open longer than that after
+ * a later one committed is dropped here as already covered.
  */
 function createFeed(db: Db, socket: ConsoleSocket, maxReplayEvents: number): ConsoleFeed {
   let lastSentId = 0;

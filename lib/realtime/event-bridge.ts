@@ -3,8 +3,9 @@ import type { Db } from "../db";
 import { openListenClient } from "../listen";
 import {
   findNewestEventId,
-  listEventsAfter,
-  listEventsAfterOn,
+  GAP_WAIT_MS,
+  listCommittedEventsAfter,
+  listCommittedEventsAfterOn,
   MAX_EVENTS_PAGE,
 } from "../events/data";
 import type { ConsoleEvent } from "../shared/realtime/contract";
@@ -20,15 +21,6 @@ const MAX_RECONNECT_DELAY_MS = 2_000;
 const CONNECT_TIMEOUT_MS = 5_000;
 /** Bounds every query on the listener, LISTEN included: a slower answer means a dead connection. */
 const HEALTH_CHECK_TIMEOUT_MS = 3_000;
-/**
- * How long a missing id may hold back the ids committed after it. bigserial ids are taken at
- * insert time but become visible at commit, so a lower id can commit after a higher one; waiting
- * lets it be published in order. Ids of rolled-back transactions never appear, so after this wait
- * the gap is taken as permanent. Known limitation: an event whose transaction stays open longer
- * than this after a later event committed is never published by the bridge (consoles still get it
- * from a resume that starts below it).
- */
-const GAP_WAIT_MS = 1_000;
 /**
  * How long a signed event whose notification came before those of the ids below it is held for
  * them before the table is read. Concurrent commits notify out of id order all the time, and the
@@ -86,7 +78,9 @@ export async function startEventBridge(options: EventBridgeOptions): Promise<Eve
   let isCatchUpRequested = false;
   let isCatchUpFailing = false;
   // Each read that revealed a newer id, oldest first: a missing id below `upTo` has been missing
-  // since at least `seenAt`. Entries at or below the cursor are dropped.
+  // since at least `seenAt`, and is waited on for GAP_WAIT_MS from then; an event whose
+  // transaction outlasts that is never published live (consoles get it from a resume below it).
+  // Entries at or below the cursor are dropped.
   const sightings: { upTo: number; seenAt: number }[] = [];
   let gapTimer: NodeJS.Timeout | undefined;
   // Signed events whose notification came before that of an id below them, by id.
@@ -102,8 +96,8 @@ export async function startEventBridge(options: EventBridgeOptions): Promise<Eve
     for (;;) {
       // On the LISTEN connection while there is one; through the pool while it is being replaced.
       const events = listener
-        ? await listEventsAfterOn(listener, cursor)
-        : await listEventsAfter(db, cursor);
+        ? await listCommittedEventsAfterOn(listener, cursor)
+        : await listCommittedEventsAfter(db, cursor);
       const newest = events.at(-1);
       if (isStopped || !newest) return;
       const now = Date.now();

@@ -1,6 +1,6 @@
 import pg from "pg";
 import { afterAll, beforeAll, expect, inject, it } from "vitest";
-import { listEventsAfterOn } from "../../lib/events/data";
+import { listCommittedEventsAfterOn } from "../../lib/events/data";
 import { applyMigrations } from "../../lib/migrations";
 import { parseEventNotification, readEventNotifyKey } from "../../lib/realtime/event-notification";
 import { createScratchDatabase, dropScratchDatabase } from "../test-database";
@@ -55,7 +55,7 @@ it("signs and notifies a statement's events in one call of its trigger, in id or
 
   // Each payload signs the event as the bridge reads it from the table; the third, too large
   // for a payload, names its id alone.
-  const stored = await listEventsAfterOn(writer, (ids[0] as number) - 1);
+  const stored = await listCommittedEventsAfterOn(writer, (ids[0] as number) - 1);
   expect(notified.map(({ event }) => event)).toEqual(
     stored.map((event, index) => (index === 2 ? undefined : event)),
   );

@@ -5,6 +5,7 @@ import { logout } from "../../lib/api/v1/auth";
 import { user as userPath } from "../../lib/api/v1/users";
 import { callRoute, signedInHuman } from "../route-client";
 import { getDb } from "../../lib/db";
+import { openEvent } from "../support/open-event";
 import type {
   ClientToServerEvents,
   ConsoleEvent,
@@ -124,6 +125,30 @@ describe("/console namespace", () => {
     expect(replayed.map((event) => event.id)).toEqual(missed.map((event) => Number(event.id)));
     expect(replayed[0]).toMatchObject({ kind: "test.missed", data: { i: 0 } });
     expect(lastId).toBeGreaterThanOrEqual(Number(missed.at(-1)?.id));
+  });
+
+  it("stops a replay before an id whose transaction is still open", async () => {
+    const viewer = await signedInHuman("viewer");
+    const db = getDb();
+    const subject = `in-flight-${Math.random()}`;
+    const before = await db.event.create({ data: { kind: "test.before", subject } });
+    const inFlight = await openEvent(subject);
+    try {
+      await db.event.create({ data: { kind: "test.after-gap", subject } });
+      const socket = openConsole(viewer.headers);
+      await connected(socket);
+      const received: ConsoleEvent[] = [];
+      socket.on("event", (event) => received.push(event));
+      const resumed = new Promise<{ lastId: number }>((resolve) => socket.on("resumed", resolve));
+      socket.emit("resume", { after: Number(before.id) - 1 });
+      // Replaying the later event would mark the one in flight as sent, and it would never come.
+      expect((await resumed).lastId).toBe(Number(before.id));
+      expect(received.filter((event) => event.subject === subject)).toMatchObject([
+        { kind: "test.before" },
+      ]);
+    } finally {
+      await inFlight.end("rollback");
+    }
   });
 
   it.each([

@@ -1,7 +1,7 @@
 import { PrismaPg } from "@prisma/adapter-pg";
 import pg from "pg";
 import { afterAll, beforeAll, expect, inject, it } from "vitest";
-import { listEventsAfter, listEventsAfterOn } from "../../lib/events/data";
+import { listCommittedEventsAfter, listCommittedEventsAfterOn } from "../../lib/events/data";
 import { appendEvent } from "../../lib/events/mutations";
 import { PrismaClient } from "../../lib/generated/prisma/client";
 import { applyMigrations } from "../../lib/migrations";
@@ -127,11 +127,13 @@ it("reads on a plain connection exactly the page Prisma reads", async () => {
   const connection = new pg.Client({ connectionString: databaseUrl });
   await connection.connect();
   try {
-    const viaPrisma = await listEventsAfter(db, 0);
+    const viaPrisma = await listCommittedEventsAfter(db, 0);
     expect(viaPrisma.length).toBeGreaterThan(0);
-    expect(await listEventsAfterOn(connection, 0)).toEqual(viaPrisma);
+    expect(await listCommittedEventsAfterOn(connection, 0)).toEqual(viaPrisma);
     const middle = viaPrisma[Math.floor(viaPrisma.length / 2)]?.id ?? 0;
-    expect(await listEventsAfterOn(connection, middle)).toEqual(await listEventsAfter(db, middle));
+    expect(await listCommittedEventsAfterOn(connection, middle)).toEqual(
+      await listCommittedEventsAfter(db, middle),
+    );
   } finally {
     await connection.end();
   }
@@ -146,7 +148,7 @@ it("publishes an event from its signed notification, without reading the table",
     await sleep(150);
     expect(eventReads).toEqual([]);
     // The same events, in the same shape and key order, as a read of the table gives.
-    const fromTable = await listEventsAfter(db, before);
+    const fromTable = await listCommittedEventsAfter(db, before);
     expect(JSON.stringify(published)).toBe(JSON.stringify(fromTable));
     expect(bridge.lastId).toBe(fromTable.at(-1)?.id);
   });
@@ -161,7 +163,7 @@ it("delivers an event too large for a payload by its id, read from the table", a
     });
     await waitFor(() => published.length >= 1);
     expect(eventReads).toHaveLength(1);
-    expect(published).toEqual(await listEventsAfter(db, before));
+    expect(published).toEqual(await listCommittedEventsAfter(db, before));
   });
 });
 
