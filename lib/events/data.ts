@@ -1,5 +1,6 @@
 import type pg from "pg";
 import type { Db } from "../db";
+import { Prisma } from "../generated/prisma/client";
 import type { ConsoleEvent } from "../shared/events/catalog";
 
 export const MAX_EVENTS_PAGE = 500;
@@ -14,12 +15,31 @@ export const MAX_EVENTS_PAGE = 500;
  */
 export const GAP_WAIT_MS = 1_000;
 
+/** An event younger than GAP_WAIT_MS, by the database's clock, at the read's statement. */
+const IS_YOUNG = Prisma.sql`
+  created_at > clock_timestamp() - make_interval(secs => ${GAP_WAIT_MS / 1_000})`;
+
+type Sighting = { id: bigint | string; isYoung: boolean };
+
 /**
- * A reader's page of events after its cursor. Oldest first, it stops before a missing id for as
- * long as the event after that id is younger than GAP_WAIT_MS (the event's `created_at`, its
- * transaction's start, against the database's clock), so a cursor moved to the page's last id
- * passes no event still in flight; a later read returns the rest. Newest first it is a view of
- * what has committed, gaps and all.
+ * How many of these events, in id order after `previousId`, come before the first missing id
+ * that may still commit: one whose next event is young.
+ */
+function countBeforeYoungGap(events: Sighting[], previousId: number): number {
+  let expectedId = previousId + 1;
+  for (const [index, event] of events.entries()) {
+    if (Number(event.id) !== expectedId && event.isYoung) return index;
+    expectedId = Number(event.id) + 1;
+  }
+  return events.length;
+}
+
+/**
+ * A reader's page of events after its cursor. It ends before a missing id for as long as the event
+ * after that id is younger than GAP_WAIT_MS (the event's `created_at`, its transaction's start,
+ * against the database's clock): oldest first, a cursor moved to the page's last id passes no
+ * event still in flight, and a later read returns the rest; newest first, the page starts below
+ * it, so its first id is a cursor a late subscriber can start from.
  */
 export async function listEventsAfter(
   db: Db,
@@ -28,25 +48,32 @@ export async function listEventsAfter(
   order: "asc" | "desc" = "asc",
 ): Promise<ConsoleEvent[]> {
   const take = Math.min(limit, MAX_EVENTS_PAGE);
-  if (order === "desc") {
-    const rows = await db.event.findMany({
-      where: { id: { gt: BigInt(after) } },
-      orderBy: { id: "desc" },
-      take,
-    });
-    return rows.map(toConsoleEvent);
-  }
-  const rows = await db.$queryRaw<(EventRow & { isYoung: boolean })[]>`
-    SELECT id, kind, subject, data, created_at AS "createdAt",
-           created_at > clock_timestamp() - make_interval(secs => ${GAP_WAIT_MS / 1_000}) AS "isYoung"
+  if (order === "desc") return listNewestEventsAfter(db, after, take);
+  const rows = await db.$queryRaw<(EventRow & Sighting)[]>`
+    SELECT id, kind, subject, data, created_at AS "createdAt", ${IS_YOUNG} AS "isYoung"
     FROM events WHERE id > ${after} ORDER BY id ASC LIMIT ${take}`;
-  const settled: ConsoleEvent[] = [];
-  for (const row of rows) {
-    const expectedId = (settled.at(-1)?.id ?? after) + 1;
-    if (Number(row.id) !== expectedId && row.isYoung) break;
-    settled.push(toConsoleEvent(row));
-  }
-  return settled;
+  return rows.slice(0, countBeforeYoungGap(rows, after)).map(toConsoleEvent);
+}
+
+/**
+ * Newest first, below the first missing id that may still commit. That id is looked for among the
+ * newest MAX_EVENTS_PAGE ids only: one further down would need as many events committed after it
+ * within GAP_WAIT_MS.
+ */
+async function listNewestEventsAfter(db: Db, after: number, take: number): Promise<ConsoleEvent[]> {
+  const newest = await db.$queryRaw<Sighting[]>`
+    SELECT id, ${IS_YOUNG} AS "isYoung"
+    FROM events WHERE id > ${after} ORDER BY id DESC LIMIT ${MAX_EVENTS_PAGE}`;
+  const ascending = newest.reverse();
+  const isEverythingAfter = ascending.length < MAX_EVENTS_PAGE;
+  const belowLowest = isEverythingAfter ? after : Number(ascending[0]?.id ?? after) - 1;
+  const firstUnsettled = ascending[countBeforeYoungGap(ascending, belowLowest)];
+  const rows = await db.event.findMany({
+    where: { id: { gt: BigInt(after), ...(firstUnsettled && { lt: BigInt(firstUnsettled.id) }) } },
+    orderBy: { id: "desc" },
+    take,
+  });
+  return rows.map(toConsoleEvent);
 }
 
 /**

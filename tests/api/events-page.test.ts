@@ -32,7 +32,7 @@ async function page(query: string): Promise<EventPage> {
   return response.json as unknown as EventPage;
 }
 
-describe("GET /events oldest first", () => {
+describe("GET /events", () => {
   it("stops before an id whose transaction is still open, then returns both in id order", async () => {
     const before = await commitEvent();
     const inFlight = await openEvent();
@@ -42,15 +42,32 @@ describe("GET /events oldest first", () => {
     // A reader that took `later` now would move its cursor past `inFlight` and never see it.
     expect((await page(`?after=${before - 1}`)).items.map((event) => event.id)).toEqual([before]);
     expect((await page(`?after=${before}`)).items).toEqual([]);
-    // Newest first is a view of what has committed: it shows the later event.
-    expect((await page(`?after=${before}&order=desc`)).items.map((event) => event.id)).toEqual([
-      later,
-    ]);
+    // Newest first starts below it too: a late subscriber starting from the newest id would pass
+    // it as well.
+    expect((await page(`?order=desc&limit=1`)).items.map((event) => event.id)).toEqual([before]);
+    expect((await page(`?after=${before}&order=desc`)).items).toEqual([]);
 
     await inFlight.end("commit");
     const caughtUp = await page(`?after=${before}`);
     expect(caughtUp.items.map((event) => event.id)).toEqual([inFlight.id, later]);
     expect(caughtUp.nextCursor).toBeNull();
+    expect((await page(`?after=${before}&order=desc`)).items.map((event) => event.id)).toEqual([
+      later,
+      inFlight.id,
+    ]);
+  });
+
+  it("looks for an id in flight newest first among the newest 500 ids", async () => {
+    const before = await commitEvent();
+    const inFlight = await openEvent();
+    await getDb().event.createMany({
+      data: Array.from({ length: 600 }, () => ({ kind: "test.committed", subject: "test:page" })),
+    });
+    const newest = await commitEvent();
+    // 601 ids above it: the newest 500 show no gap, so the newest id is named.
+    expect((await page(`?order=desc&limit=1`)).items.map((event) => event.id)).toEqual([newest]);
+    expect((await page(`?after=${before}`)).items).toEqual([]);
+    await inFlight.end("commit");
   });
 
   it("takes a gap as permanent once the event after it is older than the wait", async () => {
