@@ -125,7 +125,11 @@ function toConsoleEvent(row: EventRow): ConsoleEvent {
   } as ConsoleEvent;
 }
 
+/**
+ * Where a reader that skips the history starts: the newest id below any that may still commit
+ * (as `listEventsAfter` newest first), so the event in flight still comes after it.
+ */
 export async function findNewestEventId(db: Db): Promise<number> {
-  const newest = await db.event.aggregate({ _max: { id: true } });
-  return Number(newest._max.id ?? 0);
+  const [newest] = await listNewestEventsAfter(db, 0, 1);
+  return newest?.id ?? 0;
 }

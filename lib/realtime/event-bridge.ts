@@ -66,8 +66,9 @@ export async function startEventBridge(options: EventBridgeOptions): Promise<Eve
   const healthCheckIntervalMs = options.healthCheckIntervalMs ?? 5_000;
   const reconnectDelayMs = options.reconnectDelayMs ?? 100;
 
-  // History is not replayed into the hub: consoles catch up with `resume`. That includes an event
-  // below this id whose transaction is still open now; it is never published live.
+  // History is not replayed into the hub: consoles catch up with `resume`. An event whose
+  // transaction is open now is above this id, and is published when it commits, with those
+  // committed after it.
   let cursor = await findNewestEventId(db);
   let listener: pg.Client | undefined;
   let notifyKey: Buffer | undefined;

@@ -218,6 +218,21 @@ it("publishes a higher id committed first after the lower one, in id order", asy
   });
 });
 
+it("starts below an event in flight at its start, and publishes it and the later one when it commits", async () => {
+  const { low, high, commitLow } = await higherIdCommittedFirst("test:start");
+  try {
+    await withQuietBridge(async ({ bridge, published }) => {
+      expect(bridge.lastId).toBeLessThan(low);
+      await commitLow();
+      await waitFor(() => published.length >= 2);
+      await sleep(100);
+      expect(published.map((event) => event.id)).toEqual([low, high]);
+    });
+  } finally {
+    await commitLow();
+  }
+});
+
 it("holds a higher id committed first for the lower one that commits moments later, and reads nothing", async () => {
   await withQuietBridge(async ({ published }) => {
     eventReads.length = 0;
