@@ -201,6 +201,17 @@ async function higherIdCommittedFirst(subject: string) {
   }
 }
 
+/** Commits the open lower id, then expects the pair published in id order, and nothing more. */
+async function commitLowAndExpectBoth(
+  published: ConsoleEvent[],
+  { low, high, commitLow }: Awaited<ReturnType<typeof higherIdCommittedFirst>>,
+): Promise<void> {
+  await commitLow();
+  await waitFor(() => published.length >= 2);
+  await sleep(100);
+  expect(published.map((event) => event.id)).toEqual([low, high]);
+}
+
 it("publishes a higher id committed first after the lower one, in id order", async () => {
   await withQuietBridge(async ({ published }) => {
     const { low, high, commitLow } = await higherIdCommittedFirst("test:order");
@@ -208,10 +219,7 @@ it("publishes a higher id committed first after the lower one, in id order", asy
       expect(high).toBeGreaterThan(low);
       await sleep(300);
       expect(published).toEqual([]);
-      await commitLow();
-      await waitFor(() => published.length >= 2);
-      await sleep(100);
-      expect(published.map((event) => event.id)).toEqual([low, high]);
+      await commitLowAndExpectBoth(published, { low, high, commitLow });
     } finally {
       await commitLow();
     }
@@ -219,17 +227,14 @@ it("publishes a higher id committed first after the lower one, in id order", asy
 });
 
 it("starts below an event in flight at its start, and publishes it and the later one when it commits", async () => {
-  const { low, high, commitLow } = await higherIdCommittedFirst("test:start");
+  const pair = await higherIdCommittedFirst("test:start");
   try {
     await withQuietBridge(async ({ bridge, published }) => {
-      expect(bridge.lastId).toBeLessThan(low);
-      await commitLow();
-      await waitFor(() => published.length >= 2);
-      await sleep(100);
-      expect(published.map((event) => event.id)).toEqual([low, high]);
+      expect(bridge.lastId).toBeLessThan(pair.low);
+      await commitLowAndExpectBoth(published, pair);
     });
   } finally {
-    await commitLow();
+    await pair.commitLow();
   }
 });
 
