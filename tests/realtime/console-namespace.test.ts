@@ -142,7 +142,8 @@ describe("/console namespace", () => {
       const resumed = new Promise<{ lastId: number }>((resolve) => socket.on("resumed", resolve));
       socket.emit("resume", { after: Number(before.id) - 1 });
       // Replaying the later event would mark the one in flight as sent, and it would never come.
-      expect((await resumed).lastId).toBe(Number(before.id));
+      // (Other test files write to the same log: their events below it may come too.)
+      expect((await resumed).lastId).toBeLessThan(inFlight.id);
       expect(received.filter((event) => event.subject === subject)).toMatchObject([
         { kind: "test.before" },
       ]);
