@@ -56,18 +56,27 @@ export async function listEventsAfter(
 }
 
 /**
- * Newest first, below the first missing id that may still commit. That id is looked for among the
- * newest MAX_EVENTS_PAGE ids only: one further down would need as many events committed after it
- * within GAP_WAIT_MS.
+ * The newest ids after `after`, oldest first, and how many of them lie below the first missing id
+ * that may still commit. That id is looked for among the newest MAX_EVENTS_PAGE ids only: one
+ * further down would need as many events committed after it within GAP_WAIT_MS.
  */
-async function listNewestEventsAfter(db: Db, after: number, take: number): Promise<ConsoleEvent[]> {
+async function readNewestIds(
+  db: Db,
+  after: number,
+): Promise<{ ascending: Sighting[]; settledCount: number }> {
   const newest = await db.$queryRaw<Sighting[]>`
     SELECT id, ${IS_YOUNG} AS "isYoung"
     FROM events WHERE id > ${after} ORDER BY id DESC LIMIT ${MAX_EVENTS_PAGE}`;
   const ascending = newest.reverse();
   const isEverythingAfter = ascending.length < MAX_EVENTS_PAGE;
   const belowLowest = isEverythingAfter ? after : Number(ascending[0]?.id ?? after) - 1;
-  const firstUnsettled = ascending[countBeforeYoungGap(ascending, belowLowest)];
+  return { ascending, settledCount: countBeforeYoungGap(ascending, belowLowest) };
+}
+
+/** Newest first, below the first missing id that may still commit. */
+async function listNewestEventsAfter(db: Db, after: number, take: number): Promise<ConsoleEvent[]> {
+  const { ascending, settledCount } = await readNewestIds(db, after);
+  const firstUnsettled = ascending[settledCount];
   const rows = await db.event.findMany({
     where: { id: { gt: BigInt(after), ...(firstUnsettled && { lt: BigInt(firstUnsettled.id) }) } },
     orderBy: { id: "desc" },
@@ -130,6 +139,6 @@ function toConsoleEvent(row: EventRow): ConsoleEvent {
  * (as `listEventsAfter` newest first), so the event in flight still comes after it.
  */
 export async function findNewestEventId(db: Db): Promise<number> {
-  const [newest] = await listNewestEventsAfter(db, 0, 1);
-  return newest?.id ?? 0;
+  const { ascending, settledCount } = await readNewestIds(db, 0);
+  return Number(ascending[settledCount - 1]?.id ?? 0);
 }
