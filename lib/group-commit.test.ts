@@ -60,28 +60,51 @@ describe("GroupCommit", () => {
 });
 
 describe("GroupCommit with two commits under way", () => {
-  it("sends a second item at once while one commit is under way, and groups those after", async () => {
+  it("starts the second commit for two waiting items, not for one, and groups those after", async () => {
     const { groups, commit, end } = controlledCommit();
     const committer = new GroupCommit(commit, 10, 2);
     const first = committer.add(1);
     const second = committer.add(2);
-    expect(groups).toEqual([[1], [2]]);
-    const waiting = [3, 4, 5].map((item) => committer.add(item));
-    expect(groups).toEqual([[1], [2]]);
+    // One item alone waits for the commit under way (decision 067)…
+    expect(groups).toEqual([[1]]);
+    const third = committer.add(3);
+    // …and two start the second commit, together.
+    expect(groups).toEqual([[1], [2, 3]]);
+    const waiting = [4, 5, 6].map((item) => committer.add(item));
+    expect(groups).toEqual([[1], [2, 3]]);
     await end(1);
-    expect(await second).toBe("done 2");
-    expect(groups).toEqual([[1], [2], [3, 4, 5]]);
+    expect(await Promise.all([second, third])).toEqual(["done 2", "done 3"]);
+    expect(groups).toEqual([[1], [2, 3], [4, 5, 6]]);
     await end(0);
     expect(await first).toBe("done 1");
-    const later = committer.add(6);
-    expect(groups).toEqual([[1], [2], [3, 4, 5], [6]]);
+    // The second commit is still under way with [4, 5, 6]: 7 alone waits for it.
+    const later = committer.add(7);
+    expect(groups).toEqual([[1], [2, 3], [4, 5, 6]]);
     await end(2);
+    expect(groups).toEqual([[1], [2, 3], [4, 5, 6], [7]]);
     await end(3);
     expect(await Promise.all([...waiting, later])).toEqual([
-      "done 3",
       "done 4",
       "done 5",
       "done 6",
+      "done 7",
     ]);
+  });
+
+  it("gives an item that waited alone to the commit under way once it ends", async () => {
+    const { groups, commit, end } = controlledCommit();
+    const committer = new GroupCommit(commit, 10, 2);
+    const first = committer.add(1);
+    const second = committer.add(2);
+    await end(0);
+    expect(await first).toBe("done 1");
+    expect(groups).toEqual([[1], [2]]);
+    await end(1);
+    expect(await second).toBe("done 2");
+    // Nothing is under way now: the next item goes at once.
+    const third = committer.add(3);
+    expect(groups).toEqual([[1], [2], [3]]);
+    await end(2);
+    expect(await third).toBe("done 3");
   });
 });

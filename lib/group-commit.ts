@@ -1,12 +1,16 @@
 import { poolOf, type Db } from "./db";
 
+/** The smallest group a commit beyond the first starts for (decision 067). */
+const MIN_ITEMS_FOR_ANOTHER_COMMIT = 2;
+
 /**
  * Group commit (decision 042): items that arrive while a commit is under way wait for it, then go
- * together in the next one. An item that arrives when fewer than `maxCommits` commits are under
- * way goes at once, alone: grouping adds no wait when the node is quiet, and under load it turns
- * many small commits, each serialised on PostgreSQL's NOTIFY lock and WAL flush, into few. With
- * two under way (decision 053), one group's statement runs while the other's commit waits on that
- * lock.
+ * together in the next one. An item that arrives when no commit is under way goes at once, alone:
+ * grouping adds no wait when the node is quiet, and under load it turns many small commits, each
+ * serialised on PostgreSQL's NOTIFY lock and WAL flush, into few. With two under way (decision
+ * 053), one group's statement runs while the other's commit waits on that lock; a commit beyond
+ * the first starts only for a group of two or more (decision 067): an item alone on it costs
+ * PostgreSQL a statement and a commit of its own, where waiting puts it in the next group.
  *
  * `commit` answers one outcome per item, in the items' order; if it throws, every item of that
  * commit gets the error.
@@ -31,8 +35,15 @@ export class GroupCommit<Item, Outcome> {
   add(item: Item): Promise<Outcome> {
     return new Promise<Outcome>((resolve, reject) => {
       this.waiting.push({ item, resolve, reject });
-      if (this.commitsUnderWay < this.maxCommits) void this.commitWaiting();
+      if (this.isCommitDue()) void this.commitWaiting();
     });
+  }
+
+  private isCommitDue(): boolean {
+    if (this.commitsUnderWay === 0) return true;
+    return (
+      this.commitsUnderWay < this.maxCommits && this.waiting.length >= MIN_ITEMS_FOR_ANOTHER_COMMIT
+    );
   }
 
   private async commitWaiting(): Promise<void> {

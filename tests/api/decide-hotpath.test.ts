@@ -418,11 +418,12 @@ describe("decisions committed in groups (decision 054)", () => {
   const approve = { type: "plan_approval_response", approve: true } as const;
 
   /**
-   * Holds every commit that may be under way (two, decision 054): decisions that commit alone and
-   * wait to write their agents' messages. Those sent next wait for them, as one group.
+   * Holds every commit that may be under way (two, decision 054): the first decision commits
+   * alone, the next two together (decision 067), and each waits to write its agent's message.
+   * Those sent next wait for them, as one group.
    */
   async function holdCommitsUnderWay() {
-    const alone = [await registerAgent(), await registerAgent()];
+    const alone = [await registerAgent(), await registerAgent(), await registerAgent()];
     const requestIds = await Promise.all(alone.map((agent) => raisePlan(agent)));
     const lock = await holdLock("LOCK TABLE messages IN SHARE MODE");
     const held = requestIds.map((requestId) =>

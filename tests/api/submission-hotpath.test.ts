@@ -336,12 +336,13 @@ describe("plans committed in groups (decision 053)", () => {
   const untilQueued = () => new Promise((resolve) => setTimeout(resolve, 1_000));
 
   /**
-   * Holds every commit that may be under way (two, decision 053): plans that commit alone and
-   * wait to write the Lead's message. Those sent next wait for them, as one group.
+   * Holds every commit that may be under way (two, decision 053): the first plan commits alone,
+   * the next two together (decision 067), and each waits to write the Lead's message. Those sent
+   * next wait for them, as one group.
    */
   async function holdCommitsUnderWay() {
     const lock = await holdLock("LOCK TABLE messages IN SHARE MODE");
-    const held = [await newActor(), await newActor()].map((actor) =>
+    const held = [await newActor(), await newActor(), await newActor()].map((actor) =>
       trySubmitCommonPlan(db, actor, planApproval, { plan: "alone" }, {}),
     );
     await settle();
