@@ -5,6 +5,14 @@ import { RSS_INTERVAL_MS, RSS_MAX_WAIT_MS, RSS_TOLERANCE_MIB, RSS_WINDOW } from 
 
 export type Verdict = "met" | "not met" | "—";
 
+/**
+ * A goal read from a load of calls: met only if none of them failed. A refused call (a 429) is
+ * answered without the work the goal is about, so its speed says nothing of that work.
+ */
+export function loadVerdict(isMet: boolean, failedCalls: number): Verdict {
+  return isMet && failedCalls === 0 ? "met" : "not met";
+}
+
 export type TableRow = {
   goal: string;
   target: string;

@@ -55,6 +55,7 @@ import {
   measureRawLoop,
 } from "./raw";
 import {
+  loadVerdict,
   renderTextTable,
   writePerformanceDoc,
   type ProfilesOfRun,
@@ -1069,6 +1070,7 @@ async function main(): Promise<void> {
     const side = (runs: LoadResult[]) => ({
       latency: summarize(runs.flatMap((run) => run.latenciesMs)),
       perSecond: median(runs.map((run) => run.perSecond)),
+      errors: runs.reduce((sum, run) => sum + run.errors, 0),
     });
     const [plainInsert, verdictLoad, plainHealth, health] = [
       side(gate.plainInsert),
@@ -1093,7 +1095,10 @@ async function main(): Promise<void> {
         raw: formatMs(plainInsert.latency.p50),
         handshake: formatMs(verdictLoad.latency.p50),
         ratio: ratio(verdictLoad.latency.p50, plainInsert.latency.p50),
-        verdict: verdict(verdictLoad.latency.p50 <= 2 * plainInsert.latency.p50),
+        verdict: loadVerdict(
+          verdictLoad.latency.p50 <= 2 * plainInsert.latency.p50,
+          verdictLoad.errors,
+        ),
       },
       {
         goal: `Gate verdict rate, ${clients}`,
@@ -1101,7 +1106,10 @@ async function main(): Promise<void> {
         raw: formatRate(plainInsert.perSecond),
         handshake: formatRate(verdictLoad.perSecond),
         ratio: `${((verdictLoad.perSecond / plainInsert.perSecond) * 100).toFixed(0)}%`,
-        verdict: verdict(verdictLoad.perSecond >= 0.4 * plainInsert.perSecond),
+        verdict: loadVerdict(
+          verdictLoad.perSecond >= 0.4 * plainInsert.perSecond,
+          verdictLoad.errors,
+        ),
       },
       ...(ruleAllowed
         ? [
@@ -1113,7 +1121,10 @@ async function main(): Promise<void> {
               raw: formatMs(plainInsert.latency.p50),
               handshake: formatMs(ruleAllowed.latency.p50),
               ratio: ratio(ruleAllowed.latency.p50, plainInsert.latency.p50),
-              verdict: verdict(ruleAllowed.latency.p50 <= 2 * plainInsert.latency.p50),
+              verdict: loadVerdict(
+                ruleAllowed.latency.p50 <= 2 * plainInsert.latency.p50,
+                ruleAllowed.errors,
+              ),
             },
             {
               goal: `Gate verdict allowed by a rule, rate, ${clients}`,
@@ -1121,7 +1132,10 @@ async function main(): Promise<void> {
               raw: formatRate(plainInsert.perSecond),
               handshake: formatRate(ruleAllowed.perSecond),
               ratio: `${((ruleAllowed.perSecond / plainInsert.perSecond) * 100).toFixed(0)}%`,
-              verdict: verdict(ruleAllowed.perSecond >= 0.4 * plainInsert.perSecond),
+              verdict: loadVerdict(
+                ruleAllowed.perSecond >= 0.4 * plainInsert.perSecond,
+                ruleAllowed.errors,
+              ),
             },
           ]
         : []),
@@ -1142,10 +1156,15 @@ async function main(): Promise<void> {
       ratio: "—",
       verdict: "—",
     });
-    const gateErrors = Object.values(gate)
-      .flat()
-      .reduce((sum, run) => sum + run.errors, 0);
-    if (gateErrors > 0) notes.push(`Gate: ${gateErrors} failed calls (see the JSON).`);
+    const failedSides = Object.entries(gate).flatMap(([name, runs]) => {
+      const { errors } = side(runs);
+      return errors > 0 ? [`${name} ${errors}`] : [];
+    });
+    if (failedSides.length > 0) {
+      notes.push(
+        `Gate: failed calls by side: ${failedSides.join(", ")} (the first three are in the bench's output); a side with any is "not met".`,
+      );
+    }
     const cpuPerCall = (runs: GateRun[]) =>
       median(runs.map((run) => run.serverCpuMsPerCall)).toFixed(2);
     notes.push(

@@ -12,6 +12,8 @@ import { waitForHealth } from "../scripts/product-processes";
 import { SERVER_NODE_ARGS } from "../scripts/server-command";
 
 export const BENCH_DIST_DIR = ".next-bench";
+/** The per-agent limits the bench's server runs with (lib/agents/limits.ts). */
+const BENCH_AGENT_CALLS_PER_MINUTE = 1_000_000;
 
 /**
  * A checkout's server as that checkout starts it: the baseline is measured as it ran, with the
@@ -98,6 +100,11 @@ export async function startServer(options: {
       HANDSHAKE_SECRET: options.secret,
       HANDSHAKE_ADMIN_EMAIL: options.admin.email,
       HANDSHAKE_ADMIN_PASSWORD: options.admin.password,
+      // Counted as always, never reached: the gate's eight agents call as fast as the node
+      // answers, which on a quiet machine passed the default of 6,000 tool calls a minute each.
+      HANDSHAKE_AGENT_TOOL_CALLS_PER_MINUTE: String(BENCH_AGENT_CALLS_PER_MINUTE),
+      HANDSHAKE_AGENT_REQUESTS_PER_MINUTE: String(BENCH_AGENT_CALLS_PER_MINUTE),
+      HANDSHAKE_AGENT_MESSAGES_PER_MINUTE: String(BENCH_AGENT_CALLS_PER_MINUTE),
     }),
   });
   child.stdout?.pipe(log);

@@ -42,7 +42,8 @@ const envSchema = agentEnvSchema.extend({
   HANDSHAKE_AGENT_TOKEN: z.string().min(16).optional(),
   /**
    * Per-agent limits (429 RATE_LIMITED with Retry-After), counted per web node. The defaults sit
-   * well above what the benchmarks and the soak do per agent.
+   * well above what a worker or the soak does per agent; the bench, whose few agents call as fast
+   * as the node answers, runs its server with higher ones (bench/server.ts).
    */
   HANDSHAKE_AGENT_MESSAGES_PER_MINUTE: z.coerce.number().int().min(1).default(6_000),
   HANDSHAKE_AGENT_REQUESTS_PER_MINUTE: z.coerce.number().int().min(1).default(6_000),

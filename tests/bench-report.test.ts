@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { sizes } from "../bench/config";
-import { writePerformanceDoc } from "../bench/report";
+import { loadVerdict, writePerformanceDoc } from "../bench/report";
 
 const dirs: string[] = [];
 afterEach(async () => {
@@ -46,5 +46,13 @@ describe("docs/PERFORMANCE.md as the bench writes it", () => {
     expect(rewritten).not.toContain("aaaaaaa");
     expect(rewritten.endsWith(handWritten)).toBe(true);
     expect(rewritten.split("## A dated record")).toHaveLength(2);
+  });
+});
+
+describe("a goal read from a load of calls", () => {
+  it("is not met when any call failed, however fast the others were", () => {
+    expect(loadVerdict(true, 0)).toBe("met");
+    expect(loadVerdict(true, 1)).toBe("not met");
+    expect(loadVerdict(false, 0)).toBe("not met");
   });
 });
