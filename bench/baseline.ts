@@ -64,6 +64,18 @@ export function runBaseline(commit: string): BaselineResults | undefined {
         : {}),
     }),
   });
-  if (child.status !== 0) throw new Error(`the baseline run failed (exit ${child.status})`);
-  return { commit, ...(JSON.parse(readFileSync(out, "utf8")) as Omit<BaselineResults, "commit">) };
+  if (child.status !== 0) {
+    rmSync(out, { force: true });
+    throw new Error(`the baseline run failed (exit ${child.status})`);
+  }
+  return { commit, ...takeBaselineResults(out) };
+}
+
+/** The baseline run's results, read once: the file is removed, nothing else reads it. */
+export function takeBaselineResults(file: string): Omit<BaselineResults, "commit"> {
+  try {
+    return JSON.parse(readFileSync(file, "utf8")) as Omit<BaselineResults, "commit">;
+  } finally {
+    rmSync(file, { force: true });
+  }
 }

@@ -1,8 +1,9 @@
 import { execFileSync } from "node:child_process";
-import { existsSync, readlinkSync, rmSync, symlinkSync } from "node:fs";
+import { existsSync, mkdtempSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { prepareBaseline } from "../bench/baseline";
+import { prepareBaseline, takeBaselineResults } from "../bench/baseline";
 
 const commit = execFileSync("git", ["rev-parse", "--short", "HEAD"], { encoding: "utf8" }).trim();
 let baselineDir: string | undefined;
@@ -25,5 +26,20 @@ describe("the bench's unpacked baseline", () => {
     expect(prepareBaseline(commit)).toBe(baselineDir);
     expect(readlinkSync(link)).toBe(path.resolve("node_modules"));
     expect(existsSync(path.join(link, "vitest"))).toBe(true);
+  });
+});
+
+describe("the baseline run's results", () => {
+  it("are read once and leave no file behind", () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), "bench-baseline-results-"));
+    try {
+      const file = path.join(dir, "results.json");
+      const results = { rows: [], results: { gate: { verdict: { errors: 0 } } } };
+      writeFileSync(file, JSON.stringify(results));
+      expect(takeBaselineResults(file)).toEqual(results);
+      expect(existsSync(file)).toBe(false);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
