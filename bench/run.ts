@@ -1067,10 +1067,11 @@ async function main(): Promise<void> {
     ),
   );
   if (gate) {
+    const errorsOf = (runs: LoadResult[]) => runs.reduce((sum, run) => sum + run.errors, 0);
     const side = (runs: LoadResult[]) => ({
       latency: summarize(runs.flatMap((run) => run.latenciesMs)),
       perSecond: median(runs.map((run) => run.perSecond)),
-      errors: runs.reduce((sum, run) => sum + run.errors, 0),
+      errors: errorsOf(runs),
     });
     const [plainInsert, verdictLoad, plainHealth, health] = [
       side(gate.plainInsert),
@@ -1156,10 +1157,9 @@ async function main(): Promise<void> {
       ratio: "—",
       verdict: "—",
     });
-    const failedSides = Object.entries(gate).flatMap(([name, runs]) => {
-      const { errors } = side(runs);
-      return errors > 0 ? [`${name} ${errors}`] : [];
-    });
+    const failedSides = Object.entries(gate)
+      .filter(([, runs]) => errorsOf(runs) > 0)
+      .map(([name, runs]) => `${name} ${errorsOf(runs)}`);
     if (failedSides.length > 0) {
       notes.push(
         `Gate: failed calls by side: ${failedSides.join(", ")} (the first three are in the bench's output); a side with any is "not met".`,
