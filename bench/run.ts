@@ -1158,8 +1158,9 @@ async function main(): Promise<void> {
       verdict: "—",
     });
     const failedSides = Object.entries(gate)
-      .filter(([, runs]) => errorsOf(runs) > 0)
-      .map(([name, runs]) => `${name} ${errorsOf(runs)}`);
+      .map(([name, runs]) => ({ name, errors: errorsOf(runs) }))
+      .filter(({ errors }) => errors > 0)
+      .map(({ name, errors }) => `${name} ${errors}`);
     if (failedSides.length > 0) {
       notes.push(
         `Gate: failed calls by side: ${failedSides.join(", ")} (the first three are in the bench's output); a side with any is "not met".`,

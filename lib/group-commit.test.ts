@@ -96,6 +96,7 @@ describe("GroupCommit with two commits under way", () => {
     const committer = new GroupCommit(commit, 10, 2);
     const first = committer.add(1);
     const second = committer.add(2);
+    expect(groups).toEqual([[1]]);
     await end(0);
     expect(await first).toBe("done 1");
     expect(groups).toEqual([[1], [2]]);
