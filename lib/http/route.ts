@@ -85,12 +85,73 @@ export type RouteContext<A extends Access, B, Q, P> = {
 
 const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
 
-// The text each JSON answer was made from, for the node listener to write without reading the
-// Response's stream back (lib/http/node-listener.ts); weak, so an answer never sent is collected.
-const encodedBodies = new WeakMap<Response, string>();
+/**
+ * A JSON answer that keeps the text it was made from and builds its web body only if something
+ * reads it. Node's Response encodes a string body and wraps it in a ReadableStream as it is made,
+ * some 20 µs of CPU (issue 18), and the node listener never reads that stream: it writes the text
+ * (lib/http/node-listener.ts). What does read the body (a HEAD remade by Hono, a test's
+ * `app.request`, an answer the adapter writes itself) gets a Response made from the text then,
+ * with the status and the headers as they are at that moment.
+ */
+class EncodedJsonResponse extends Response {
+  #readable: Response | undefined;
 
+  constructor(
+    readonly encoded: string,
+    init: ResponseInit,
+  ) {
+    super(null, init);
+  }
+
+  #read(): Response {
+    this.#readable ??= new Response(this.encoded, {
+      status: this.status,
+      statusText: this.statusText,
+      headers: this.headers,
+    });
+    return this.#readable;
+  }
+
+  override get body(): Response["body"] {
+    return this.#read().body;
+  }
+
+  override get bodyUsed(): boolean {
+    return this.#readable?.bodyUsed ?? false;
+  }
+
+  override arrayBuffer(): Promise<ArrayBuffer> {
+    return this.#read().arrayBuffer();
+  }
+
+  override blob(): Promise<Blob> {
+    return this.#read().blob();
+  }
+
+  override bytes(): ReturnType<Response["bytes"]> {
+    return this.#read().bytes();
+  }
+
+  override formData(): Promise<FormData> {
+    return this.#read().formData();
+  }
+
+  override json(): Promise<unknown> {
+    return this.#read().json();
+  }
+
+  override text(): Promise<string> {
+    return this.#read().text();
+  }
+
+  override clone(): Response {
+    return this.#read().clone();
+  }
+}
+
+/** The text a JSON answer was made from, for the node listener to write as it is. */
 export function encodedJsonOf(response: Response): string | undefined {
-  return encodedBodies.get(response);
+  return response instanceof EncodedJsonResponse ? response.encoded : undefined;
 }
 
 export function jsonResponse(data: unknown, init: ResponseInit = {}): Response {
@@ -101,9 +162,7 @@ export function jsonResponse(data: unknown, init: ResponseInit = {}): Response {
   const body = JSON.stringify(data, (_key, value: unknown) =>
     typeof value === "bigint" ? Number(value) : value,
   );
-  const response = new Response(body, { ...init, headers });
-  encodedBodies.set(response, body);
-  return response;
+  return new EncodedJsonResponse(body, { ...init, headers });
 }
 
 export function errorResponse(error: AppError): Response {
