@@ -13,6 +13,15 @@ export function loadVerdict(isMet: boolean, failedCalls: number): Verdict {
   return isMet && failedCalls === 0 ? "met" : "not met";
 }
 
+/**
+ * Whether a latency is within its line, both in milliseconds, compared in whole microseconds: the
+ * bench rounds its percentiles to the microsecond, and a line made from them in floating point
+ * (0.36 + 1.5 = 1.8599999…) would otherwise refuse a figure equal to it.
+ */
+export function isWithinMs(valueMs: number, lineMs: number): boolean {
+  return Math.round(valueMs * 1000) <= Math.round(lineMs * 1000);
+}
+
 export type TableRow = {
   goal: string;
   target: string;

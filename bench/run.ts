@@ -55,6 +55,7 @@ import {
   measureRawLoop,
 } from "./raw";
 import {
+  isWithinMs,
   loadVerdict,
   renderTextTable,
   writePerformanceDoc,
@@ -1097,7 +1098,7 @@ async function main(): Promise<void> {
         handshake: formatMs(verdictLoad.latency.p50),
         ratio: ratio(verdictLoad.latency.p50, plainInsert.latency.p50),
         verdict: loadVerdict(
-          verdictLoad.latency.p50 <= 2 * plainInsert.latency.p50,
+          isWithinMs(verdictLoad.latency.p50, 2 * plainInsert.latency.p50),
           verdictLoad.errors,
         ),
       },
@@ -1123,7 +1124,7 @@ async function main(): Promise<void> {
               handshake: formatMs(ruleAllowed.latency.p50),
               ratio: ratio(ruleAllowed.latency.p50, plainInsert.latency.p50),
               verdict: loadVerdict(
-                ruleAllowed.latency.p50 <= 2 * plainInsert.latency.p50,
+                isWithinMs(ruleAllowed.latency.p50, 2 * plainInsert.latency.p50),
                 ruleAllowed.errors,
               ),
             },
@@ -1208,7 +1209,7 @@ async function main(): Promise<void> {
         raw: formatMs(floor.p50),
         handshake: formatMs(measured.commitToConsole.p50),
         ratio: ratio(measured.commitToConsole.p50, floor.p50),
-        verdict: verdict(measured.commitToConsole.p50 <= floor.p50 + 1.5),
+        verdict: verdict(isWithinMs(measured.commitToConsole.p50, floor.p50 + 1.5)),
       },
       {
         goal: `${label} p99`,
@@ -1216,7 +1217,7 @@ async function main(): Promise<void> {
         raw: formatMs(floor.p99),
         handshake: formatMs(measured.commitToConsole.p99),
         ratio: ratio(measured.commitToConsole.p99, floor.p99),
-        verdict: verdict(measured.commitToConsole.p99 <= floor.p99 + 7),
+        verdict: verdict(isWithinMs(measured.commitToConsole.p99, floor.p99 + 7)),
       },
     );
   };
@@ -1230,7 +1231,7 @@ async function main(): Promise<void> {
         raw: formatMs(floor.p50),
         handshake: formatMs(loop.summary.p50),
         ratio: ratio(loop.summary.p50, floor.p50),
-        verdict: verdict(loop.summary.p50 <= 4 * floor.p50),
+        verdict: verdict(isWithinMs(loop.summary.p50, 4 * floor.p50)),
       },
       {
         goal: "G3.2 full loop p99",
@@ -1238,7 +1239,7 @@ async function main(): Promise<void> {
         raw: formatMs(floor.p99),
         handshake: formatMs(loop.summary.p99),
         ratio: ratio(loop.summary.p99, floor.p99),
-        verdict: verdict(loop.summary.p99 <= floor.p99 + 20),
+        verdict: verdict(isWithinMs(loop.summary.p99, floor.p99 + 20)),
       },
     );
     const alone = loop.writesAlone;
@@ -1366,7 +1367,7 @@ async function main(): Promise<void> {
         raw: `${formatMs(scale.healthIdle.p50)} / ${formatMs(scale.healthIdle.p99)} idle`,
         handshake: `${formatMs(scale.healthLoaded.p50)} / ${formatMs(scale.healthLoaded.p99)}`,
         ratio: ratio(scale.healthLoaded.p99, scale.healthIdle.p99),
-        verdict: verdict(scale.healthLoaded.p99 <= 2 * scale.healthIdle.p99),
+        verdict: verdict(isWithinMs(scale.healthLoaded.p99, 2 * scale.healthIdle.p99)),
       },
     );
   }
@@ -1382,7 +1383,7 @@ async function main(): Promise<void> {
           raw: formatMs(measured.raw.p50),
           handshake: formatMs(measured.http.p50),
           ratio: ratio(measured.http.p50, measured.raw.p50),
-          verdict: verdict(measured.http.p50 <= 50),
+          verdict: verdict(isWithinMs(measured.http.p50, 50)),
         },
         {
           goal: `${label} p99`,
@@ -1390,7 +1391,7 @@ async function main(): Promise<void> {
           raw: formatMs(measured.raw.p99),
           handshake: formatMs(measured.http.p99),
           ratio: ratio(measured.http.p99, measured.raw.p99),
-          verdict: verdict(measured.http.p99 <= 50),
+          verdict: verdict(isWithinMs(measured.http.p99, 50)),
         },
       );
     }
@@ -1460,7 +1461,7 @@ async function main(): Promise<void> {
           handshake: `${formatMs(measured.p50)} / ${formatMs(measured.p99)}`,
           ratio: pushP50 === undefined ? "—" : ratio(measured.p50, pushP50),
           // Judged only against a push figure from this same run, never a remembered one.
-          verdict: pushP50 === undefined ? "—" : verdict(measured.p50 <= pushP50 + 33),
+          verdict: pushP50 === undefined ? "—" : verdict(isWithinMs(measured.p50, pushP50 + 33)),
         });
       }
       notes.push(

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { sizes } from "../bench/config";
-import { loadVerdict, writePerformanceDoc } from "../bench/report";
+import { isWithinMs, loadVerdict, writePerformanceDoc } from "../bench/report";
 
 const dirs: string[] = [];
 afterEach(async () => {
@@ -54,5 +54,19 @@ describe("a goal read from a load of calls", () => {
     expect(loadVerdict(true, 0)).toBe("met");
     expect(loadVerdict(true, 1)).toBe("not met");
     expect(loadVerdict(false, 0)).toBe("not met");
+  });
+});
+
+describe("a latency against its line", () => {
+  it("is within a line it equals, however the line was added up", () => {
+    // The first full run at 5aa253d printed G3.4's push p50 of 1.86 ms "not met" against 0.36 + 1.5.
+    expect(0.36 + 1.5 < 1.86).toBe(true);
+    expect(isWithinMs(1.86, 0.36 + 1.5)).toBe(true);
+    expect(isWithinMs(4 * 0.8, 3.2)).toBe(true);
+  });
+
+  it("is not within a line it passes by a microsecond", () => {
+    expect(isWithinMs(1.861, 0.36 + 1.5)).toBe(false);
+    expect(isWithinMs(10.24, 3.04 + 7)).toBe(false);
   });
 });
