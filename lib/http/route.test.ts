@@ -42,6 +42,13 @@ describe("jsonResponse", () => {
     expect(ownReaders).toEqual(expect.arrayContaining(["body", "bodyUsed"]));
   });
 
+  it("refuses a status that has no body, as a Response made with one does", () => {
+    for (const status of [204, 205, 304]) {
+      expect(() => new Response("{}", { status })).toThrow(TypeError);
+      expect(() => jsonResponse(data, { status })).toThrow(TypeError);
+    }
+  });
+
   it("is read once, as a Response is, and a clone reads apart from it", async () => {
     const response = jsonResponse(data);
     expect(response.bodyUsed).toBe(false);

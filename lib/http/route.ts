@@ -85,6 +85,9 @@ export type RouteContext<A extends Access, B, Q, P> = {
 
 const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
 
+/** The statuses the Fetch standard gives no body. */
+const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
+
 /**
  * A JSON answer that keeps the text it was made from and builds its web body only if something
  * reads it. Node's Response encodes a string body and wraps it in a ReadableStream as it is made,
@@ -101,6 +104,11 @@ class EncodedJsonResponse extends Response {
     init: ResponseInit,
   ) {
     super(null, init);
+    // Made without a body, it would not refuse these as a Response made with one does; the
+    // listener would then write a body HTTP forbids.
+    if (NULL_BODY_STATUSES.has(this.status)) {
+      throw new TypeError(`a ${this.status} answer has no body; it cannot carry JSON`);
+    }
   }
 
   #read(): Response {
