@@ -1,5 +1,6 @@
 import { spawn } from "node:child_process";
 import { childProcessEnv } from "../lib/env";
+import { assertPortFree } from "../scripts/product-processes";
 import type { Agent } from "./clients";
 import { watchInspector, type InspectedProcess } from "./inspector";
 import { readProcessCpuSeconds } from "./machine-cpu";
@@ -100,6 +101,7 @@ export async function startPlainServer(options: {
   databaseUrl: string;
   port: number;
 }): Promise<PlainServer> {
+  await assertPortFree("127.0.0.1", options.port);
   const child = spawn(
     process.execPath,
     ["--inspect=127.0.0.1:0", "--import", "tsx", "bench/plain-server.ts"],

@@ -82,6 +82,7 @@ import {
   type MachineCpuReading,
 } from "./machine-cpu";
 import { openLoopWritesAlone, openWritesAlone } from "./writes-alone";
+import { Cleanups } from "./cleanups";
 import { perLongPollKiB, readCollectedMemory, rssPerLongPollKiB, settledMiB } from "./rss";
 import {
   formatMs,
@@ -100,33 +101,11 @@ const startedAt = Date.now();
 const log = (message: string) =>
   console.log(`[bench ${((Date.now() - startedAt) / 1000).toFixed(0).padStart(3)} s] ${message}`);
 
-// ---- cleanup: everything started registers its undo; run in reverse, once, even on failure ----
-const cleanups: { name: string; run: () => Promise<unknown> | unknown }[] = [];
-let cleaning: Promise<void> | undefined;
+const cleanups = new Cleanups();
 let isSucceeded = false;
 let serverLogFile: string | undefined;
-/** Runs every undo once; a second caller (a signal during a failure) waits for the same run. */
-function cleanUp(): Promise<void> {
-  cleaning ??= (async () => {
-    for (const { name, run } of cleanups.reverse()) {
-      try {
-        await run();
-      } catch (error) {
-        console.error(`[bench] cleanup '${name}' failed:`, (error as Error).message);
-      }
-    }
-    cleanups.length = 0;
-  })();
-  return cleaning;
-}
 let isInterrupted = false;
-for (const signal of ["SIGINT", "SIGTERM"] as const) {
-  process.on(signal, () => {
-    isInterrupted = true;
-    console.error(`[bench] ${signal}: cleaning up`);
-    void cleanUp().finally(() => process.exit(130));
-  });
-}
+cleanups.runOnProcessEnd(() => (isInterrupted = true));
 
 function git(args: string[]): string {
   try {
@@ -1038,7 +1017,7 @@ async function main(): Promise<void> {
   }
 
   isSucceeded = true;
-  await cleanUp();
+  await cleanups.run();
   const durationS = (Date.now() - startedAt) / 1000;
   const profiles = benchEnv.BENCH_CPU_PROF ? profileHotPaths(cpuProfiles, hotPaths) : undefined;
   results.profiles = profiles;
@@ -1554,7 +1533,7 @@ main()
   .catch(async (error: unknown) => {
     // After a signal the failures are the interruption's echo (a stopped server refuses calls).
     if (!isInterrupted) console.error("[bench] failed:", error);
-    await cleanUp();
+    await cleanups.run();
     if (serverLogFile) console.error(`[bench] the server's output is kept in ${serverLogFile}`);
     process.exit(isInterrupted ? 130 : 1);
   });

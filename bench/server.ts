@@ -8,7 +8,7 @@ import { readProcessRssMiB } from "./rss";
 import { readProcessCpuSeconds } from "./machine-cpu";
 import { childProcessEnv } from "../lib/env";
 import { readBuildState } from "../scripts/build-if-needed";
-import { waitForHealth } from "../scripts/product-processes";
+import { assertPortFree, waitForHealth } from "../scripts/product-processes";
 import { SERVER_NODE_ARGS } from "../scripts/server-command";
 
 export const BENCH_DIST_DIR = ".next-bench";
@@ -80,6 +80,7 @@ export async function startServer(options: {
   /** Serve another checkout's server.ts (the baseline); this one by default. */
   cwd?: string | undefined;
 }): Promise<RunningServer> {
+  await assertPortFree("127.0.0.1", options.port);
   const log = createWriteStream(options.logFile);
   const nodeArgs = [
     // Loopback, a free port: the bench collects garbage before its RSS readings through it, and

@@ -1,9 +1,10 @@
 import { mkdtemp, readdir, rm } from "node:fs/promises";
+import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { testSandboxSettings } from "../tests/support/agent-tools";
-import { describeMissingSandbox } from "./product-processes";
+import { assertPortFree, describeMissingSandbox } from "./product-processes";
 
 let dataDir: string;
 beforeEach(async () => {
@@ -25,5 +26,38 @@ describe("npm start's sandbox check", () => {
 
   it("says nothing when the sandbox works", async () => {
     expect(await describeMissingSandbox(dataDir, testSandboxSettings())).toBeNull();
+  });
+});
+
+async function listening(): Promise<{ server: Server; port: number }> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const address = server.address();
+  if (typeof address !== "object" || address === null) throw new Error("no port");
+  return { server, port: address.port };
+}
+
+describe("a start on a port another server holds", () => {
+  it("is refused, naming the address", async () => {
+    const { server, port } = await listening();
+    try {
+      await expect(assertPortFree("127.0.0.1", port)).rejects.toThrow(
+        `127.0.0.1:${port} is already in use`,
+      );
+    } finally {
+      server.close();
+    }
+  });
+
+  it("goes ahead on a free port, and leaves it free for the server", async () => {
+    const { server, port } = await listening();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await assertPortFree("127.0.0.1", port);
+    const again = createServer();
+    await new Promise<void>((resolve, reject) => {
+      again.once("error", reject);
+      again.listen(port, "127.0.0.1", resolve);
+    });
+    again.close();
   });
 });

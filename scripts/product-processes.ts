@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdir, rm } from "node:fs/promises";
+import { createServer } from "node:net";
 import path from "node:path";
 import { secretsStdio, sendSecrets } from "../agents/secrets-pipe";
 import { probeSandbox, readSandboxSettings } from "../agents/tools/sandbox";
@@ -7,6 +8,30 @@ import { createDb } from "../lib/db";
 import { agentSideProcessEnv, env, sandboxSettingsEnv } from "../lib/env";
 import { rotateApiToken } from "../lib/tokens/mutations";
 
+/**
+ * Refuses a start where something already listens on the server's address. `waitForHealth` asks
+ * the address, not the process: another server there (a Handshake started earlier and still
+ * running) would answer for the new one, which then fails to bind, and what was started on that
+ * answer (a supervisor whose token rotation revoked the running one's, a bench's measurements)
+ * would be the old server's.
+ */
+export async function assertPortFree(host: string, port: number): Promise<void> {
+  const probe = createServer();
+  try {
+    await new Promise<void>((resolve, reject) => {
+      probe.once("error", reject);
+      probe.listen(port, host, resolve);
+    });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "EADDRINUSE") throw error;
+    throw new Error(
+      `${host}:${port} is already in use: another server (an earlier Handshake?) listens there; stop it or choose another port`,
+    );
+  }
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
+}
+
+/** Until the server on `serverUrl` answers its health check; fails if it exits first. */
 export async function waitForHealth(serverUrl: string, serverExit: Promise<number>): Promise<void> {
   let hasExited = false;
   void serverExit.then(() => (hasExited = true));

@@ -6,6 +6,7 @@ import { buildIfNeeded } from "./build-if-needed";
 import { registerDemoTeam } from "./demo-team";
 import { loadOrCreateLocalSecrets } from "./local-secrets";
 import {
+  assertPortFree,
   describeMissingSandbox,
   issueSupervisorToken,
   spawnSupervisor,
@@ -16,6 +17,11 @@ import { SERVER_NODE_ARGS } from "./server-command";
 // `npm start`: the whole product on one machine. Uses DATABASE_URL when given, else boots an
 // embedded PostgreSQL under HANDSHAKE_DATA_DIR; then migrates, builds if needed and serves.
 const dataDir = path.resolve(env.HANDSHAKE_DATA_DIR);
+// Before anything is booted, migrated or built: a server already on the port would answer for ours.
+await assertPortFree(env.HOST, env.PORT).catch((error: unknown) => {
+  console.error(error instanceof Error ? error.message : error);
+  process.exit(1);
+});
 const secrets = await loadOrCreateLocalSecrets(dataDir);
 
 let databaseHost: ChildProcess | null = null;

@@ -1,3 +1,4 @@
+import { createServer } from "node:http";
 import { afterEach, describe, expect, it } from "vitest";
 import { measurePlainLongPolls, startPlainServer, type PlainServer } from "../bench/gate";
 import { freePort } from "./support/api-node";
@@ -18,6 +19,19 @@ describe("the plain node:http floor (bench/plain-server.ts)", () => {
     expect(response.status).toBe(200);
     expect(await response.json()).toEqual({ messages: [], cursor: 7 });
     expect(Date.now() - sentAt).toBeGreaterThanOrEqual(900);
+  });
+
+  it("refuses a port another server answers on, rather than measure that one", async () => {
+    const other = createServer((_request, response) => response.end("{}"));
+    const port = await freePort();
+    await new Promise<void>((resolve) => other.listen(port, "127.0.0.1", resolve));
+    try {
+      await expect(startPlainServer({ databaseUrl: databaseUrl(), port })).rejects.toThrow(
+        `127.0.0.1:${port} is already in use`,
+      );
+    } finally {
+      other.close();
+    }
   });
 
   it("collects its garbage and reports its heap and RSS, so its long-polls are measured as Handshake's", async () => {
