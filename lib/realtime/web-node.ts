@@ -34,6 +34,9 @@ export function stampClientAddress(request: IncomingMessage): void {
   request.rawHeaders = raw.concat(CLIENT_IP_HEADER, address);
 }
 
+/** How long a stop may wait for the node's work and connections to end before it exits anyway. */
+const STOP_GRACE_MS = 10_000;
+
 /**
  * What every web node runs beside its HTTP handler: the LISTEN bridge feeding the hub that
  * long-polls wait on (decision 003), the listener that keeps the actor cache honest (decision 027),
@@ -66,6 +69,16 @@ export async function startWebNodeServices(
     if (isStopping) return;
     isStopping = true;
     console.log(`${signal}: stopping`);
+    // The pool ends once its connections are back, and a statement waiting on a lock that another
+    // session holds does not come back until that session lets go: the node would never exit, nor
+    // `npm start` on Ctrl-C. Past the grace period it exits as a crash would (docs/RELIABILITY.md);
+    // the clients it no longer answers were cut off when the stop began.
+    setTimeout(() => {
+      console.error(
+        `${signal}: not stopped after ${STOP_GRACE_MS / 1000} s (a database call still waiting?); exiting`,
+      );
+      process.exit(1);
+    }, STOP_GRACE_MS).unref();
     sweeper.stop();
     stopWatchingSessions();
     void presence.stop();
