@@ -13,10 +13,14 @@ beforeEach(async () => {
 afterEach(() => rm(dir, { recursive: true, force: true }));
 
 /**
- * A bench-like process: two undos registered (the server, then its database), then it ends the
- * way `ending` says, or on SIGTERM once it runs. Answers its exit code and the undos that ran.
+ * A bench-like process: two undos registered (the server, then its database), each taking 300 ms,
+ * then it ends the way `ending` says, or on SIGTERM once it runs, sent `signals` times 150 ms
+ * apart (a second Ctrl-C while it cleans up). Answers its exit code and the undos that ran.
  */
-async function runBenchEndingWith(ending: string): Promise<{ code: number | null; ran: string }> {
+async function runBenchEndingWith(
+  ending: string,
+  signals = 1,
+): Promise<{ code: number | null; ran: string }> {
   const script = path.join(dir, "bench.mts");
   const ran = path.join(dir, "ran.txt");
   await writeFile(
@@ -26,7 +30,13 @@ async function runBenchEndingWith(ending: string): Promise<{ code: number | null
      const cleanups = new Cleanups();
      cleanups.runOnProcessEnd(() => {});
      for (const name of ["drop database", "stop server"]) {
-       cleanups.push({ name, run: () => appendFileSync(${JSON.stringify(ran)}, name + "\\n") });
+       cleanups.push({
+         name,
+         run: async () => {
+           await new Promise((resolve) => setTimeout(resolve, 300));
+           appendFileSync(${JSON.stringify(ran)}, name + "\\n");
+         },
+       });
      }
      ${ending}
      setInterval(() => {}, 1000);
@@ -35,7 +45,13 @@ async function runBenchEndingWith(ending: string): Promise<{ code: number | null
   const child = spawn(process.execPath, ["--import", "tsx", script], {
     stdio: ["ignore", "pipe", "pipe"],
   });
-  if (ending === "") child.stdout.once("data", () => child.kill("SIGTERM"));
+  if (ending === "") {
+    child.stdout.once("data", () => {
+      for (let sent = 0; sent < signals; sent++) {
+        setTimeout(() => child.kill("SIGTERM"), sent * 150);
+      }
+    });
+  }
   const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
   return { code, ran: await readFile(ran, "utf8").catch(() => "") };
 }
@@ -51,8 +67,13 @@ describe("the bench's cleanups", () => {
     expect(ended).toEqual({ code: 1, ran: "stop server\ndrop database\n" });
   });
 
-  it("run on SIGTERM, once", async () => {
+  it("run on SIGTERM", async () => {
     const ended = await runBenchEndingWith("");
+    expect(ended).toEqual({ code: 130, ran: "stop server\ndrop database\n" });
+  });
+
+  it("run once when a second SIGTERM comes while they run", async () => {
+    const ended = await runBenchEndingWith("", 2);
     expect(ended).toEqual({ code: 130, ran: "stop server\ndrop database\n" });
   });
 });
