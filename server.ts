@@ -26,6 +26,9 @@ async function main(): Promise<void> {
     void (isApiTarget(req.url ?? "/") ? handleApi(req, res) : handle(req, res));
   });
   const services = await startWebNodeServices(httpServer, db, requireDatabaseUrl());
+  // Before the node announces itself: a signal that finds no handler ends it without its stop.
+  process.on("SIGINT", services.stop);
+  process.on("SIGTERM", services.stop);
 
   await new Promise<void>((resolve) => httpServer.listen(env.PORT, env.HOST, resolve));
   const address = httpServer.address();
@@ -38,9 +41,6 @@ async function main(): Promise<void> {
   } else if (firstLead.email) {
     console.log(`Sign in as ${firstLead.email}`);
   }
-
-  process.on("SIGINT", services.stop);
-  process.on("SIGTERM", services.stop);
 }
 
 main().catch((error: unknown) => {

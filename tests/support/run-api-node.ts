@@ -23,6 +23,10 @@ async function main(): Promise<void> {
   // find it again after a restart. Nothing has connected yet, so closing is immediate.
   await new Promise<void>((resolve) => httpServer.close(() => resolve()));
   const services = await startWebNodeServices(httpServer, db, requireDatabaseUrl());
+  // Before the ready line: a test may signal the node the moment it reads it, and a signal that
+  // finds no handler ends the node without its stop.
+  process.on("SIGINT", services.stop);
+  process.on("SIGTERM", services.stop);
 
   await new Promise<void>((resolve, reject) => {
     httpServer.once("error", reject);
@@ -33,9 +37,6 @@ async function main(): Promise<void> {
   });
   const { port } = httpServer.address() as AddressInfo;
   console.log(`${READY_PREFIX}http://${env.HOST}:${port}`);
-
-  process.on("SIGINT", services.stop);
-  process.on("SIGTERM", services.stop);
 }
 
 main().catch((error: unknown) => {
