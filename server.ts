@@ -3,6 +3,7 @@ import next from "next";
 import { createApi } from "./lib/api/v1/routes";
 import { getDb } from "./lib/db";
 import { env, requireDatabaseUrl } from "./lib/env";
+import { localServerUrl } from "./lib/http/local-url";
 import { createNodeListener } from "./lib/http/node-listener";
 import { isApiTarget } from "./lib/http/router";
 import { stampClientAddress, startWebNodeServices } from "./lib/realtime/web-node";
@@ -33,7 +34,7 @@ async function main(): Promise<void> {
   await new Promise<void>((resolve) => httpServer.listen(env.PORT, env.HOST, resolve));
   const address = httpServer.address();
   const port = typeof address === "object" && address ? address.port : env.PORT;
-  const url = env.HANDSHAKE_PUBLIC_URL ?? `http://${env.HOST}:${port}`;
+  const url = env.HANDSHAKE_PUBLIC_URL ?? localServerUrl(env.HOST, port);
   console.log(`Handshake console: ${url}`);
   if (firstLead.isCreated && firstLead.isPasswordGenerated) {
     console.log(`Sign in as ${firstLead.email} with password ${firstLead.password}`);

@@ -1,10 +1,12 @@
 import { mkdtemp, readdir, rm } from "node:fs/promises";
+import { createServer as createHttpServer } from "node:http";
 import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { testSandboxSettings } from "../tests/support/agent-tools";
-import { assertPortFree, describeMissingSandbox } from "./product-processes";
+import { localServerUrl } from "../lib/http/local-url";
+import { assertPortFree, describeMissingSandbox, waitForHealth } from "./product-processes";
 
 let dataDir: string;
 beforeEach(async () => {
@@ -59,5 +61,22 @@ describe("a start on a port another server holds", () => {
       again.listen(port, "127.0.0.1", resolve);
     });
     again.close();
+  });
+});
+
+describe("npm start's wait for its server", () => {
+  it("reaches a server bound to one address other than 127.0.0.1", async () => {
+    // Linux routes all of 127/8 to loopback, but a server on 127.0.0.2 alone does not answer on .1.
+    const server = createHttpServer((_request, response) => response.end("{}"));
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.2", resolve));
+    const address = server.address();
+    if (typeof address !== "object" || address === null) throw new Error("no port");
+    try {
+      await expect(fetch(`http://127.0.0.1:${address.port}/api/v1/health`)).rejects.toThrow();
+      const neverExits = new Promise<number>(() => {});
+      await waitForHealth(localServerUrl("127.0.0.2", address.port), neverExits);
+    } finally {
+      server.close();
+    }
   });
 });

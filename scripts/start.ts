@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import path from "node:path";
 import { childProcessEnv, env } from "../lib/env";
+import { localServerUrl } from "../lib/http/local-url";
 import { applyMigrations } from "../lib/migrations";
 import { buildIfNeeded } from "./build-if-needed";
 import { registerDemoTeam } from "./demo-team";
@@ -80,7 +81,7 @@ try {
     server.on("exit", (code, signal) => resolve(code ?? (signal ? 1 : 0))),
   );
 
-  const serverUrl = `http://127.0.0.1:${env.PORT}`;
+  const serverUrl = localServerUrl(env.HOST, env.PORT);
   await waitForHealth(serverUrl, serverExit);
   const missingSandbox = await describeMissingSandbox(dataDir);
   if (missingSandbox) console.warn(missingSandbox);

@@ -2,6 +2,7 @@ import { betterAuth } from "better-auth";
 import { prismaAdapter } from "better-auth/adapters/prisma";
 import { getDb } from "../db";
 import { env } from "../env";
+import { localServerUrl } from "../http/local-url";
 
 export const SESSION_COOKIE_PREFIX = "handshake";
 const SESSION_LIFETIME_SECONDS = 60 * 60 * 24 * 7;
@@ -16,7 +17,7 @@ function createAuth() {
     baseURL: publicUrl ?? {
       allowedHosts: ["localhost:*", "127.0.0.1:*", "[::1]:*", `${env.HOST}:*`],
       protocol: "http",
-      fallback: `http://${env.HOST}:${env.PORT}`,
+      fallback: localServerUrl(env.HOST, env.PORT),
     },
     emailAndPassword: {
       enabled: true,
