@@ -32,33 +32,32 @@ afterEach(async () => {
   await rm(dataDir, { recursive: true, force: true });
 });
 
-it("npm start on a port a running server holds stops at once, before it migrates anything", async () => {
+/** Runs `npm start`'s script until it exits (killed, with what it started, after 20 s). */
+async function runStart(
+  extraEnv: Record<string, string>,
+): Promise<{ exitCode: number | null; output: string }> {
   const child = spawn(process.execPath, ["--import", "tsx", "scripts/start.ts"], {
     cwd: ROOT,
-    // Its own process group: without the check it would start `next build`, which must go too.
+    // Its own process group: a start that goes on runs `next build`, which must go too.
     detached: true,
     stdio: ["ignore", "pipe", "pipe"],
-    env: {
-      ...process.env,
-      DATABASE_URL: databaseUrl,
-      HOST: "127.0.0.1",
-      PORT: String(earlierPort),
-      HANDSHAKE_DATA_DIR: dataDir,
-    },
+    env: { ...process.env, DATABASE_URL: databaseUrl, HANDSHAKE_DATA_DIR: dataDir, ...extraEnv },
   });
   let output = "";
   child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")));
   child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")));
   const exitCode = await new Promise<number | null>((resolve) => {
-    // Without the check it migrates, builds and starts a supervisor against the earlier server.
     const timer = setTimeout(() => process.kill(-(child.pid as number), "SIGKILL"), 20_000);
     child.once("exit", (code) => {
       clearTimeout(timer);
       resolve(code);
     });
   });
-  expect(output).toContain(`127.0.0.1:${earlierPort} is already in use`);
-  expect(exitCode).toBe(1);
+  return { exitCode, output };
+}
+
+/** Nothing was migrated, and no supervisor ran: its workers' folders would be under the data. */
+async function expectNothingStarted(): Promise<void> {
   const db = new pg.Client({ connectionString: databaseUrl });
   await db.connect();
   try {
@@ -67,6 +66,22 @@ it("npm start on a port a running server holds stops at once, before it migrates
   } finally {
     await db.end();
   }
-  // Nor did it start a supervisor, whose workers' folders would be under the data folder.
   expect(await readdir(dataDir)).not.toContain("workspaces");
+}
+
+it("npm start on a port a running server holds stops at once, before it migrates anything", async () => {
+  // Without the check it migrates, builds and starts a supervisor against the earlier server.
+  const { exitCode, output } = await runStart({ HOST: "127.0.0.1", PORT: String(earlierPort) });
+  expect(output).toContain(`127.0.0.1:${earlierPort} is already in use`);
+  expect(exitCode).toBe(1);
+  await expectNothingStarted();
+}, 30_000);
+
+it("npm start refuses PORT=0, whose random port it could not wait on", async () => {
+  // Without the refusal the server would listen on a port of its own choosing while the start
+  // waited for its health on port 0, forever.
+  const { exitCode, output } = await runStart({ HOST: "127.0.0.1", PORT: "0" });
+  expect(output).toContain("PORT=0 asks for a random port");
+  expect(exitCode).toBe(1);
+  await expectNothingStarted();
 }, 30_000);

@@ -18,6 +18,12 @@ import { SERVER_NODE_ARGS } from "./server-command";
 // `npm start`: the whole product on one machine. Uses DATABASE_URL when given, else boots an
 // embedded PostgreSQL under HANDSHAKE_DATA_DIR; then migrates, builds if needed and serves.
 const dataDir = path.resolve(env.HANDSHAKE_DATA_DIR);
+if (env.PORT === 0) {
+  console.error(
+    "PORT=0 asks for a random port, which npm start could not find to wait on and point the agents at; choose a port",
+  );
+  process.exit(1);
+}
 // Before anything is booted, migrated or built: a server already on the port would answer for ours.
 await assertPortFree(env.HOST, env.PORT).catch((error: unknown) => {
   console.error(error instanceof Error ? error.message : error);
