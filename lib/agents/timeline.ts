@@ -7,6 +7,8 @@ import { toMessageView, type MessageView } from "../messages/views";
 import { findApprovals } from "../requests/approvals";
 import { toRequestView, type RequestView } from "../requests/views";
 import { findAgentByName } from "./data";
+import { instantSchema } from "../shared/api/instant";
+import { REQUEST_ID_PATTERN } from "../shared/requests/schema";
 import {
   agentStatusSchema,
   gateStateSchema,
@@ -28,11 +30,27 @@ const SOURCE_RANK = {
 } as const;
 type Source = keyof typeof SOURCE_RANK;
 
-const timelineCursorSchema = z.strictObject({
-  at: z.iso.datetime(),
-  rank: z.number().int().min(0).max(4),
-  id: z.string().regex(/^[a-z0-9_]{1,64}$/),
-});
+/** The sources whose rows have bigint ids, read as numbers in views; the others are requests. */
+const NUMBERED_RANKS: ReadonlySet<number> = new Set([
+  SOURCE_RANK.tool_call,
+  SOURCE_RANK.status,
+  SOURCE_RANK.message,
+]);
+
+function isIdOfRank(id: string, rank: number): boolean {
+  if (!NUMBERED_RANKS.has(rank)) return REQUEST_ID_PATTERN.test(id);
+  return /^[0-9]{1,16}$/.test(id) && Number(id) <= Number.MAX_SAFE_INTEGER;
+}
+
+// Every field is checked for the query it goes into: an id its source's ids cannot be, or a
+// time PostgreSQL cannot hold, is a forged cursor (400), never a failed query.
+const timelineCursorSchema = z
+  .strictObject({
+    at: instantSchema(),
+    rank: z.number().int().min(0).max(4),
+    id: z.string().max(64),
+  })
+  .refine(({ id, rank }) => isIdOfRank(id, rank), "an id its item's source cannot have");
 type TimelineCursor = { at: Date; rank: number; id: string };
 
 export const timelineQuerySchema = z.strictObject({

@@ -8,7 +8,8 @@ import { decodeCursor, encodeCursor } from "../http/cursor";
 import type { Prisma, Request } from "../generated/prisma/client";
 import { requestEndWaitKey, type EventHub } from "../realtime/event-hub";
 import { longPollDeadline, readUntil, type LongPollSource } from "../realtime/long-poll";
-import type { RequestStatus } from "../shared/requests/schema";
+import { instantSchema } from "../shared/api/instant";
+import { REQUEST_ID_PATTERN, type RequestStatus } from "../shared/requests/schema";
 import type { GetRequestQuery, ListRequestsQuery } from "./schema";
 import { findApprovals } from "./approvals";
 import { toRequestView, type RequestView } from "./views";
@@ -18,20 +19,18 @@ export type RequestPage = { items: RequestView[]; nextCursor: string | null };
 type Cursor = { createdAt: Date; expiresAt: Date | null; id: string };
 type Order = ListRequestsQuery["order"];
 
-const REQUEST_ID = /^req_[0-9a-f]{32}$/;
-
 /** Oldest-first pages also order by expiry, so their cursor carries it; newest-first ones don't. */
 const requestCursorSchema = z.union([
   z.strictObject({
     order: z.literal("oldest"),
-    createdAt: z.iso.datetime(),
-    expiresAt: z.iso.datetime(),
-    id: z.string().regex(REQUEST_ID),
+    createdAt: instantSchema(),
+    expiresAt: instantSchema(),
+    id: z.string().regex(REQUEST_ID_PATTERN),
   }),
   z.strictObject({
     order: z.literal("newest"),
-    createdAt: z.iso.datetime(),
-    id: z.string().regex(REQUEST_ID),
+    createdAt: instantSchema(),
+    id: z.string().regex(REQUEST_ID_PATTERN),
   }),
 ]);
 

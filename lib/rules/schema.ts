@@ -1,7 +1,8 @@
 import { z } from "zod";
+import { instantSchema } from "../shared/api/instant";
 import { ruleEffectSchema, ruleModeSchema, ruleScopeSchema } from "../shared/api/rule";
 
-const expiresAtSchema = z.iso.datetime({ offset: true }).nullable();
+const expiresAtSchema = instantSchema({ offset: true }).nullable();
 
 export const createRuleSchema = z.strictObject({
   pattern: z.string().max(500),

@@ -153,6 +153,25 @@ describe("rules API", () => {
     expect(extra.status).toBe(400);
   });
 
+  it("refuses an expiry past year 9999 (an offset can carry one there), on creation and on edit", async () => {
+    // PostgreSQL stores such a time, but it reads back as an invalid Date: a 500 before.
+    const farOff = "9999-12-31T23:59:59-23:59";
+    const { name } = await registerAgent();
+    const scope = { kind: "agent", agent: name };
+    const created = await rulesApi.create({
+      pattern: "Bash(ls:*)",
+      effect: "allow",
+      scope,
+      expiresAt: farOff,
+    });
+    expect(created.status).toBe(400);
+    const id = await makeRule(name, "Bash(ls:*)", "allow");
+    const edited = await rulesApi.update(id, { expiresAt: farOff });
+    expect(edited.status).toBe(400);
+    const rules = await getDb().rule.findMany({ where: { scope: { equals: scope } } });
+    expect(rules.map((rule) => [rule.id, rule.expiresAt])).toEqual([[id, null]]);
+  });
+
   it("only the Lead writes rules: a viewer and a decide token are refused, read tokens may list", async () => {
     const viewer = await signedInHuman("viewer");
     const body = { pattern: "Bash", effect: "allow", scope: { kind: "everyone" } };

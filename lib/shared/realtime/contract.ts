@@ -1,6 +1,7 @@
 import { z } from "zod";
 import type { RequestViewWire } from "../api/request";
 import type { ConsoleEvent } from "../events/catalog";
+import { REQUEST_ID_PATTERN } from "../requests/schema";
 
 /**
  * The typed contract between server.ts and the console over socket.io. Both ends import this file;
@@ -21,10 +22,7 @@ export type ResumePayload = z.infer<typeof resumeSchema>;
  * names only a request, never a person.
  */
 export const viewingSchema = z.strictObject({
-  requestId: z
-    .string()
-    .regex(/^req_[0-9a-f]{32}$/, "a request id")
-    .nullable(),
+  requestId: z.string().regex(REQUEST_ID_PATTERN, "a request id").nullable(),
 });
 export type ViewingPayload = z.infer<typeof viewingSchema>;
 

@@ -20,3 +20,6 @@ export const TIMEOUT_POLICIES = [
   "unanswered",
 ] as const;
 export type TimeoutPolicy = (typeof TIMEOUT_POLICIES)[number];
+
+/** A request's id as `newRequestId` (lib/requests/request-id.ts) makes it. */
+export const REQUEST_ID_PATTERN = /^req_[0-9a-f]{32}$/;
