@@ -1,3 +1,5 @@
+import { spawnSync } from "node:child_process";
+import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { analyzeShellCommand, loadShellParser } from "../protocol/shell-command";
 import { prepareCall, type CallLocation } from "./match";
@@ -299,4 +301,34 @@ describe("a rule made from a card allows that call, not what a * in it would wid
     expect(allows("Bash(echo a*b)", "Bash", bash("echo axb"))).toBe(true);
     expect(allows("Write(docs/\\*.md)", "Write", claudeFile("docs/a.md"))).toBe(false);
   });
+});
+
+describe("a pattern and a call made to take the matcher's time", () => {
+  it("answers many-star patterns against a long command and a deep path at once", () => {
+    // In a process of its own, with a deadline: compiled to a backtracking RegExp, each match
+    // below held its thread for longer than anyone waits, and with it every other call of the node.
+    const module = (file: string) => JSON.stringify(path.join(import.meta.dirname, file));
+    const script = `
+      const { matchesPattern, prepareCall } = await import(${module("match.ts")});
+      const { parseRulePattern } = await import(${module("pattern.ts")});
+      const { analyzeShellCommand, loadShellParser } = await import(${module("../protocol/shell-command.ts")});
+      await loadShellParser();
+      const patternOf = (source) => parseRulePattern(source).pattern;
+      const command = prepareCall("Bash", { command: "echo " + "a ".repeat(4000) }, { root: null, cwd: null }, analyzeShellCommand);
+      const deep = prepareCall("Edit", { file_path: "a/".repeat(2000) + "b" }, { root: "/w", cwd: "/w" }, analyzeShellCommand);
+      console.log(JSON.stringify([
+        matchesPattern(patternOf("Bash(*a*a*a*a*a*a*b)"), command, "surely"),
+        matchesPattern(patternOf("Bash(*a*a*a*a*a*a*b)"), command, "possibly"),
+        matchesPattern(patternOf("Edit(**/**/**/**/**/**/c)"), deep, "possibly"),
+        matchesPattern(patternOf("Edit(**/**/**/**/**/**/b)"), deep, "surely"),
+      ]));
+    `;
+    const run = spawnSync(
+      process.execPath,
+      ["--import", "tsx", "--input-type=module", "-e", script],
+      { encoding: "utf8", timeout: 20_000 },
+    );
+    expect(run.signal, run.stderr).toBeNull();
+    expect(JSON.parse(run.stdout)).toEqual([false, false, false, true]);
+  }, 30_000);
 });

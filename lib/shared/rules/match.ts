@@ -1,6 +1,7 @@
 import path from "node:path/posix";
 import { COMMAND_RUNNERS, entryOf, SHELLS } from "../protocol/command-lists";
 import type { ShellAnalysis, ShellRedirect, SimpleCommand } from "../protocol/shell-command";
+import { ANY_ONE, ANY_RUN, matchesGlob, matchesText, textGlob, type GlobToken } from "./glob";
 import { COMMAND_TOOLS, PATH_ARGUMENTS, type RulePattern } from "./pattern";
 
 /**
@@ -77,61 +78,52 @@ export function prepareCall(
   };
 }
 
-function escapeRegex(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
-}
+type TextMatcher = (text: string) => boolean;
 
-/**
- * A spec's characters as regex source. `\*` (and `\?` in paths) is the character itself, as in
- * the shell: a card's "always allow" escapes them, so a star in the approved call stays a star.
- */
-function globSource(text: string, wildcards: Readonly<Record<string, string>>): string {
-  let source = "";
-  for (let index = 0; index < text.length; index += 1) {
-    const char = text.charAt(index);
-    const next = text.charAt(index + 1);
-    if (char === "\\" && next !== "" && wildcards[next] !== undefined) {
-      source += escapeRegex(next);
-      index += 1;
-    } else {
-      source += wildcards[char] ?? escapeRegex(char);
-    }
-  }
-  return source;
-}
+const asIs = (text: string) => text;
+const foldCase = (text: string) => text.toLowerCase();
 
 /** `*` is any run of characters; a final `:*` (Claude Code's prefix form) is "these words, then any". */
-function commandRegex(spec: string, isCaseBlind: boolean): RegExp {
+function commandMatcher(spec: string, isCaseBlind: boolean): TextMatcher {
+  const fold = isCaseBlind ? foldCase : asIs;
   const isPrefix = spec.endsWith(":*");
-  const body = globSource(isPrefix ? spec.slice(0, -2) : spec, { "*": ".*" });
-  return new RegExp(`^${body}${isPrefix ? "(?: .*)?" : ""}$`, isCaseBlind ? "is" : "s");
+  const words = textGlob(fold(isPrefix ? spec.slice(0, -2) : spec), { "*": ANY_RUN });
+  const wordsThenAny: GlobToken<string>[] | null = isPrefix ? [...words, " ", ANY_RUN] : null;
+  return (text) => {
+    const folded = fold(text);
+    return (
+      matchesText(words, folded) || (wordsThenAny !== null && matchesText(wordsThenAny, folded))
+    );
+  };
 }
+
+type SegmentGlob = GlobToken<GlobToken<string>[]>;
 
 /** `**` is any number of whole segments, `*` and `?` stay within one segment. */
-function pathRegex(spec: string, isCaseBlind: boolean): RegExp {
-  const segments = spec.split("/");
-  const body = segments
-    .map((segment, index) => {
-      const isLast = index === segments.length - 1;
-      if (segment === "**") return isLast ? ".*" : "(?:[^/]+/)*";
-      const part = globSource(segment, { "*": "[^/]*", "?": "[^/]" });
-      return isLast ? part : `${part}/`;
-    })
-    .join("");
-  return new RegExp(`^${body}$`, isCaseBlind ? "is" : "s");
+function pathMatcher(spec: string, isCaseBlind: boolean): TextMatcher {
+  const fold = isCaseBlind ? foldCase : asIs;
+  const segments = fold(spec).split("/");
+  const tokens: SegmentGlob[] = segments.flatMap((segment, index): SegmentGlob[] => {
+    if (segment !== "**") return [textGlob(segment, { "*": ANY_RUN, "?": ANY_ONE })];
+    // A last `**` after a segment is what follows its slash: a segment at least (src/** is not src).
+    return index > 0 && index === segments.length - 1 ? [ANY_ONE, ANY_RUN] : [ANY_RUN];
+  });
+  return (relative) => matchesGlob(tokens, fold(relative).split("/"), matchesText);
 }
 
-function toolRegex(tool: string): RegExp {
-  const body = tool.split("*").map(escapeRegex).join(".*");
+function toolMatcher(tool: string): TextMatcher {
+  const name = tool.split("").map((unit): GlobToken<string> => (unit === "*" ? ANY_RUN : unit));
   // `mcp__github` names the whole server, as in Claude Code.
   const isServer = !tool.includes("*") && tool.split("__").length === 2;
-  return new RegExp(`^${body}${isServer ? "(?:__.+)?" : ""}$`);
+  const nameThenTool: GlobToken<string>[] | null = isServer
+    ? [...name, "_", "_", ANY_ONE, ANY_RUN]
+    : null;
+  return (text) =>
+    matchesText(name, text) || (nameThenTool !== null && matchesText(nameThenTool, text));
 }
 
 export function matchesToolName(pattern: RulePattern, tool: string): boolean {
-  return pattern.tool.startsWith("mcp__")
-    ? toolRegex(pattern.tool).test(tool)
-    : pattern.tool === tool;
+  return pattern.tool.startsWith("mcp__") ? toolMatcher(pattern.tool)(tool) : pattern.tool === tool;
 }
 
 /** The text outside the grammar's view that could run a command: a backstop like the classifier's. */
@@ -167,7 +159,7 @@ function isSurelyCommand(analysis: ShellAnalysis, spec: string): boolean {
   }
   // Substitutions, function definitions, arithmetic and [[ … ]] are all parts no word pattern says.
   if (analysis.constructs.some((construct) => construct.kind !== "subshell")) return false;
-  const regex = commandRegex(spec, false);
+  const matches = commandMatcher(spec, false);
   return analysis.commands.every((command) => {
     if (command.name === null || command.assignments.length > 0 || command.isBackground) {
       return false;
@@ -176,7 +168,7 @@ function isSurelyCommand(analysis: ShellAnalysis, spec: string): boolean {
     if (!command.redirects.every(isHarmlessRedirect)) return false;
     const words = wordsOf(command);
     if (words.some((word) => word === null)) return false;
-    return regex.test(words.join(" "));
+    return matches(words.join(" "));
   });
 }
 
@@ -184,9 +176,9 @@ function isSurelyCommand(analysis: ShellAnalysis, spec: string): boolean {
  * Could the words match, whatever an unreadable word turns out to be? The known words before the
  * first unreadable one must agree with the pattern's literal start, as far as both go.
  */
-function couldMatchWords(words: (string | null)[], spec: string, regex: RegExp): boolean {
+function couldMatchWords(words: (string | null)[], spec: string, matches: TextMatcher): boolean {
   const unknownAt = words.indexOf(null);
-  if (unknownAt === -1) return regex.test(words.join(" "));
+  if (unknownAt === -1) return matches(words.join(" "));
   const known = words
     .slice(0, unknownAt)
     .map((word) => `${word} `)
@@ -237,7 +229,7 @@ function isPossiblyCommand(analysis: ShellAnalysis, spec: string): boolean {
       construct.kind === "process_substitution",
   );
   if (!hasSubstitution && RAW_SUBSTITUTION.test(analysis.source)) return true;
-  const regex = commandRegex(spec, true);
+  const matches = commandMatcher(spec, true);
   return analysis.commands.some((command) => {
     if (command.name === null) return false;
     const words = wordsOf(command);
@@ -252,8 +244,8 @@ function isPossiblyCommand(analysis: ShellAnalysis, spec: string): boolean {
       return true;
     }
     return (
-      couldMatchWords(words, spec, regex) ||
-      (program !== name && couldMatchWords([program ?? null, ...words.slice(1)], spec, regex)) ||
+      couldMatchWords(words, spec, matches) ||
+      (program !== name && couldMatchWords([program ?? null, ...words.slice(1)], spec, matches)) ||
       (program !== undefined && couldMatchBetweenOptions(program, words, spec))
     );
   });
@@ -277,7 +269,7 @@ export function matchesPattern(
     case "path": {
       if (call.path === null || call.path.kind === "unknown") return !isSure;
       if (call.path.kind === "outside") return false;
-      return pathRegex(pattern.spec, !isSure).test(call.path.relative);
+      return pathMatcher(pattern.spec, !isSure)(call.path.relative);
     }
     case "tool":
       return true;
