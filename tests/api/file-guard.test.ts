@@ -102,6 +102,28 @@ describe("a file-writing call's card carries its diff", () => {
     expect(tooBig.status).toBe(413);
   });
 
+  it("a MultiEdit that multiplies the file gets a card saying too large, not a 500", async () => {
+    // A few kilobytes of arguments whose replace_all steps would make 600 million characters: the
+    // server's check built them, and the RangeError came out as 500 INTERNAL.
+    const session = await connectedSession();
+    const args = {
+      file_path: "x.txt",
+      edits: [
+        { old_string: "", new_string: "b".repeat(1000) },
+        { old_string: "b", new_string: "c".repeat(1000), replace_all: true },
+        { old_string: "c", new_string: "d".repeat(600), replace_all: true },
+      ],
+    };
+    const unshown = { reason: "too_large" };
+    const file = { path: "x.txt", baseHash: "absent", before: "", unshown };
+    const answer = await api.toolCall(session, { tool: "MultiEdit", args, file });
+    expect(answer.json).toMatchObject({ code: "TOOL_APPROVAL_REQUIRED" });
+    // Sides that claim to be what the edits make are refused, as any sides that are not.
+    const claimed = { path: "x.txt", baseHash: "absent", before: "", after: "d" };
+    const refused = await api.toolCall(session, { tool: "MultiEdit", args, file: claimed });
+    expect(refused.status).toBe(400);
+  });
+
   it("refuses a file with a tool that changes no file", async () => {
     const answer = await api.toolCall(await connectedSession(), {
       tool: "Bash",

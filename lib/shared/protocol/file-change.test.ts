@@ -37,6 +37,40 @@ describe("proposeContent: what each file tool would leave", () => {
   });
 });
 
+/** Edits of a few kilobytes whose replace_all steps multiply an empty file to 600 million units. */
+const MULTIPLYING_EDITS = {
+  file_path: "x.txt",
+  edits: [
+    { old_string: "", new_string: "b".repeat(1000) },
+    { old_string: "b", new_string: "c".repeat(1000), replace_all: true },
+    { old_string: "c", new_string: "d".repeat(600), replace_all: true },
+  ],
+};
+
+describe("proposeContent: a change too large to show is not worked out", () => {
+  it("stops a MultiEdit that multiplies the content, before building it", () => {
+    // Built, it threw RangeError (Invalid string length) out of the server's schema check: a 500.
+    expect(proposeContent("MultiEdit", MULTIPLYING_EDITS, "")).toEqual({
+      ok: false,
+      reason: "too_large",
+      problem: "edit 2: the change would leave 1000000 characters, more than a diff shows",
+    });
+  });
+
+  it("the hook's snapshot says too large, not that the change does not apply", () => {
+    expect(snapshotFileChange("MultiEdit", MULTIPLYING_EDITS, "x.txt", { kind: "absent" })).toEqual(
+      {
+        path: "x.txt",
+        baseHash: "absent",
+        unshown: {
+          reason: "too_large",
+          detail: "edit 2: the change would leave 1000000 characters, more than a diff shows",
+        },
+      },
+    );
+  });
+});
+
 describe("snapshotFileChange", () => {
   it("an edit that does not apply keeps its before and says why", () => {
     const file = snapshotFileChange("edit_file", { oldText: "x", newText: "y" }, "a.txt", {

@@ -72,7 +72,26 @@ export const fileChangeSchema = z
   });
 export type FileChange = z.infer<typeof fileChangeSchema>;
 
-export type ProposedContent = { ok: true; after: string } | { ok: false; problem: string };
+/**
+ * Why a call's content is not proposed: the change does not apply, or its result would be too
+ * large to show, which is known before it is built.
+ */
+export type ProposedContent =
+  | { ok: true; after: string }
+  | { ok: false; reason: "does_not_apply" | "too_large"; problem: string };
+
+/**
+ * The longest content a change is worked out to, in UTF-16 units: no side longer than the diff's
+ * cap is shown, so nothing reads past it. Without it, `replace_all` edits each multiplied the
+ * content, and a few kilobytes of arguments asked for more memory than a string may hold.
+ */
+const MAX_PROPOSED_UNITS = MAX_DIFF_BYTES;
+
+const doesNotApply = (problem: string): ProposedContent => ({
+  ok: false,
+  reason: "does_not_apply",
+  problem,
+});
 
 /** Every start offset of `needle`, overlapping ones included: "aa" occurs twice in "aaa". */
 function findOccurrences(haystack: string, needle: string): number[] {
@@ -94,7 +113,7 @@ export function applyEditFile(
   if (oldText === "" || offset === undefined || others.length > 0) {
     const count = oldText === "" ? "everywhere" : `${occurrences.length} times`;
     const where = fileName === undefined ? "" : ` in ${fileName}`;
-    return { ok: false, problem: `oldText occurs ${count}${where}; it must occur exactly once` };
+    return doesNotApply(`oldText occurs ${count}${where}; it must occur exactly once`);
   }
   // Slicing, not String.replace: newText is literal, "$&" and friends must not expand.
   return {
@@ -114,13 +133,22 @@ function applyClaudeEdit(content: string, edit: z.infer<typeof claudeEditSchema>
   if (edit.old_string === "") {
     return content === ""
       ? { ok: true, after: edit.new_string }
-      : { ok: false, problem: "an empty old_string only creates a new file" };
+      : doesNotApply("an empty old_string only creates a new file");
   }
   const parts = content.split(edit.old_string);
   const count = parts.length - 1;
-  if (count === 0) return { ok: false, problem: "old_string is not in the file" };
+  if (count === 0) return doesNotApply("old_string is not in the file");
   if (count > 1 && edit.replace_all !== true) {
-    return { ok: false, problem: `old_string occurs ${count} times and replace_all is not set` };
+    return doesNotApply(`old_string occurs ${count} times and replace_all is not set`);
+  }
+  // Known before the content is built, which is what the cap is for.
+  const length = content.length + count * (edit.new_string.length - edit.old_string.length);
+  if (length > MAX_PROPOSED_UNITS) {
+    return {
+      ok: false,
+      reason: "too_large",
+      problem: `the change would leave ${length} characters, more than a diff shows`,
+    };
   }
   return { ok: true, after: parts.join(edit.new_string) };
 }
@@ -139,30 +167,30 @@ export function proposeContent(
     case "Write":
       return typeof args.content === "string"
         ? { ok: true, after: args.content }
-        : { ok: false, problem: "no content string" };
+        : doesNotApply("no content string");
     case "edit_file":
       return typeof args.oldText === "string" && typeof args.newText === "string"
         ? applyEditFile(before, args.oldText, args.newText)
-        : { ok: false, problem: "no oldText and newText strings" };
+        : doesNotApply("no oldText and newText strings");
     case "Edit": {
       const edit = claudeEditSchema.safeParse(args);
       return edit.success
         ? applyClaudeEdit(before, edit.data)
-        : { ok: false, problem: "no old_string and new_string" };
+        : doesNotApply("no old_string and new_string");
     }
     case "MultiEdit": {
       const edits = z.array(claudeEditSchema).min(1).safeParse(args.edits);
-      if (!edits.success) return { ok: false, problem: "no list of edits" };
+      if (!edits.success) return doesNotApply("no list of edits");
       let content = before;
       for (const [index, edit] of edits.data.entries()) {
         const next = applyClaudeEdit(content, edit);
-        if (!next.ok) return { ok: false, problem: `edit ${index + 1}: ${next.problem}` };
+        if (!next.ok) return { ...next, problem: `edit ${index + 1}: ${next.problem}` };
         content = next.after;
       }
       return { ok: true, after: content };
     }
     default:
-      return { ok: false, problem: `${tool} does not change a file` };
+      return doesNotApply(`${tool} does not change a file`);
   }
 }
 

@@ -81,11 +81,14 @@ export function snapshotFileChange(
   const shownBefore =
     Buffer.byteLength(JSON.stringify(before), "utf8") <= MAX_DIFF_BYTES ? before : undefined;
   if (!proposed.ok) {
+    const detail = cutText(proposed.problem, DETAIL_UNITS);
+    if (proposed.reason === "too_large")
+      return { path, baseHash, unshown: { reason: "too_large", detail } };
     return {
       path,
       baseHash,
       ...(shownBefore === undefined ? {} : { before: shownBefore }),
-      unshown: { reason: "does_not_apply", detail: cutText(proposed.problem, DETAIL_UNITS) },
+      unshown: { reason: "does_not_apply", detail },
     };
   }
   // Measured as sent (JSON-escaped), so the call's body stays within the route's cap.
