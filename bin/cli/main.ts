@@ -104,7 +104,10 @@ function buildProgram(): Command {
     .option("--tool <name>", "the tool the script is about to run")
     .option("--args <json>", "its arguments, a JSON object", "{}")
     .option("--plan <file>", "a plan for the Lead to approve instead of a tool call")
-    .option("--agent <name>", "act as this agent, registered through a connect token")
+    .option(
+      "--agent <name>",
+      "act as the connect token's session NAME, judged as Claude Code's are",
+    )
     .option("--url <url>", "the Handshake server (or HANDSHAKE_URL, or the installed one)")
     .addOption(timeoutOption())
     .action(
@@ -141,7 +144,10 @@ function buildProgram(): Command {
     )
     .option("--allow-text", "the Lead may answer in words (printed as 'id: text' with an option)")
     .option("--default <answer>", "an option id (or, with --allow-text, a text) a timeout answers")
-    .option("--agent <name>", "act as this agent, registered through a connect token")
+    .option(
+      "--agent <name>",
+      "act as the connect token's session NAME, judged as Claude Code's are",
+    )
     .option("--url <url>", "the Handshake server (or HANDSHAKE_URL, or the installed one)")
     .addOption(
       new Option("--timeout <seconds>", "how long the Lead has to answer")

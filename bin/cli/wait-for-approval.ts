@@ -53,21 +53,16 @@ export async function actAs<T>(
   }
   const token = envToken() ?? stored?.token;
   if (!token) throw new UsageError("--agent needs a connect token (HANDSHAKE_TOKEN or install)");
-  const name = options.agent;
   const lead = new LeadClient(url, token, transportOptions);
+  // A session of the connect token, as a Claude Code session is, never a plain agent: the script
+  // runs on this machine, unsandboxed, so the connector's gate judges its calls (an unknown tool,
+  // a write, a command that changes anything: the Lead's card). A plain agent's calls are judged
+  // as a sandboxed worker's, which ran `--tool deploy` or `rm -rf` at once, with no card.
+  const session = { sessionId: `script-${options.agent}`, cwd: process.cwd() };
   return actAsAgent(
     { url, token },
-    `agent\n${name}`,
-    async () => {
-      try {
-        return await lead.registerAgent({ name, role: "shell agent" });
-      } catch (error) {
-        if (error instanceof ApiError && error.code === "AGENT_EXISTS") {
-          return lead.respawnAgent(name);
-        }
-        throw error;
-      }
-    },
+    `session\n${session.sessionId}\n`,
+    () => lead.connectSession(session),
     act,
     transportOptions,
   );

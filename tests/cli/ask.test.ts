@@ -8,6 +8,7 @@ import {
   DOWN_URL,
   ensureCliBundle,
   runCli,
+  scriptSessionAgent,
   startHandshake,
   type Handshake,
 } from "../support/handshake-cli";
@@ -135,7 +136,7 @@ describe("handshake ask", () => {
     expect((await second).stdout).toBe("eu-west-1\n");
   });
 
-  it("asks as a named agent registered through a connect token", async () => {
+  it("asks as a script session of a connect token, named by --agent", async () => {
     const name = `asker-${randomUUID().slice(0, 6)}`;
     const running = runCli(["ask", "--url", handshake.url, "--agent", name, ...WHERE], {
       env: {
@@ -143,7 +144,7 @@ describe("handshake ask", () => {
         HANDSHAKE_CONFIG_DIR: await makeTempDir("handshake-config-"),
       },
     });
-    const id = await pendingQuestionOf(name);
+    const id = await pendingQuestionOf((await scriptSessionAgent(name)).name);
     await handshake.lead.decide(id, {
       type: "question_response",
       approve: true,

@@ -9,6 +9,7 @@ import {
   DOWN_URL,
   ensureCliBundle,
   runCli,
+  scriptSessionAgent,
   startHandshake,
   type Handshake,
 } from "../support/handshake-cli";
@@ -128,18 +129,26 @@ describe("handshake wait-for-approval", () => {
     expect(refused.stdout).toMatch(/refused/);
   });
 
-  it("acts as a named agent registered through a connect token", async () => {
+  it("acts as a script session of a connect token: its calls wait for the Lead", async () => {
     const name = `shell-${randomUUID().slice(0, 6)}`;
     const configDir = await makeTempDir("handshake-config-");
     const asNamed = () =>
       runCli(["wait-for-approval", "--url", handshake.url, "--agent", name, "--tool", "deploy"], {
         env: { HANDSHAKE_TOKEN: handshake.connect.token, HANDSHAKE_CONFIG_DIR: configDir },
       });
-    expect((await asNamed()).code).toBe(0);
-    // The second call reuses the cached agent token instead of starting a new incarnation.
-    expect((await asNamed()).code).toBe(0);
-    const agent = await getDb().agent.findUniqueOrThrow({ where: { name } });
-    expect(agent.incarnation).toBe(1);
-    expect(await getDb().toolCall.count({ where: { agentId: agent.id, tool: "deploy" } })).toBe(2);
+    for (let round = 0; round < 2; round += 1) {
+      const running = asNamed();
+      const agent = await scriptSessionAgent(name);
+      await handshake.lead.decide(await pendingOf(agent.name, "tool_approval"), {
+        type: "tool_approval_response",
+        approve: true,
+      });
+      const run = await running;
+      expect(run.code, run.stderr).toBe(0);
+    }
+    // The second run reused the cached agent token instead of starting a new incarnation.
+    const agent = await scriptSessionAgent(name);
+    const row = await getDb().agent.findUniqueOrThrow({ where: { id: agent.id } });
+    expect(row.incarnation).toBe(1);
   });
 });

@@ -95,3 +95,15 @@ export async function pendingRequestOf(
 
 /** A port nothing listens on: the server is down. */
 export const DOWN_URL = "http://127.0.0.1:9";
+
+/** The agent of `--agent NAME`: its connect token's session `script-NAME`, once it exists. */
+export async function scriptSessionAgent(name: string): Promise<{ id: string; name: string }> {
+  for (;;) {
+    const agent = await getDb().agent.findFirst({
+      where: { connectorKey: { endsWith: `/script-${name}/` } },
+      select: { id: true, name: true },
+    });
+    if (agent) return agent;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
