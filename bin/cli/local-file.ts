@@ -3,10 +3,12 @@ import { open } from "node:fs/promises";
 import path from "node:path";
 import { targetPathOf, type FileChange } from "../../lib/shared/protocol/file-change";
 import {
+  baseHashOf,
   readOpenedFile,
   snapshotFileChange,
   type FileOnDisk,
 } from "../../lib/shared/protocol/file-snapshot";
+import { isInsideWorkspaceRoot, workspaceRootOf } from "../../lib/shared/protocol/tool-risk";
 
 /** Claude Code's file-changing tools, which the hook reads the target of. */
 const CLAUDE_CODE_FILE_TOOLS = new Set(["Write", "Edit", "MultiEdit"]);
@@ -31,6 +33,10 @@ async function readLocalFile(file: string): Promise<FileOnDisk> {
  * The file a Write/Edit/MultiEdit would change, read now from the session's machine (a relative
  * path is relative to the call's directory), for the card's diff and the approval's base hash.
  * Undefined for every other tool. A file that cannot be read is sent as such, saying why.
+ *
+ * A file outside the session's directory is sent as its hash alone: the server would ask the Lead
+ * before any read of it, and its content, sent for a diff, was stored on the card and readable
+ * with the session's token before anyone decided (an `Edit` of `~/.aws/credentials`).
  */
 export async function snapshotLocalFile(
   tool: string,
@@ -40,5 +46,10 @@ export async function snapshotLocalFile(
   if (!CLAUDE_CODE_FILE_TOOLS.has(tool)) return undefined;
   const target = targetPathOf(tool, args);
   if (target === null || target === "" || target.includes("\0")) return undefined;
-  return snapshotFileChange(tool, args, target, await readLocalFile(path.resolve(cwd, target)));
+  const found = await readLocalFile(path.resolve(cwd, target));
+  const root = workspaceRootOf(cwd);
+  if (root === null || !isInsideWorkspaceRoot(target, root)) {
+    return { path: target, baseHash: baseHashOf(found), unshown: { reason: "outside_session" } };
+  }
+  return snapshotFileChange(tool, args, target, found);
 }

@@ -107,6 +107,35 @@ describe("the hook reads the file a Write/Edit/MultiEdit changes", () => {
     );
   });
 
+  it("a file outside the session's directory is sent as its hash, never its content", async () => {
+    // Sent for a diff, the content was stored on the card before anyone decided, and the session's
+    // own token could read it back: an Edit of a credentials file was enough to upload it.
+    const cwd = await makeTempDir("handshake-project-");
+    const secrets = path.join(await makeTempDir("handshake-home-"), "credentials");
+    await writeFile(secrets, "aws_secret_access_key=SUPERSECRET123\n");
+    for (const filePath of [secrets, path.relative(cwd, secrets)]) {
+      const input = preToolUse(cwd, "Edit", {
+        file_path: filePath,
+        old_string: "zzz",
+        new_string: "y",
+      });
+      const running = hook(input);
+      const request = await pendingRequestOf(input.session_id, "tool_approval");
+      expect(fileOf(request)).toEqual({
+        path: filePath,
+        baseHash: sha256("aws_secret_access_key=SUPERSECRET123\n"),
+        unshown: { reason: "outside_session" },
+      });
+      expect(JSON.stringify(request.payload)).not.toContain("SUPERSECRET");
+      await handshake.lead.decide(request.id, {
+        type: "tool_approval_response",
+        approve: false,
+        feedback: "no",
+      });
+      expect(decisionOf((await running).stdout).permissionDecision).toBe("deny");
+    }
+  });
+
   it("a new file is sent as absent; a path it cannot read is sent saying why", async () => {
     const cwd = await makeTempDir("handshake-project-");
     const created = preToolUse(cwd, "Write", { file_path: "new.md", content: "# New\n" });

@@ -43,7 +43,13 @@ export const baseHashSchema = z.union([
   z.string().regex(/^sha256:[0-9a-f]{64}$/, "sha256:<64 lower-case hex digits>"),
 ]);
 
-export const UNSHOWN_REASONS = ["too_large", "unreadable", "not_text", "does_not_apply"] as const;
+export const UNSHOWN_REASONS = [
+  "too_large",
+  "unreadable",
+  "not_text",
+  "does_not_apply",
+  "outside_session",
+] as const;
 
 export const fileChangeSchema = z
   .strictObject({
@@ -201,6 +207,8 @@ export function describeUnshown(unshown: NonNullable<FileChange["unshown"]>): st
     unreadable: "The file could not be read",
     not_text: "The file is not UTF-8 text",
     does_not_apply: "The change does not apply to the file as it is",
+    outside_session:
+      "The file is outside the session's directory: its content stays on its machine",
   };
   return unshown.detail
     ? `${reasons[unshown.reason]}: ${unshown.detail}`
