@@ -39,7 +39,7 @@ export async function checkConnection(): Promise<CheckResult> {
     };
   } catch (error) {
     if (!(error instanceof ApiError)) throw error;
-    const scope = (error.error.details as { scope?: unknown } | undefined)?.scope;
+    const scope = error.error.scope;
     if (error.code === "INSUFFICIENT_SCOPE" && scope === "connect") {
       return { isOk: true, lines: [...lines, "token: a valid `connect` token"] };
     }
