@@ -107,7 +107,9 @@ async function readSettings(file: string): Promise<Record<string, unknown>> {
     text = await readFile(file, "utf8");
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return {};
-    throw error;
+    throw new InstallError(
+      `cannot read ${file} (${(error as Error).message}); nothing was changed`,
+    );
   }
   let parsed: unknown;
   try {

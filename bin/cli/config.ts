@@ -29,12 +29,19 @@ async function writePrivateJson(file: string, value: unknown): Promise<void> {
   await rename(temporary, file);
 }
 
+/** A file's JSON, undefined when there is no file; what is wrong with it names the file. */
 async function readJson(file: string): Promise<unknown> {
+  let text: string;
   try {
-    return JSON.parse(await readFile(file, "utf8"));
+    text = await readFile(file, "utf8");
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
-    throw error;
+    throw new Error(`cannot read ${file}: ${(error as Error).message}`);
+  }
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new Error(`${file} is not JSON (${(error as Error).message})`);
   }
 }
 
@@ -64,7 +71,9 @@ export async function loadCachedAgent(
   connection: Connection,
   key: string,
 ): Promise<CachedAgent | null> {
-  const parsed = cachedAgentSchema.safeParse(await readJson(agentFile(connection, key)));
+  // A cache: a file it cannot use is as good as none, and the agent's token is obtained again.
+  const cached = await readJson(agentFile(connection, key)).catch(() => undefined);
+  const parsed = cachedAgentSchema.safeParse(cached);
   return parsed.success ? parsed.data : null;
 }
 

@@ -193,8 +193,13 @@ function describe(error: unknown): string {
 try {
   await buildProgram().parseAsync(process.argv);
 } catch (error) {
-  if (!(error instanceof InstallError || error instanceof UsageError || error instanceof ZodError))
-    throw error;
-  console.error(describe(error));
+  // Whatever a command did not answer itself (a broken config file, a settings.json that is a
+  // folder) is said in one line, exit 1: thrown on, it reached the launcher, which took it for a
+  // bundle that would not load and said to rebuild it.
+  console.error(
+    error instanceof InstallError || error instanceof UsageError || error instanceof ZodError
+      ? describe(error)
+      : `handshake: ${describe(error)}`,
+  );
   process.exitCode = 1;
 }

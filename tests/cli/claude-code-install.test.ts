@@ -149,6 +149,25 @@ describe("handshake claude-code install", () => {
     expect(await readFile(path.join(dir, ".claude", "settings.json"), "utf8")).toBe("{ not json");
   });
 
+  it("names the file it cannot use, exit 1: a settings.json that is a folder, a broken config", async () => {
+    // Both were thrown on to the launcher, which said the bundle would not load: exit 2.
+    const dir = await project();
+    await mkdir(path.join(dir, ".claude", "settings.json"), { recursive: true });
+    const folder = await install(dir, await newConfigDir());
+    expect(folder.code).toBe(1);
+    expect(folder.stderr).toContain(`cannot read ${path.join(dir, ".claude", "settings.json")}`);
+    expect(folder.stderr).not.toContain("bundle");
+
+    const configDir = await newConfigDir();
+    await writeFile(path.join(configDir, "config.json"), "{bad");
+    const check = await runCli(["claude-code", "check"], {
+      env: { HANDSHAKE_CONFIG_DIR: configDir },
+    });
+    expect(check.code).toBe(1);
+    expect(check.stderr).toContain(`${path.join(configDir, "config.json")} is not JSON`);
+    expect(check.stderr).not.toContain("bundle");
+  });
+
   it("wraps the decision hook so that a CLI that cannot run blocks the call (exit 2)", () => {
     const { decision, status } = hookCommands("/nonexistent/bin/handshake", 3_600);
     const blocked = spawnSync("sh", ["-c", decision.command], { input: "{}" });
