@@ -4,8 +4,14 @@ import path from "node:path";
 import { z } from "zod";
 import { configDir } from "./env";
 
+// Every call appends its route to the URL, so a query or a fragment would swallow the route, and
+// credentials in it would be printed in the reasons the model reads.
 export const serverUrlSchema = z
   .url({ protocol: /^https?$/, error: "the URL must be http:// or https://" })
+  .refine((url) => {
+    const { search, hash, username, password } = new URL(url);
+    return search === "" && hash === "" && username === "" && password === "";
+  }, "the URL names the server only: no ?query, #fragment or user:password@")
   .transform((url) => url.replace(/\/+$/, ""));
 
 const connectionSchema = z.object({ url: serverUrlSchema, token: z.string().min(1) });

@@ -140,6 +140,14 @@ describe("handshake claude-code install", () => {
       { env: { HANDSHAKE_CONFIG_DIR: configDir } },
     );
     expect(badUrl.code).toBe(1);
+    // Each call appends its route to the URL: after a query or a fragment no route is reached.
+    for (const url of ["http://127.0.0.1:9/?token=x", "http://127.0.0.1:9/#x", "http://u:p@h:9"]) {
+      const refused = await runCli(["claude-code", "install", "--url", url, "--token", TOKEN], {
+        env: { HANDSHAKE_CONFIG_DIR: configDir },
+      });
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toContain("the URL names the server only");
+    }
 
     const dir = await project();
     await mkdir(path.join(dir, ".claude"));
