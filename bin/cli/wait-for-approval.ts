@@ -42,7 +42,15 @@ export async function actAs<T>(
   act: (client: HandshakeClient) => Promise<T>,
 ): Promise<T> {
   const stored = await loadConnection();
-  const url = serverUrlSchema.parse(options.url ?? envUrl() ?? stored?.url ?? "");
+  const given = options.url ?? envUrl() ?? stored?.url;
+  if (given === undefined) {
+    throw new UsageError(
+      "no server URL: give --url, set HANDSHAKE_URL, or run handshake claude-code install",
+    );
+  }
+  const parsed = serverUrlSchema.safeParse(given);
+  if (!parsed.success) throw new UsageError(`${given}: ${parsed.error.issues[0]?.message}`);
+  const url = parsed.data;
   const transportOptions = { maxRetries: 2, timeoutMs: 10_000 };
   const agentToken = envAgentToken();
   if (agentToken && !options.agent) {

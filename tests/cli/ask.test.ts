@@ -7,6 +7,7 @@ import { LeadClient } from "../../lib/sdk/lead-client";
 import {
   DOWN_URL,
   ensureCliBundle,
+  newConfigDir,
   runCli,
   scriptSessionAgent,
   startHandshake,
@@ -180,6 +181,17 @@ describe("handshake ask", () => {
     });
     expect(offline.code).toBe(1);
     expect(offline.stderr).toMatch(/--default/);
+    // No server named anywhere, or one that is no HTTP URL: misuse too (it exited 2, "unreachable").
+    const nowhere = await runCli(["ask", ...WHERE], {
+      env: { HANDSHAKE_AGENT_TOKEN: agent.token, HANDSHAKE_CONFIG_DIR: await newConfigDir() },
+    });
+    expect(nowhere.code).toBe(1);
+    expect(nowhere.stderr).toContain("no server URL: give --url, set HANDSHAKE_URL");
+    const ftp = await runCli(["ask", "--url", "ftp://x", ...WHERE], {
+      env: { HANDSHAKE_AGENT_TOKEN: agent.token },
+    });
+    expect(ftp.code).toBe(1);
+    expect(ftp.stderr).toContain("ftp://x: the URL must be http:// or https://");
     expect(
       await getDb().request.count({ where: { type: "question", agent: { name: agent.name } } }),
     ).toBe(0);
