@@ -1,9 +1,11 @@
 import { ServerResponse } from "node:http";
-import { getRequestListener } from "@hono/node-server";
+import { getRequestListener, RequestError } from "@hono/node-server";
 import { RESPONSE_ALREADY_SENT } from "@hono/node-server/utils/response";
 import type { Hono } from "hono";
 import { clientGoneOf, type ClientGone } from "./client-gone";
-import { encodedJsonOf } from "./route";
+import { AppError } from "../errors";
+import { encodedJsonOf, errorResponse } from "./route";
+import { withApiHeaders } from "./security-headers";
 
 /**
  * Writes an answer `jsonResponse` made straight from its encoded text. The adapter would read the
@@ -105,6 +107,18 @@ export function createNodeListener(app: Hono) {
         writeEncodedJson(response, outgoing) ? RESPONSE_ALREADY_SENT : response,
       );
     },
-    { overrideGlobalObjects: false },
+    {
+      overrideGlobalObjects: false,
+      // A request the adapter cannot make a web Request of (a malformed Host, a backslash in the
+      // path) got an empty 400 without the API's headers; the router's answers never reject.
+      errorHandler: (error) =>
+        withApiHeaders(
+          errorResponse(
+            error instanceof RequestError
+              ? new AppError("INVALID_INPUT", `the request cannot be read: ${error.message}`)
+              : new AppError("INTERNAL", "internal error"),
+          ),
+        ),
+    },
   );
 }

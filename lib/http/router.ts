@@ -2,7 +2,7 @@ import { Hono, type Context } from "hono";
 import { AppError } from "../errors";
 import { ANSWERED_LATER, answerWriterOf, clientGoneIn } from "./node-listener";
 import { errorResponse, type RouteHandler } from "./route";
-import { API_CONTENT_SECURITY_POLICY, STATIC_SECURITY_HEADERS } from "./security-headers";
+import { withApiHeaders } from "./security-headers";
 
 export const API_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"] as const;
 export type ApiMethod = (typeof API_METHODS)[number];
@@ -37,12 +37,6 @@ export function listRoutes(paths: readonly ApiPath[]): ApiRoute[] {
   );
 }
 
-/** API responses are JSON: nothing in them may load, run or be framed (decision 012). */
-const API_RESPONSE_HEADERS: readonly { key: string; value: string }[] = [
-  ...STATIC_SECURITY_HEADERS,
-  { key: "Content-Security-Policy", value: API_CONTENT_SECURITY_POLICY },
-];
-
 function refuseMethod(request: Request, allow: string): Response {
   return errorResponse(
     new AppError(
@@ -51,12 +45,6 @@ function refuseMethod(request: Request, allow: string): Response {
       { headers: { allow } },
     ),
   );
-}
-
-/** Sets the API's security headers on an answer, and returns it. */
-function withApiHeaders(response: Response): Response {
-  for (const { key, value } of API_RESPONSE_HEADERS) response.headers.set(key, value);
-  return response;
 }
 
 /**

@@ -15,8 +15,20 @@ export const STATIC_SECURITY_HEADERS = [
 ] as const;
 
 /** API responses are JSON: nothing in them may load, run or be framed. */
-export const API_CONTENT_SECURITY_POLICY =
+const API_CONTENT_SECURITY_POLICY =
   "default-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
+
+/** API responses are JSON: nothing in them may load, run or be framed (decision 012). */
+const API_RESPONSE_HEADERS: readonly { key: string; value: string }[] = [
+  ...STATIC_SECURITY_HEADERS,
+  { key: "Content-Security-Policy", value: API_CONTENT_SECURITY_POLICY },
+];
+
+/** Sets the API's security headers on an answer, and returns it. */
+export function withApiHeaders(response: Response): Response {
+  for (const { key, value } of API_RESPONSE_HEADERS) response.headers.set(key, value);
+  return response;
+}
 
 /** 128 random bits, base64: what a page's inline scripts must carry to run. */
 export function createNonce(): string {

@@ -72,6 +72,29 @@ describe("the API's router over HTTP", () => {
     expect(wrong.status).toBe(405);
     expect(wrong.headers.get("allow")).toBe("GET");
   });
+
+  it("answers a request it cannot read (a malformed Host) in the JSON shape, with its headers", async () => {
+    // The adapter answered these with an empty 400 and none of the API's security headers.
+    const { port } = new URL(server.url);
+    for (const host of ["a b", "x:99999", "%%"]) {
+      const reply = await new Promise<string>((resolve, reject) => {
+        const socket = connect(Number(port), "127.0.0.1", () => {
+          socket.write(`GET /api/v1/health HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`);
+        });
+        let received = "";
+        socket.on("data", (chunk) => (received += chunk.toString("utf8")));
+        socket.on("close", () => resolve(received));
+        socket.on("error", reject);
+        socket.setTimeout(5_000, () => socket.destroy());
+      });
+      const [head = "", body = ""] = reply.split("\r\n\r\n");
+      expect(head).toMatch(/^HTTP\/1\.1 400 /);
+      expect(head.toLowerCase()).toContain("content-security-policy: default-src 'none'");
+      expect(JSON.parse(body)).toMatchObject({
+        error: { code: "INVALID_INPUT", message: expect.stringContaining("cannot be read") },
+      });
+    }
+  });
 });
 
 describe("how the node listener writes answers", () => {
