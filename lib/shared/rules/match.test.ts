@@ -2,7 +2,7 @@ import { spawnSync } from "node:child_process";
 import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { analyzeShellCommand, loadShellParser } from "../protocol/shell-command";
-import { prepareCall, type CallLocation } from "./match";
+import { matchesPattern, prepareCall, type CallLocation } from "./match";
 import { parseRulePattern, patternForCall } from "./pattern";
 import { judgeByRules, type JudgedRule, type RuleSubject } from "./verdict";
 
@@ -303,15 +303,69 @@ describe("a rule made from a card allows that call, not what a * in it would wid
   });
 });
 
+describe("path patterns, matched by segments", () => {
+  /** The RegExp a path pattern used to compile to: the oracle the segment matcher must agree with. */
+  function oracle(spec: string): RegExp {
+    const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
+    const segments = spec.split("/");
+    const body = segments
+      .map((segment, index) => {
+        const isLast = index === segments.length - 1;
+        if (segment === "**") return isLast ? ".*" : "(?:[^/]+/)*";
+        const part = [...segment]
+          .map((unit) => (unit === "*" ? "[^/]*" : unit === "?" ? "[^/]" : escape(unit)))
+          .join("");
+        return isLast ? part : `${part}/`;
+      })
+      .join("");
+    return new RegExp(`^${body}$`, "s");
+  }
+
+  it("agree with the RegExp they replaced, for every spec and path of a small alphabet", () => {
+    const specSegments = ["a", "b", "*", "?", "**", "a*", ""];
+    const pathSegments = ["a", "b", "ab"];
+    const joined = (alphabet: string[], length: number): string[] =>
+      length === 0
+        ? [""]
+        : joined(alphabet, length - 1).flatMap((prefix) =>
+            alphabet.map((segment) =>
+              prefix === "" && length === 1 ? segment : `${prefix}/${segment}`,
+            ),
+          );
+    const specs = [1, 2, 3].flatMap((length) => joined(specSegments, length));
+    const paths = [0, 1, 2, 3].flatMap((length) => joined(pathSegments, length));
+    const location: CallLocation = { root: "/w", cwd: "/w" };
+    const disagreements: string[] = [];
+    for (const spec of specs) {
+      const parsed = parseRulePattern(`Edit(${spec})`);
+      if (!parsed.ok) continue;
+      for (const relative of paths) {
+        const call = prepareCall(
+          "Edit",
+          { file_path: `/w/${relative}` },
+          location,
+          analyzeShellCommand,
+        );
+        if (call.path?.kind !== "inside" || call.path.relative !== relative) continue;
+        const expected = oracle(spec).test(relative);
+        if (matchesPattern(parsed.pattern, call, "surely") !== expected) {
+          disagreements.push(JSON.stringify({ spec, relative, expected }));
+        }
+      }
+    }
+    expect(disagreements).toEqual([]);
+  });
+});
+
 describe("a pattern and a call made to take the matcher's time", () => {
   it("answers many-star patterns against a long command and a deep path at once", () => {
     // In a process of its own, with a deadline: compiled to a backtracking RegExp, each match
     // below held its thread for longer than anyone waits, and with it every other call of the node.
-    const module = (file: string) => JSON.stringify(path.join(import.meta.dirname, file));
+    const modulePath = (file: string) => JSON.stringify(path.join(import.meta.dirname, file));
     const script = `
-      const { matchesPattern, prepareCall } = await import(${module("match.ts")});
-      const { parseRulePattern } = await import(${module("pattern.ts")});
-      const { analyzeShellCommand, loadShellParser } = await import(${module("../protocol/shell-command.ts")});
+      const { matchesPattern, prepareCall } = await import(${modulePath("match.ts")});
+      const { parseRulePattern } = await import(${modulePath("pattern.ts")});
+      const { analyzeShellCommand, loadShellParser } = await import(${modulePath("../protocol/shell-command.ts")});
       await loadShellParser();
       const patternOf = (source) => parseRulePattern(source).pattern;
       const command = prepareCall("Bash", { command: "echo " + "a ".repeat(4000) }, { root: null, cwd: null }, analyzeShellCommand);
