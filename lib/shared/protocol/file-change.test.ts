@@ -71,6 +71,43 @@ describe("proposeContent: a change too large to show is not worked out", () => {
   });
 });
 
+describe("proposeContent: work bounded by the file, not by its square", () => {
+  it("counts an oldText's overlapping occurrences only so far", () => {
+    // Each overlapping occurrence cost a search: half a file of `a`s in that file took seconds.
+    const before = "a".repeat(220_000);
+    expect(
+      proposeContent("edit_file", { oldText: "a".repeat(110_000), newText: "b" }, before),
+    ).toEqual({
+      ok: false,
+      reason: "does_not_apply",
+      problem: "oldText occurs more than 10 times; it must occur exactly once",
+    });
+    expect(proposeContent("edit_file", { oldText: "a", newText: "b" }, "aaaaaaaaaa")).toMatchObject(
+      {
+        problem: "oldText occurs 10 times; it must occur exactly once",
+      },
+    );
+  });
+
+  it("stops a MultiEdit whose edits together would search too much of the file", () => {
+    // Each edit searched the whole content: thousands of edits of a large file took seconds.
+    const edits = Array.from({ length: 400 }, () => ({
+      old_string: "a",
+      new_string: "a",
+      replace_all: true,
+    }));
+    expect(proposeContent("MultiEdit", { edits }, "a".repeat(20_000))).toEqual({
+      ok: false,
+      reason: "too_large",
+      problem: "the 400 edits would search more than 1048576 characters",
+    });
+    expect(proposeContent("MultiEdit", { edits: edits.slice(0, 50) }, "a".repeat(20_000))).toEqual({
+      ok: true,
+      after: "a".repeat(20_000),
+    });
+  });
+});
+
 describe("snapshotFileChange", () => {
   it("an edit that does not apply keeps its before and says why", () => {
     const file = snapshotFileChange("edit_file", { oldText: "x", newText: "y" }, "a.txt", {

@@ -93,16 +93,32 @@ export type ProposedContent =
  */
 const MAX_PROPOSED_UNITS = MAX_DIFF_BYTES;
 
+/** The most a MultiEdit's edits search together, in UTF-16 units: four times a diff's largest side. */
+const MAX_SEARCHED_UNITS = 4 * MAX_PROPOSED_UNITS;
+
 const doesNotApply = (problem: string): ProposedContent => ({
   ok: false,
   reason: "does_not_apply",
   problem,
 });
 
-/** Every start offset of `needle`, overlapping ones included: "aa" occurs twice in "aaa". */
+/**
+ * Past this many occurrences they are no longer counted: each overlapping one costs a search, so
+ * a needle of half a file of `a`s in that file cost the square of the file (3.7 s at 220 KB).
+ */
+const MAX_COUNTED_OCCURRENCES = 10;
+
+/**
+ * The first start offsets of `needle`, overlapping ones included ("aa" occurs twice in "aaa"), up
+ * to one past the count that is told.
+ */
 function findOccurrences(haystack: string, needle: string): number[] {
   const offsets: number[] = [];
-  for (let at = haystack.indexOf(needle); at !== -1; at = haystack.indexOf(needle, at + 1))
+  for (
+    let at = haystack.indexOf(needle);
+    at !== -1 && offsets.length <= MAX_COUNTED_OCCURRENCES;
+    at = haystack.indexOf(needle, at + 1)
+  )
     offsets.push(at);
   return offsets;
 }
@@ -117,7 +133,12 @@ export function applyEditFile(
   const occurrences = findOccurrences(content, oldText);
   const [offset, ...others] = occurrences;
   if (oldText === "" || offset === undefined || others.length > 0) {
-    const count = oldText === "" ? "everywhere" : `${occurrences.length} times`;
+    const count =
+      oldText === ""
+        ? "everywhere"
+        : occurrences.length > MAX_COUNTED_OCCURRENCES
+          ? `more than ${MAX_COUNTED_OCCURRENCES} times`
+          : `${occurrences.length} times`;
     const where = fileName === undefined ? "" : ` in ${fileName}`;
     return doesNotApply(`oldText occurs ${count}${where}; it must occur exactly once`);
   }
@@ -188,7 +209,18 @@ export function proposeContent(
       const edits = z.array(claudeEditSchema).min(1).safeParse(args.edits);
       if (!edits.success) return doesNotApply("no list of edits");
       let content = before;
+      let searched = 0;
       for (const [index, edit] of edits.data.entries()) {
+        // Each edit searches the whole content: thousands of small edits of a large file would
+        // cost edits × content, 18 s for what one request body holds.
+        searched += content.length;
+        if (searched > MAX_SEARCHED_UNITS) {
+          return {
+            ok: false,
+            reason: "too_large",
+            problem: `the ${edits.data.length} edits would search more than ${MAX_SEARCHED_UNITS} characters`,
+          };
+        }
         const next = applyClaudeEdit(content, edit);
         if (!next.ok) return { ...next, problem: `edit ${index + 1}: ${next.problem}` };
         content = next.after;

@@ -200,30 +200,38 @@ const SCOPE_BOUNDARIES: ReadonlySet<string> = new Set([
 ]);
 
 /**
- * The operator after a statement, looked up the tree: in `(a; b) | c` b is joined to c by a pipe,
- * since b's output is the subshell's.
+ * The operator a sibling makes of the node before it: a joiner, "newline" for a statement on the
+ * next line, or undefined when the node ends its parent's list (a closing `}` or `)`, a comment,
+ * nothing), so the parent's own joiner applies: in `(a; b) | c` b is joined to c by a pipe, since
+ * b's output is the subshell's.
  */
-function joinerOf(node: Node): ShellJoiner {
-  for (let current: Node | null = node; current; current = current.parent) {
-    if (SCOPE_BOUNDARIES.has(current.type)) return null;
-    const sibling = current.nextSibling;
-    if (!sibling) continue;
-    if (!sibling.isNamed && JOINERS.has(sibling.type)) {
-      return sibling.type === ";;" ? ";" : (sibling.type as ShellJoiner);
-    }
-    if (sibling.isNamed && sibling.type !== "comment") return "newline";
+function joinerBefore(sibling: Node | null | undefined): ShellJoiner | undefined {
+  if (!sibling) return undefined;
+  if (!sibling.isNamed && JOINERS.has(sibling.type)) {
+    return sibling.type === ";;" ? ";" : (sibling.type as ShellJoiner);
   }
-  return null;
+  return sibling.isNamed && sibling.type !== "comment" ? "newline" : undefined;
 }
 
-/** Whether the statement reads the output of an earlier stage of a pipeline. */
-function isPipedInto(node: Node): boolean {
-  for (let current: Node | null = node; current?.parent; current = current.parent) {
-    if (SCOPE_BOUNDARIES.has(current.type)) return false;
-    const parent: Node = current.parent;
-    if (parent.type === "pipeline" && parent.namedChildren[0]?.id !== current.id) return true;
-  }
-  return false;
+/**
+ * The context of `child`, under a node walked with `parent`. The joiner and the pipe are worked
+ * out on the way down, from the siblings the walk already holds: looked up the tree from each
+ * statement, through web-tree-sitter's `parent` (found by searching down from the root) and
+ * `namedChildren` (built whole on each read), they cost a pipeline of k stages k² steps, and a
+ * command of 10,000 characters held the node for seconds.
+ */
+function enter(
+  child: Node,
+  nextSibling: Node | null | undefined,
+  isLaterStage: boolean,
+  parent: WalkContext,
+): WalkContext {
+  if (SCOPE_BOUNDARIES.has(child.type)) return { ...parent, joiner: null, isPiped: false };
+  return {
+    ...parent,
+    joiner: joinerBefore(nextSibling) ?? parent.joiner,
+    isPiped: parent.isPiped || isLaterStage,
+  };
 }
 
 /** One redirect node; a here-doc carries the redirects written after its delimiter inside it. */
@@ -274,6 +282,10 @@ type WalkContext = {
   isInSubshell: boolean;
   inFunction: string | null;
   depth: number;
+  /** The operator after the node walked, or after the list it ends (null: none, in its scope). */
+  joiner: ShellJoiner;
+  /** Whether the node walked is in a later stage of a pipeline, in its scope. */
+  isPiped: boolean;
 };
 
 /** The syntax of the whole command: every simple command and construct, with problems found. */
@@ -307,7 +319,7 @@ class ShellWalker {
         } else {
           // A redirect on a compound statement (`{ …; } > f`) or on nothing at all (`> f`).
           this.commands.push(this.describe(node, context, { redirects }));
-          if (body) this.walk(body, next);
+          if (body) this.walk(body, enter(body, body.nextSibling, false, next));
         }
         for (const redirect of redirectNodes) this.walkChildren(redirect, next);
         return;
@@ -337,7 +349,8 @@ class ShellWalker {
         const name = node.childForFieldName("name")?.text ?? "";
         this.constructs.push({ kind: "function_definition", name, span: spanOf(node) });
         const body = node.childForFieldName("body");
-        if (body) this.walk(body, { ...next, inFunction: name });
+        if (body)
+          this.walk(body, enter(body, body.nextSibling, false, { ...next, inFunction: name }));
         return;
       }
       case "subshell":
@@ -368,14 +381,24 @@ class ShellWalker {
   }
 
   private walkChildren(node: Node, context: WalkContext): void {
-    for (const child of node.children) if (child) this.walk(child, context);
+    const children = node.children;
+    let isLaterStage = false;
+    for (const [index, child] of children.entries()) {
+      if (!child) continue;
+      this.walk(child, enter(child, children[index + 1], isLaterStage, context));
+      // A pipeline's first named child is its first stage; every later one reads a pipe.
+      if (node.type === "pipeline" && child.isNamed) isLaterStage = true;
+    }
   }
 
   /** Assignments inside a command belong to it; only their values may hide substitutions. */
   private walkParts(node: Node, context: WalkContext): void {
-    for (const child of node.children) {
-      if (child?.type === "variable_assignment") this.walkChildren(child, context);
-      else if (child) this.walk(child, context);
+    const children = node.children;
+    for (const [index, child] of children.entries()) {
+      if (!child) continue;
+      const childContext = enter(child, children[index + 1], false, context);
+      if (child.type === "variable_assignment") this.walkChildren(child, childContext);
+      else this.walk(child, childContext);
     }
   }
 
@@ -384,14 +407,14 @@ class ShellWalker {
     context: WalkContext,
     parts: Partial<Pick<SimpleCommand, "name" | "args" | "assignments" | "redirects">>,
   ): SimpleCommand {
-    const joiner = joinerOf(statement);
+    const { joiner } = context;
     return {
       name: parts.name ?? null,
       args: parts.args ?? [],
       assignments: parts.assignments ?? [],
       redirects: parts.redirects ?? [],
       joiner,
-      isPiped: isPipedInto(statement),
+      isPiped: context.isPiped,
       isBackground: joiner === "&",
       isInSubstitution: context.isInSubstitution,
       isInSubshell: context.isInSubshell,
@@ -485,6 +508,8 @@ export function analyzeShellCommand(source: string): ShellAnalysis {
         isInSubshell: false,
         inFunction: null,
         depth: 0,
+        joiner: null,
+        isPiped: false,
       });
     } catch (error) {
       if (!(error instanceof DepthExceeded)) throw error;

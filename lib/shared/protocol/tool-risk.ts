@@ -194,11 +194,14 @@ function isRecursiveDelete(args: readonly string[]): boolean {
  * branches, text commands) could start a command where this reading sees text.
  */
 function isSedScriptPlain(script: string): boolean {
+  // A backslash is read one way only, as the start of an escape: with `.` or `[^/]` free to take
+  // it too, a run of backslashes had Fibonacci-many readings to try (40 of them took 8 s).
   const rest = script
-    .replace(/([sy])(.)((?:\\.|(?!\2).)*)\2((?:\\.|(?!\2).)*)\2([a-zA-Z0-9]*)/gs, (...match) =>
-      match[1] === "s" && /[^gipIM0-9]/.test(String(match[5])) ? "e" : "",
+    .replace(
+      /([sy])(.)((?:\\.|(?!\2)[^\\])*)\2((?:\\.|(?!\2)[^\\])*)\2([a-zA-Z0-9]*)/gs,
+      (...match) => (match[1] === "s" && /[^gipIM0-9]/.test(String(match[5])) ? "e" : ""),
     )
-    .replace(/\/(?:\\.|[^/])*\//g, "");
+    .replace(/\/(?:\\.|[^/\\])*\//g, "");
   return /^[\s\d$,!;{}=+~dpPnNgGhHxqQlz]*$/.test(rest);
 }
 
