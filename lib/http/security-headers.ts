@@ -14,7 +14,7 @@ export const STATIC_SECURITY_HEADERS = [
   { key: "X-Frame-Options", value: "DENY" },
 ] as const;
 
-/** API responses are JSON: nothing in them may load, run or be framed. */
+/** The API's policy: its answers are JSON, so nothing may load from them, run or frame them. */
 const API_CONTENT_SECURITY_POLICY =
   "default-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
 
