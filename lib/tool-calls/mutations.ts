@@ -46,6 +46,10 @@ export async function approvalsOfCall(tx: Db, agent: Agent, callHash: string) {
 /**
  * The verdict of an approval the Lead gave this call and no call has used yet: of the call as
  * asked, or of the Lead's edit of another call into this one. Null when there is none.
+ *
+ * An approval counts only if as many Leads gave it as the rules now ask for this call: a card the
+ * agent raised itself (`POST /requests`) was made without the rules, and one Lead's click on it
+ * ran a call a two-Lead rule covers.
  */
 async function spendApprovalOfCall(
   tx: Db,
@@ -53,9 +57,11 @@ async function spendApprovalOfCall(
   input: ToolCallInput,
   callHash: string,
   earlier: Request[],
+  { requiredApprovals }: RuleApprovals,
 ): Promise<ToolVerdict | null> {
   for (const request of earlier) {
-    if (request.status === "approved" && !request.approvalUsed) {
+    const isEnough = request.requiredApprovals >= requiredApprovals;
+    if (request.status === "approved" && !request.approvalUsed && isEnough) {
       return (
         refuseChangedFile(request.payload, input.file, request.id) ??
         (await refuseEditsByRules(tx, agent, request, input)) ??
@@ -90,7 +96,7 @@ async function decideRiskyCall(
 ): Promise<ToolVerdict> {
   const callHash = hashToolCall(input.tool, input.args, input.cwd);
   const earlier = await approvalsOfCall(tx, agent, callHash);
-  const approved = await spendApprovalOfCall(tx, agent, input, callHash, earlier);
+  const approved = await spendApprovalOfCall(tx, agent, input, callHash, earlier, approvals);
   if (approved) return approved;
   const latest = earlier[0];
   // A card whose diff is of another file than the one found now is superseded by a new card.
@@ -192,6 +198,8 @@ export async function recordToolCall(
           input,
           callHash,
           await approvalsOfCall(tx, agent, callHash),
+          // An allow rule asks for no Lead at all; the Lead's own yes, spent first, is one.
+          { requiredApprovals: 1 },
         );
       },
       decide: (why, approvals) => decideRiskyCall(tx, agent, input, risk, why, approvals),
