@@ -150,6 +150,12 @@ export async function takeApprovalStep(
   if (responder.kind !== "human") {
     throw new AppError("NOT_TARGET", `request ${request.id} is for two Leads to approve`);
   }
+  // The request was read before its agent's lock was taken: a rejection or a supersession that
+  // took the lock first may have ended it since, and a first approval, which no compare-and-set
+  // guards, would be recorded on an ended request. Under the lock its status is the one that holds;
+  // null leaves the caller's compare-and-set to refuse it as it is now.
+  const now = await tx.request.findUnique({ where: { id: request.id }, select: { status: true } });
+  if (now?.status !== "pending") return null;
   const person = personOf(decision.decidedBy);
   await assertLeadBeforeRequest(tx, responder.userId, request);
   if (stored.some((approval) => approval.userId === responder.userId)) {
