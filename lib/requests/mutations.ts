@@ -179,6 +179,16 @@ export async function createRequestInTransaction(
     },
   });
   if (pending && definition.onDuplicatePending === "return_existing") {
+    // One pending per agent and type, whichever way it goes (a shutdown the Lead asks for, or the
+    // agent's "may I stop?"): the other side's is not this caller's to be handed as its own.
+    const sender = direction === "agent_to_lead" ? agent.name : "lead";
+    if (pending.sender !== sender) {
+      throw new AppError(
+        "REQUEST_PENDING",
+        `a '${definition.type}' request from the other side is pending (${pending.id}): answer it instead`,
+        { details: { requestId: pending.id } },
+      );
+    }
     const existing = await raiseRequiredApprovals(tx, pending, input.requiredApprovals);
     return { request: toRequestView(existing), isCreated: false };
   }
