@@ -5,6 +5,7 @@ import { isScopeWithinRole, type TokenScope } from "../shared/auth/scopes";
 import { getDb, isDatabaseUnavailable } from "../db";
 import { AppError, invalidInput, isAppError, type ErrorCode } from "../errors";
 import { readJsonBody } from "./body";
+import { isOwnHost } from "./own-host";
 import type { ClientGone } from "./client-gone";
 
 /**
@@ -223,6 +224,17 @@ function authorize(access: Access, actor: Actor | null): void {
   }
 }
 
+/** Refuses a request sent to a name that is not this server's (lib/http/own-host.ts). */
+function refuseForeignHost(request: Request): void {
+  // The header, as sent: the node adapter makes the URL from it, a Request made in-process may not.
+  const host = request.headers.get("host") ?? new URL(request.url).host;
+  if (isOwnHost(host)) return;
+  throw new AppError(
+    "CROSS_SITE_REQUEST",
+    `${host} is not a name of this server: use a loopback name, HOST or HANDSHAKE_PUBLIC_URL (a proxy must pass the public Host)`,
+  );
+}
+
 /**
  * A cookie is sent by the browser whatever page made the request, so a mutation authenticated by
  * the session cookie must come from our own origin. Bearer tokens are never sent implicitly.
@@ -408,6 +420,8 @@ export function defineRoute<
   ): Promise<void> => {
     let result: Promise<Response | DeclaredBody<R>>;
     try {
+      // Before the actor, so a foreign name's sign-in attempts spend none of the sign-in limit.
+      refuseForeignHost(request);
       const actor = await resolveActor(getDb(), request.headers);
       authorize(spec.access, actor);
       if (spec.access !== "public") authorizeScope(policy, actor, request);
