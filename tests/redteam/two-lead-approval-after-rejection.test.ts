@@ -63,7 +63,9 @@ describe("a first approval racing a rejection of a two-Lead request (red team)",
     const db = getDb();
     expect(await db.requestApproval.count({ where: { requestId: id } })).toBe(0);
     expect(
-      await db.event.count({ where: { subject: `request:${id}`, kind: "request.approval_recorded" } }),
+      await db.event.count({
+        where: { subject: `request:${id}`, kind: "request.approval_recorded" },
+      }),
     ).toBe(0);
   });
 });
