@@ -1,7 +1,8 @@
 import { isIP } from "node:net";
 import { env } from "../env";
 
-const LOOPBACK_NAMES: ReadonlySet<string> = new Set(["localhost", "127.0.0.1", "[::1]"]);
+/** The names of this machine wherever it runs, as URLs spell their hostnames. */
+export const LOOPBACK_NAMES: ReadonlySet<string> = new Set(["localhost", "127.0.0.1", "[::1]"]);
 
 function hostnameOf(url: string): string | null {
   try {

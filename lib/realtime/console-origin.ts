@@ -1,6 +1,5 @@
 import { env } from "../env";
-
-const LOOPBACK_HOSTNAMES = new Set(["localhost", "127.0.0.1", "[::1]"]);
+import { LOOPBACK_NAMES } from "../http/own-host";
 
 function originOf(url: string): string | null {
   try {
@@ -29,5 +28,5 @@ export function isConsoleOriginAllowed(
   if (!host) return false;
   if (origin !== originOf(`http://${host}`)) return false;
   const { hostname } = new URL(origin);
-  return LOOPBACK_HOSTNAMES.has(hostname) || hostname === env.HOST;
+  return LOOPBACK_NAMES.has(hostname) || hostname === env.HOST;
 }
