@@ -4,7 +4,7 @@ import { RESPONSE_ALREADY_SENT } from "@hono/node-server/utils/response";
 import type { Hono } from "hono";
 import { clientGoneOf, type ClientGone } from "./client-gone";
 import { AppError } from "../errors";
-import { encodedJsonOf, errorResponse } from "./route";
+import { encodedJsonOf, errorResponse, internalError } from "./route";
 import { withApiHeaders } from "./security-headers";
 
 /**
@@ -110,15 +110,16 @@ export function createNodeListener(app: Hono) {
     {
       overrideGlobalObjects: false,
       // A request the adapter cannot make a web Request of (a malformed Host, a backslash in the
-      // path) got an empty 400 without the API's headers; the router's answers never reject.
+      // path) got an empty 400 without the API's headers. The router's answers never reject; one
+      // that did is logged like any error nothing answered.
       errorHandler: (error) =>
-        withApiHeaders(
-          errorResponse(
-            error instanceof RequestError
-              ? new AppError("INVALID_INPUT", `the request cannot be read: ${error.message}`)
-              : new AppError("INTERNAL", "internal error"),
-          ),
-        ),
+        error instanceof RequestError
+          ? withApiHeaders(
+              errorResponse(
+                new AppError("INVALID_INPUT", `the request cannot be read: ${error.message}`),
+              ),
+            )
+          : internalError(error),
     },
   );
 }

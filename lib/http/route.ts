@@ -6,6 +6,7 @@ import { getDb, isDatabaseUnavailable } from "../db";
 import { AppError, invalidInput, isAppError, type ErrorCode } from "../errors";
 import { readJsonBody } from "./body";
 import { isOwnHost } from "./own-host";
+import { withApiHeaders } from "./security-headers";
 import type { ClientGone } from "./client-gone";
 
 /**
@@ -347,6 +348,12 @@ function toAppError(error: unknown): AppError {
   }
   console.error("[api] unexpected error", error);
   return new AppError("INTERNAL", "internal error");
+}
+
+/** The answer to what nothing answered: logged, and the API's 500 with its headers. */
+export function internalError(error: unknown): Response {
+  console.error("[api] unexpected error", error);
+  return withApiHeaders(errorResponse(new AppError("INTERNAL", "internal error")));
 }
 
 /** A path's parameters as the router decoded them: `{ name: "alice" }` for `/agents/{name}`. */

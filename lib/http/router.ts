@@ -1,7 +1,7 @@
 import { Hono, type Context } from "hono";
 import { AppError } from "../errors";
 import { ANSWERED_LATER, answerWriterOf, clientGoneIn } from "./node-listener";
-import { errorResponse, type RouteHandler } from "./route";
+import { errorResponse, internalError, type RouteHandler } from "./route";
 import { withApiHeaders } from "./security-headers";
 
 export const API_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"] as const;
@@ -110,11 +110,6 @@ export function createApiApp(paths: readonly ApiPath[]): Hono {
   app.notFound(async (context) => withApiHeaders(await refusals.fetch(context.req.raw)));
   app.onError(internalError);
   return app;
-}
-
-function internalError(error: unknown): Response {
-  console.error("[api] unexpected error", error);
-  return withApiHeaders(errorResponse(new AppError("INTERNAL", "internal error")));
 }
 
 /** Whether a request target belongs to the API's router rather than Next's. */

@@ -125,6 +125,29 @@ describe("how the node listener writes answers", () => {
     }
   });
 
+  it("answers an app that rejects with the API's logged 500, never a bare one", async () => {
+    // The router never rejects; were it to, the adapter's own answer was an empty 500.
+    const rejecting = { fetch: () => Promise.reject(new Error("boom")) } as unknown as Hono;
+    const errors = vi.spyOn(console, "error").mockImplementation(() => undefined);
+    const probe = createServer(
+      (request, response) => void createNodeListener(rejecting)(request, response),
+    );
+    await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
+    try {
+      const { port } = probe.address() as AddressInfo;
+      const response = await fetch(`http://127.0.0.1:${port}/api/v1/health`);
+      expect(response.status).toBe(500);
+      expect(response.headers.get("content-security-policy")).toContain("default-src 'none'");
+      expect(await response.json()).toEqual({
+        error: { code: "INTERNAL", message: "internal error" },
+      });
+      expect(errors).toHaveBeenCalledWith("[api] unexpected error", new Error("boom"));
+    } finally {
+      errors.mockRestore();
+      await new Promise<void>((resolve) => probe.close(() => resolve()));
+    }
+  });
+
   it("keeps the API's security headers on answers it writes, and HEAD without a body", async () => {
     for (const method of ["GET", "HEAD"]) {
       const response = await fetch(`${server.url}/api/v1/health`, { method });
