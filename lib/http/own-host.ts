@@ -4,13 +4,10 @@ import { env } from "../env";
 /** The names of this machine wherever it runs, as URLs spell their hostnames. */
 export const LOOPBACK_NAMES: ReadonlySet<string> = new Set(["localhost", "127.0.0.1", "[::1]"]);
 
-function hostnameOf(url: string): string | null {
-  try {
-    return new URL(url).hostname;
-  } catch {
-    return null;
-  }
-}
+const hostnameOf = (url: string): string | null => URL.parse(url)?.hostname ?? null;
+
+/** `HOST` as a URL spells it; read once, as every request asks. */
+const HOST_NAME = hostnameOf(`http://${env.HOST}`);
 
 /**
  * Whether a request's Host (`name:port`) names this server. A page that points its own DNS name
@@ -26,6 +23,6 @@ export function isOwnHost(
   const hostname = hostnameOf(`http://${host}`);
   if (hostname === null) return false;
   if (LOOPBACK_NAMES.has(hostname) || isIP(hostname.replace(/^\[|\]$/g, "")) !== 0) return true;
-  if (hostname === hostnameOf(`http://${env.HOST}`)) return true;
+  if (hostname === HOST_NAME) return true;
   return publicUrl !== undefined && hostname === hostnameOf(publicUrl);
 }

@@ -24,6 +24,18 @@ describe("a DNS-rebound page on the API (red team)", () => {
     expect(response.status).toBeGreaterThanOrEqual(400);
     expect(response.status).toBeLessThan(500);
     expect(response.headers.getSetCookie().join("\n")).not.toContain("session_token=");
+    // A page may add headers of its own to a same-origin request: naming this server in one that
+    // proxies use changes nothing, as only the Host the browser sent is read.
+    const forwarded = await callRoute(login.POST, {
+      body: { email: lead.email, password: lead.password },
+      headers: {
+        ...rebound,
+        "sec-fetch-site": "same-origin",
+        "x-forwarded-host": "127.0.0.1:3000",
+      },
+    });
+    expect(forwarded.status).toBe(403);
+    expect(forwarded.headers.getSetCookie().join("\n")).not.toContain("session_token=");
   });
 
   it("cannot lock the Lead out by guessing through the rebound name", async () => {
