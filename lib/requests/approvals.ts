@@ -154,8 +154,11 @@ export async function takeApprovalStep(
   // took the lock first may have ended it since, and a first approval, which no compare-and-set
   // guards, would be recorded on an ended request. Under the lock its status is the one that holds;
   // null leaves the caller's compare-and-set to refuse it as it is now.
-  const now = await tx.request.findUnique({ where: { id: request.id }, select: { status: true } });
-  if (now?.status !== "pending") return null;
+  const current = await tx.request.findUnique({
+    where: { id: request.id },
+    select: { status: true },
+  });
+  if (current?.status !== "pending") return null;
   const person = personOf(decision.decidedBy);
   await assertLeadBeforeRequest(tx, responder.userId, request);
   if (stored.some((approval) => approval.userId === responder.userId)) {

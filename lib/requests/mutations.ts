@@ -491,8 +491,9 @@ async function decideInTransaction(
 
     const agent = await lockAgent(tx, found.agentId);
     // A request's fence (incarnation, work version, task) never changes and the compare-and-set
-    // re-checks its status, so the row read before the lock is enough to go ahead. A refusal
-    // re-reads it under the lock, to report the request as it is now.
+    // re-checks its status, so the row read before the lock is enough to go ahead; the one write
+    // no compare-and-set guards, a first approval of a two-Lead request, re-reads the status in
+    // takeApprovalStep. A refusal re-reads the row under the lock, to report it as it is now.
     const isAllowed = findRefusal(found, agent, responder, definition) === null;
     const decidedBy = decidedByOf(responder);
     const step = isAllowed
