@@ -1,4 +1,4 @@
-import { ServerResponse } from "node:http";
+import { ServerResponse, type ServerOptions } from "node:http";
 import { getRequestListener, RequestError } from "@hono/node-server";
 import { RESPONSE_ALREADY_SENT } from "@hono/node-server/utils/response";
 import type { Hono } from "hono";
@@ -6,6 +6,17 @@ import { clientGoneOf, type ClientGone } from "./client-gone";
 import { AppError } from "../errors";
 import { encodedJsonOf, errorResponse, internalError } from "./route";
 import { withApiHeaders } from "./security-headers";
+
+/**
+ * The HTTP server's options, for server.ts and the tests' nodes alike. A keep-alive client reuses
+ * an idle socket until a second before the `Keep-Alive: timeout` the server announces, so a request
+ * sent as the server's own timer fires (the client's timer late by a busy event loop) meets a
+ * closed socket: ECONNRESET on a POST the client cannot retry. Node's 5 s puts that race within a
+ * pause any agent, the console's tests or the bench's profiled pass takes between calls; at
+ * 65 s (past a proxy's usual 60 s idle, as proxies expect of the server behind them) it needs a
+ * minute's silence on an open socket. An idle socket costs a descriptor and a few KiB.
+ */
+export const NODE_SERVER_OPTIONS = { keepAliveTimeout: 65_000 } as const satisfies ServerOptions;
 
 /**
  * Writes an answer `jsonResponse` made straight from its encoded text. The adapter would read the

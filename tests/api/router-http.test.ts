@@ -95,6 +95,29 @@ describe("the API's router over HTTP", () => {
       });
     }
   });
+
+  it("keeps an idle keep-alive socket past Node's 5 s, so a client's pause is not a reset", async () => {
+    const { port } = new URL(server.url);
+    const socket = connect(Number(port), "127.0.0.1");
+    let received = "";
+    let closedAfterMs: number | null = null;
+    const openedAt = Date.now();
+    socket.on("data", (chunk) => (received += chunk.toString("utf8")));
+    socket.on("close", () => (closedAfterMs = Date.now() - openedAt));
+    const ask = () => socket.write("GET /api/v1/health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+    const answers = () => received.match(/HTTP\/1\.1 200 /g)?.length ?? 0;
+    try {
+      ask();
+      await vi.waitFor(() => expect(answers()).toBe(1));
+      expect(received.toLowerCase()).toContain("keep-alive: timeout=65");
+      await new Promise((resolve) => setTimeout(resolve, 5_600));
+      expect(closedAfterMs).toBeNull();
+      ask();
+      await vi.waitFor(() => expect(answers()).toBe(2));
+    } finally {
+      socket.destroy();
+    }
+  }, 20_000);
 });
 
 describe("how the node listener writes answers", () => {
