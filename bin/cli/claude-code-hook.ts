@@ -109,11 +109,26 @@ function actAsSession<T>(
   );
 }
 
+/**
+ * Claude Code applies an Edit whose old_string is not in the file by matching it loosely (curly
+ * quotes for straight ones), and writes what no card showed: such an edit is denied here, before
+ * anyone is asked to approve a change the card calls "does not apply".
+ */
+const EDIT_DOES_NOT_APPLY =
+  "Handshake: the edit does not apply to the file as written, so no card can show what it would change; read the file and use its exact text";
+
 async function decidePreToolUse(
   input: HookInput,
   connection: Connection,
   deadline: number,
 ): Promise<HookResult> {
+  const readFile = () =>
+    snapshotLocalFile(input.tool_name ?? "", input.tool_input ?? {}, input.cwd);
+  const file = await readFile();
+  if (file?.unshown?.reason === "does_not_apply") {
+    const { detail } = file.unshown;
+    return preToolUse("deny", detail ? `${EDIT_DOES_NOT_APPLY} (${detail})` : EDIT_DOES_NOT_APPLY);
+  }
   const outcome = await actAsSession(
     connection,
     input,
@@ -124,8 +139,7 @@ async function decidePreToolUse(
           tool: input.tool_name ?? "",
           args: input.tool_input ?? {},
           cwd: input.cwd,
-          readFile: () =>
-            snapshotLocalFile(input.tool_name ?? "", input.tool_input ?? {}, input.cwd),
+          readFile,
         },
         deadline,
         // Claude Code runs the Lead's edited arguments when they come back as `updatedInput`.

@@ -6,9 +6,10 @@ import {
   describeJoiner,
   type ShellCardLine,
   type ToolCallCard,
+  type ToolCallCardReason,
 } from "@/lib/shared/display/tool-call-card";
 import { inspectValue } from "@/lib/shared/display/visible-text";
-import type { ToolRiskClass, ToolRiskReason } from "@/lib/shared/protocol/tool-risk";
+import type { ToolRiskClass } from "@/lib/shared/protocol/tool-risk";
 
 const CLASS_STYLES: Record<ToolRiskClass, string> = {
   read_only: "bg-emerald-50 text-emerald-800 ring-emerald-600/20",
@@ -27,14 +28,27 @@ export function RiskBadge({ riskClass }: { riskClass: ToolRiskClass }) {
   );
 }
 
-function ReasonList({ reasons, label }: { reasons: ToolRiskReason[]; label: string }) {
+/** Both ends of a long part stay in view; the middle opens on a click. */
+const REASON_EXCERPT_CHARACTERS = 240;
+
+function ReasonList({ reasons, label }: { reasons: ToolCallCardReason[]; label: string }) {
   if (reasons.length === 0) return null;
   return (
     <ul aria-label={label} className="space-y-1">
       {reasons.map((reason, index) => (
         <li key={index} className="flex min-w-0 items-start gap-2 text-xs text-slate-700">
           <RiskBadge riskClass={reason.class} />
-          <VisibleText text={reason.message} className="pt-0.5" />
+          <span className="min-w-0 space-y-0.5 pt-0.5">
+            <VisibleText text={reason.message} />
+            {reason.excerpt !== undefined && (
+              <VisibleText
+                text={reason.excerpt}
+                variant="code"
+                maxCharacters={REASON_EXCERPT_CHARACTERS}
+                className="block"
+              />
+            )}
+          </span>
         </li>
       ))}
     </ul>

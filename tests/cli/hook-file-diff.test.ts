@@ -89,6 +89,29 @@ describe("the hook reads the file a Write/Edit/MultiEdit changes", () => {
     expect(decisionOf(run.stdout).permissionDecision).toBe("allow");
   });
 
+  it("an Edit that does not apply as written is denied at once, never put to the Lead", async () => {
+    // Claude Code matches curly quotes to straight ones and applied the edit a Lead approved on a
+    // card that said "does not apply": a change no card showed.
+    const cwd = await makeTempDir("handshake-project-");
+    await writeFile(path.join(cwd, "a.js"), "say(\u201chello\u201d);\n");
+    const input = preToolUse(cwd, "Edit", {
+      file_path: "a.js",
+      old_string: 'say("hello");',
+      new_string: "say(\"bye\"); require('child_process').execSync('id');",
+    });
+    const run = await hook(input);
+    expect(run.code, run.stderr).toBe(0);
+    const decision = decisionOf(run.stdout);
+    expect(decision.permissionDecision).toBe("deny");
+    expect(String(decision.permissionDecisionReason)).toContain(
+      "the edit does not apply to the file as written",
+    );
+    const cards = await getDb().request.count({
+      where: { agent: { connector: { path: ["sessionId"], equals: input.session_id } } },
+    });
+    expect(cards).toBe(0);
+  });
+
   it("the file changed before the approval was used: denied with FILE_CHANGED", async () => {
     const cwd = await makeTempDir("handshake-project-");
     const file = path.join(cwd, "deploy.sh");

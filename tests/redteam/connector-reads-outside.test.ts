@@ -30,6 +30,10 @@ describe("connected session reads outside its directory (red team)", () => {
     ["Grep", { pattern: "PRIVATE KEY", path: "/home/ada" }],
     ["Grep", { pattern: "KEY", path: "../" }],
     ["Read", { file_path: 42 }],
+    ["Read", { file_path: "/dev/fd/3/../.ssh/id_rsa" }],
+    // `file -m` prints each line of the magic file it cannot parse: the value follows `-b`.
+    ["Bash", { command: "file -bm/home/ada/.aws/credentials /dev/null" }],
+    ["Bash", { command: "file -bm../.aws/credentials /dev/null" }],
   ])("%s %j needs the Lead", async (tool, args) => {
     expect(await classOf(tool, args)).toBe("needs_approval");
   });
@@ -70,6 +74,9 @@ describe("connected session reads outside its directory (red team)", () => {
     for (const command of [
       "jq -n env",
       "jq -n '$ENV.ANTHROPIC_API_KEY'",
+      // jq 1.6 reads `$ ENV` (a space, or a line break, after the $) as $ENV.
+      "jq -n '$ ENV'",
+      "jq -n '$\nENV'",
       'jq -n "env | keys"',
       "jq -n -f prog.jq",
       "jq -n --from-file prog.jq",
@@ -77,6 +84,7 @@ describe("connected session reads outside its directory (red team)", () => {
       expect(await classOf("Bash", { command }), command).toBe("needs_approval");
     }
     expect(await classOf("Bash", { command: "jq '.env' package.json" })).toBe("read_only");
+    expect(await classOf("Bash", { command: "jq '.ENV' package.json" })).toBe("read_only");
     expect(await classOf("Bash", { command: "jq '.import' package.json" })).toBe("read_only");
     expect(await classOf("Bash", { command: "jq .scripts package.json" })).toBe("read_only");
   });

@@ -24,11 +24,17 @@ export type ShellCardLine = ShellCardContext & {
   reasons: ToolRiskReason[];
 };
 
+/**
+ * A reason about no single command, with the text it is about: a `for` list, a `case` subject or
+ * a `[[ … ]]` operand is in no command's line, and may be what runs (`${x@P}`).
+ */
+export type ToolCallCardReason = ToolRiskReason & { excerpt?: string };
+
 export type ToolCallCard = {
   /** Absent when the request carries no readable classification: the card must say so. */
   riskClass: ToolRiskClass | null;
   /** Reasons about no single command (the whole call, or a tool without a parse). */
-  reasons: ToolRiskReason[];
+  reasons: ToolCallCardReason[];
   /** The parsed bash command, one line per simple command; null for other tools. */
   shell: {
     lines: ShellCardLine[];
@@ -76,7 +82,7 @@ export function buildToolCallCard(payload: Record<string, unknown>): ToolCallCar
   const args = (payload.args ?? {}) as Record<string, unknown>;
   const commands = analysis.commands;
   const lineReasons = commands.map((): ToolRiskReason[] => []);
-  const unplaced: ToolRiskReason[] = [];
+  const unplaced: ToolCallCardReason[] = [];
   for (const reason of risk.reasons) {
     // The innermost command holding the span: a path inside $(…) belongs to the command it feeds.
     let best = -1;
@@ -87,7 +93,13 @@ export function buildToolCallCard(payload: Record<string, unknown>): ToolCallCar
       if (!bestCommand || width < bestCommand.span.end - bestCommand.span.start) best = index;
     });
     if (best >= 0) lineReasons[best]?.push(reason);
-    else unplaced.push(reason);
+    else if (!reason.span || reason.span.end <= reason.span.start) unplaced.push(reason);
+    else {
+      unplaced.push({
+        ...reason,
+        excerpt: analysis.source.slice(reason.span.start, reason.span.end),
+      });
+    }
   }
   return {
     riskClass: risk.class,

@@ -58,7 +58,32 @@ export type SimpleCommand = {
 export type ShellConstruct =
   | { kind: "command_substitution" | "process_substitution" | "backticks"; span: ShellSpan }
   | { kind: "function_definition"; name: string; span: ShellSpan }
+  /** `${x:=…}`, `${x=…}`: a word that sets a variable. */
+  | { kind: "assigning_expansion"; name: string; span: ShellSpan }
+  /**
+   * `${x@P}` expands a value as a prompt, which runs the `$(…)` in it; `${!x}` reads the variable
+   * a value names, evaluating its subscript. Either runs code that is only text until then, and
+   * the text can be built at run time without `$(` ever being written (`${d:=$}${d}(…)`).
+   * Arithmetic (`$((…))`, `((…))`, an array subscript, a substring's offset) does the same when
+   * it names a variable: its value is evaluated as an expression, subscripts and all.
+   */
+  | { kind: "prompt_expansion" | "indirect_expansion"; span: ShellSpan }
   | { kind: "subshell" | "arithmetic" | "declaration" | "test"; span: ShellSpan };
+
+/**
+ * Text that can run code where the grammar may not see it: a backtick in an unquoted here-doc
+ * body or inside `${x:-…}`, and quoted text evaluated again (a `test -v` subscript, eval).
+ */
+export const RAW_SUBSTITUTION = /`|\$\((?!\()|[<>]\(/;
+export const RAW_EVALUATION = /@P(?!\w)|\$\{!/;
+
+/** Does the construct run code hidden in a value, code no word of the command shows? */
+export function runsHiddenCode(construct: ShellConstruct, source: string): boolean {
+  if (construct.kind === "prompt_expansion" || construct.kind === "indirect_expansion") return true;
+  if (construct.kind !== "arithmetic") return false;
+  const text = source.slice(construct.span.start, construct.span.end);
+  return /[A-Za-z_]/.test(text.replace(/^\$?\(\(|\)\)$/g, ""));
+}
 
 export type ShellAnalysis = {
   source: string;
@@ -234,14 +259,21 @@ function enter(
   };
 }
 
-/** One redirect node; a here-doc carries the redirects written after its delimiter inside it. */
-function parseRedirects(node: Node): ShellRedirect[] {
+/**
+ * One redirect node's redirects, and the words the grammar put inside it. tree-sitter-bash takes
+ * every word written after a redirection into it (`cat 2>/dev/null ~/.ssh/id_rsa` is a redirect
+ * to `/dev/null ~/.ssh/id_rsa`), where bash reads them as the command's arguments; so does a
+ * here-doc's start (`find <<EOF . -delete`). A here-doc carries the redirects written after its
+ * delimiter inside it.
+ */
+function parseRedirects(node: Node): { redirects: ShellRedirect[]; words: ShellWord[] } {
   const descriptor = node.childForFieldName("descriptor")?.text ?? null;
   const operator = node.children.find((child) => child && !child.isNamed)?.type;
+  const parts = node.namedChildren.filter(
+    (child): child is Node => child !== null && child.type !== "file_descriptor",
+  );
   if (node.type === "heredoc_redirect") {
-    const nested = node.namedChildren
-      .filter((child): child is Node => child !== null && child.type.endsWith("_redirect"))
-      .flatMap(parseRedirects);
+    const nested = parts.filter((child) => child.type.endsWith("_redirect")).map(parseRedirects);
     const heredoc: ShellRedirect = {
       kind: "heredoc",
       operator: operator ?? "<<",
@@ -249,31 +281,34 @@ function parseRedirects(node: Node): ShellRedirect[] {
       target: null,
       span: spanOf(node),
     };
-    return [heredoc, ...nested];
+    const words = parts
+      .filter((child) => !HEREDOC_PARTS.has(child.type) && !child.type.endsWith("_redirect"))
+      .map(toWord);
+    return {
+      redirects: [heredoc, ...nested.flatMap((inner) => inner.redirects)],
+      words: [...words, ...nested.flatMap((inner) => inner.words)],
+    };
   }
-  if (node.type === "herestring_redirect") {
-    const value = node.namedChildren.find((child) => child && child.type !== "file_descriptor");
-    return [
+  const [target, ...words] = parts;
+  return {
+    redirects: [
       {
-        kind: "herestring",
-        operator: "<<<",
+        kind: node.type === "herestring_redirect" ? "herestring" : "file",
+        operator: node.type === "herestring_redirect" ? "<<<" : (operator ?? ">"),
         descriptor,
-        target: value ? toWord(value) : null,
+        target: target ? toWord(target) : null,
         span: spanOf(node),
       },
-    ];
-  }
-  const destination = node.childForFieldName("destination");
-  return [
-    {
-      kind: "file",
-      operator: operator ?? ">",
-      descriptor,
-      target: destination ? toWord(destination) : null,
-      span: spanOf(node),
-    },
-  ];
+    ],
+    words: words.map(toWord),
+  };
 }
+
+const HEREDOC_PARTS: ReadonlySet<string> = new Set([
+  "heredoc_start",
+  "heredoc_body",
+  "heredoc_end",
+]);
 
 class DepthExceeded extends Error {}
 
@@ -290,6 +325,8 @@ type WalkContext = {
 
 /** The syntax of the whole command: every simple command and construct, with problems found. */
 class ShellWalker {
+  constructor(private readonly source: string) {}
+
   readonly problems: ShellAnalysis["problems"] = [];
   readonly commands: SimpleCommand[] = [];
   readonly constructs: ShellConstruct[] = [];
@@ -306,20 +343,28 @@ class ShellWalker {
         this.problems.push({ message: "syntax error", span: spanOf(node) });
         break;
       case "command":
-        this.collectCommand(node, node, [], next);
+        this.collectCommand(node, node, { redirects: [], words: [] }, next);
         return;
       case "redirected_statement": {
         const body = node.childForFieldName("body");
         const redirectNodes = node.namedChildren.filter(
           (child): child is Node => child !== null && child.id !== body?.id,
         );
-        const redirects = redirectNodes.flatMap(parseRedirects);
+        const parsed = redirectNodes.map(parseRedirects);
+        const redirects = parsed.flatMap((redirect) => redirect.redirects);
+        const words = parsed.flatMap((redirect) => redirect.words);
         if (body?.type === "command") {
-          this.collectCommand(body, node, redirects, next);
+          this.collectCommand(body, node, { redirects, words }, next);
         } else {
           // A redirect on a compound statement (`{ …; } > f`) or on nothing at all (`> f`).
           this.commands.push(this.describe(node, context, { redirects }));
           if (body) this.walk(body, enter(body, body.nextSibling, false, next));
+          for (const word of words) {
+            this.problems.push({
+              message: "a word after a redirection has no command",
+              span: word.span,
+            });
+          }
         }
         for (const redirect of redirectNodes) this.walkChildren(redirect, next);
         return;
@@ -374,10 +419,44 @@ class ShellWalker {
       case "test_command":
         this.constructs.push({ kind: "test", span: spanOf(node) });
         break;
+      case "expansion":
+        this.collectExpansion(node);
+        break;
       default:
         break;
     }
     this.walkChildren(node, next);
+  }
+
+  /** What a `${…}` does beyond giving a value; its nested words are walked as any others. */
+  private collectExpansion(node: Node): void {
+    const parts = node.children.filter((child): child is Node => child !== null);
+    const operatorAt = parts.findIndex((child, index) => index > 0 && !child.isNamed);
+    const operator = parts[operatorAt];
+    if (parts[1]?.type === "!") {
+      this.constructs.push({ kind: "indirect_expansion", span: spanOf(node) });
+    } else if (operator?.type === "@" && parts[operatorAt + 1]?.type === "P") {
+      this.constructs.push({ kind: "prompt_expansion", span: spanOf(node) });
+    } else if (operator?.type === ":=" || operator?.type === "=") {
+      const name = parts.find((child) => child.type === "variable_name")?.text ?? "";
+      this.constructs.push({ kind: "assigning_expansion", name, span: spanOf(node) });
+    } else if (operator?.type === ":") {
+      // A substring's offset and length are arithmetic.
+      const operands = parts.slice(operatorAt + 1, -1);
+      const first = operands[0];
+      const last = operands.at(-1);
+      if (first && last) this.pushArithmetic({ start: first.startIndex, end: last.endIndex });
+    }
+    const subscript = parts.find((child) => child.type === "subscript");
+    const index = subscript?.childForFieldName("index");
+    // An indexed array's subscript is arithmetic; `@` and `*` are all of its elements.
+    if (index && index.text !== "@" && index.text !== "*") this.pushArithmetic(spanOf(index));
+  }
+
+  /** Arithmetic on numbers alone is left out: it evaluates nothing but itself. */
+  private pushArithmetic(span: ShellSpan): void {
+    if (/^[\d\s:+-]*$/.test(this.source.slice(span.start, span.end))) return;
+    this.constructs.push({ kind: "arithmetic", span });
   }
 
   private walkChildren(node: Node, context: WalkContext): void {
@@ -423,26 +502,29 @@ class ShellWalker {
     };
   }
 
+  /** `outer`: the redirects written after the command, and the words the grammar put in them. */
   private collectCommand(
     node: Node,
     statement: Node,
-    redirects: ShellRedirect[],
+    outer: { redirects: ShellRedirect[]; words: ShellWord[] },
     context: WalkContext,
   ): void {
     const nameNode = node.childForFieldName("name");
-    const args: ShellWord[] = [];
+    const args: ShellWord[] = [...outer.words];
     const assignments: ShellAssignment[] = [];
-    const ownRedirects = [...redirects];
+    const redirects = [...outer.redirects];
     for (const child of node.namedChildren) {
       if (!child || child.id === nameNode?.id) continue;
       if (child.type === "variable_assignment") assignments.push(toAssignment(child));
-      else if (child.type.endsWith("_redirect")) ownRedirects.push(...parseRedirects(child));
-      else args.push(toWord(child));
+      else if (child.type.endsWith("_redirect")) {
+        const parsed = parseRedirects(child);
+        redirects.push(...parsed.redirects);
+        args.push(...parsed.words);
+      } else args.push(toWord(child));
     }
+    args.sort((a, b) => a.span.start - b.span.start);
     const name = nameNode ? toWord(nameNode) : null;
-    this.commands.push(
-      this.describe(statement, context, { name, args, assignments, redirects: ownRedirects }),
-    );
+    this.commands.push(this.describe(statement, context, { name, args, assignments, redirects }));
     this.walkParts(node, context);
   }
 
@@ -493,7 +575,7 @@ function findTextProblems(source: string): ShellAnalysis["problems"] {
 /** The parse of one bash command. Requires loadShellParser() to have resolved. */
 export function analyzeShellCommand(source: string): ShellAnalysis {
   if (!ready) throw new Error("the shell parser is not loaded: await loadShellParser() first");
-  const walker = new ShellWalker();
+  const walker = new ShellWalker(source);
   walker.problems.push(...findTextProblems(source));
   const tree = ready.parse(source);
   if (!tree) {

@@ -232,6 +232,25 @@ const TABLE: readonly [command: string, expected: ToolRiskClass, reason: RegExp]
   ["npm publish", "needs_approval", /npm publish is marked/],
   [`ls ${"a".repeat(10_001)}`, "needs_approval", /longer than 10000 characters/],
   [`${"$(".repeat(300)}x${")".repeat(300)}`, "needs_approval", /nested more than 200 levels/],
+  // Found by attacking the classifier: code held in a value, run without `$(` in the text
+  // (tests/redteam/prompt-expansion-reads.test.ts), in words that are no command's argument.
+  ["[[ ${x@P} ]]", "needs_approval", /expands a value as a prompt/],
+  ["case ${!y} in esac", "needs_approval", /reads the variable a value names/],
+  ["for i in ${a[y]}; do ls; done", "needs_approval", /arithmetic on variables/],
+  ["ls <<< ${x:y:1}", "needs_approval", /arithmetic on variables/],
+  ["cat <<EOF\n${x:=v}${a[x]}\nEOF", "needs_approval", /arithmetic on variables/],
+  ["echo '${x@P}'", "needs_approval", /may run code held in a value \(@P in the text\)/],
+  ["test -v 'a[${x:=b}]'", "needs_approval", /test -v evaluates the expansions/],
+  ["[[ ${x:=v} ]]", "workspace", /sets the variable x inside a word/],
+  ["cat < $f", "workspace", /< reads from a computed path/],
+  ["echo ${a[0]} ${x:1:2} ${x:-a} ${a[@]}", "workspace", /^echo with arguments computed/],
+  // Found by attacking the connector: words after a redirection are the command's arguments
+  // (tests/redteam/connector-redirect-hides-operands.test.ts).
+  ["find 2>/dev/null . -delete", "needs_approval", /find -delete deletes every match/],
+  ["find <<EOF . -delete\nx\nEOF", "needs_approval", /find -delete deletes every match/],
+  ["cat 2>&1 /etc/passwd", "refused", /\/etc\/passwd is outside the workspace/],
+  ["{ ls; } 2>/dev/null /etc/passwd", "needs_approval", /a word after a redirection/],
+  ["cat 2>/dev/null README.md", "read_only", /cat only reads/],
 
   // refused: a path outside the workspace
   ["rm -r --force /", "refused", /\/ is outside the workspace/],
@@ -254,6 +273,10 @@ const TABLE: readonly [command: string, expected: ToolRiskClass, reason: RegExp]
   ["ls /proc/1/environ", "refused", /outside the workspace/],
   ["cat ../../secrets.json", "refused", /leaves the workspace/],
   ["echo x >| /tmp/../../etc/y", "refused", /outside/],
+  // A directory opened as fd 3: `/dev/fd/3/..` is the directory above it.
+  ["cat /dev/fd/3/../.ssh/id_rsa 3<.", "refused", /outside the workspace/],
+  ["file -bm/etc/passwd x", "refused", /\/etc\/passwd is outside/],
+  ["file -bm../../x y", "refused", /leaves the workspace/],
 ];
 
 describe("the classification table", () => {
@@ -292,6 +315,14 @@ describe("what a classification carries", () => {
       const parsed = storedToolRiskSchema.safeParse(classifyShellCommand(command));
       expect(parsed.success, `${command}: ${parsed.error?.message}`).toBe(true);
     }
+  });
+
+  it("counts a subscript or offset of numbers alone as no arithmetic", () => {
+    const risk = classifyShellCommand("echo ${a[0]} ${x:1:2} ${a[-1]} ${x: -3}");
+    expect(risk.analysis?.constructs).toEqual([]);
+    expect(risk.reasons.map((reason) => reason.message)).toEqual([
+      "echo with arguments computed when it runs",
+    ]);
   });
 
   it("gives every part a reason, read-only parts included", () => {

@@ -22,6 +22,9 @@ import { TOOL_RISK_CLASSES } from "./tool-risk-schema";
 import {
   analyzeShellCommand,
   loadShellParser,
+  RAW_EVALUATION,
+  RAW_SUBSTITUTION,
+  runsHiddenCode,
   type ShellAnalysis,
   type ShellSpan,
   type ShellWord,
@@ -81,15 +84,19 @@ type PathVerdict = "inside" | "unknown" | { why: string };
 /**
  * On the host (a connected session, `root` set) `/tmp` is the machine's shared one, where other
  * programs keep credentials (Kerberos' `/tmp/krb5cc_<uid>`): only the device files stay allowed.
+ * A device is allowed as written, one name and nothing below it: `/dev/fd/3` may be a directory
+ * (`3<.`), and `/dev/fd/3/../x`, lexically `/dev/fd/x`, is the file beside that directory.
  */
-function isAllowedAbsolute(normalized: string, root: Root): boolean {
-  return ALLOWED_ABSOLUTE_PATHS.some((pattern) =>
-    root !== null && !pattern.startsWith("/dev/")
-      ? false
-      : pattern.endsWith("/*")
-        ? normalized.startsWith(pattern.slice(0, -1)) && normalized.length > pattern.length - 1
-        : normalized === pattern,
-  );
+function isAllowedAbsolute(value: string, root: Root): boolean {
+  const normalized = path.normalize(value);
+  return ALLOWED_ABSOLUTE_PATHS.some((pattern) => {
+    const isDevice = pattern.startsWith("/dev/");
+    if (root !== null && !isDevice) return false;
+    if (!pattern.endsWith("/*")) return (isDevice ? value : normalized) === pattern;
+    const prefix = pattern.slice(0, -1);
+    if (!isDevice) return normalized.startsWith(prefix) && normalized.length > prefix.length;
+    return value.startsWith(prefix) && /^(?!\.\.?$)[^/]+$/.test(value.slice(prefix.length));
+  });
 }
 
 /**
@@ -123,7 +130,7 @@ function segmentsBelow(root: Root, absolute: string): string[] | null {
 function judgePath(value: string, cwd: Cwd, root: Root = null): PathVerdict {
   if (value.startsWith("~")) return { why: `${value} is in a home directory` };
   if (value.startsWith("/")) {
-    return isAllowedAbsolute(path.normalize(value), root) || segmentsBelow(root, value) !== null
+    return isAllowedAbsolute(value, root) || segmentsBelow(root, value) !== null
       ? "inside"
       : { why: `${value} is outside the workspace` };
   }
@@ -341,8 +348,8 @@ function judgeCommand(command: SimpleCommand, context: CommandContext, judge: Ma
     const isWriting = WRITING_REDIRECTS.has(redirect.operator);
     const value = redirect.target?.value ?? null;
     if (value === null) {
-      if (isWriting)
-        mark("workspace", `${redirect.operator} writes to a computed path`, redirect.span);
+      const does = isWriting ? "writes to" : "reads from";
+      mark("workspace", `${redirect.operator} ${does} a computed path`, redirect.span);
       continue;
     }
     if (redirect.operator.endsWith("&") && /^(\d+|-)$/.test(value)) continue;
@@ -426,13 +433,16 @@ function judgeCommand(command: SimpleCommand, context: CommandContext, judge: Ma
       const value = arg.value;
       if (value === null || arg === pattern) continue;
       if (isOption(value)) {
+        // A short option's value may follow a cluster of flags: `file -bm/etc/x` is `-b -m /etc/x`.
         const attached = value.includes("=")
-          ? value.slice(value.indexOf("=") + 1)
+          ? [value.slice(value.indexOf("=") + 1)]
           : !value.startsWith("--") && value.length > 2
-            ? value.slice(2)
-            : "";
-        if (/^(\/|~|\.\.(\/|$)|\.[^/]*[*?[])/.test(attached)) {
-          checkPath(attached, "an option value", arg.span, arg.isGlob);
+            ? [value.slice(2), value.slice(1).replace(/^[A-Za-z]+/, "")]
+            : [];
+        for (const candidate of new Set(attached)) {
+          if (/^(\/|~|\.\.(\/|$)|\.[^/]*[*?[])/.test(candidate)) {
+            checkPath(candidate, "an option value", arg.span, arg.isGlob);
+          }
         }
         continue;
       }
@@ -447,6 +457,13 @@ function judgeCommand(command: SimpleCommand, context: CommandContext, judge: Ma
   if (literals.some((value) => value.includes("$(") || value.includes("`"))) {
     // Arithmetic, array subscripts (test -v 'a[$(cmd)]', printf -v) and eval re-read such text.
     mark("needs_approval", "quoted $(…) or `…` can run if the text is evaluated again");
+  } else if (
+    (program === "test" || program === "[") &&
+    literals.includes("-v") &&
+    literals.some((value) => /[$`]/.test(value))
+  ) {
+    // `test -v 'a[…]'` expands and evaluates the subscript: `${x:=…}` and arithmetic included.
+    mark("needs_approval", "test -v evaluates the expansions in the name it is given");
   }
 
   const joined = [program, ...values.map((value) => value ?? "?")].join(" ");
@@ -532,7 +549,8 @@ function judgeCommand(command: SimpleCommand, context: CommandContext, judge: Ma
     case "jq":
       // `env` and `$ENV` print the environment the session runs in, API keys and all; `import` and
       // `include` read files from jq's search path (~/.jq), which `..` climbs out of.
-      if (literals.some((value) => /(^|[^.\w$])env\b|\$ENV\b/.test(value))) {
+      // jq 1.6 reads `$ ENV` as `$ENV`.
+      if (literals.some((value) => /(^|[^.\w$])env\b|(^|[^.\w])ENV\b/.test(value))) {
         mark("needs_approval", "jq env or $ENV prints the environment (API keys)");
         return;
       }
@@ -607,13 +625,30 @@ function judgeConstructs(analysis: ShellAnalysis, mark: Mark): void {
       case "arithmetic":
         // Arithmetic evaluates variables' values as expressions, array subscripts included, and a
         // subscript like a[$(cmd)] runs cmd.
-        if (/[A-Za-z_]/.test(text.replace(/^\$?\(\(|\)\)$/g, ""))) {
+        if (runsHiddenCode(construct, analysis.source)) {
           mark(
             "needs_approval",
             "arithmetic on variables can run code hidden in their values",
             construct.span,
           );
         } else mark("workspace", "arithmetic", construct.span);
+        break;
+      case "prompt_expansion":
+        mark(
+          "needs_approval",
+          "${…@P} expands a value as a prompt, which runs the commands in it",
+          construct.span,
+        );
+        break;
+      case "indirect_expansion":
+        mark(
+          "needs_approval",
+          "${!…} reads the variable a value names, which can run code in its subscript",
+          construct.span,
+        );
+        break;
+      case "assigning_expansion":
+        mark("workspace", `sets the variable ${construct.name} inside a word`, construct.span);
         break;
       case "test":
         if (/\s-(eq|ne|lt|le|gt|ge|v)\s/.test(text)) {
@@ -634,8 +669,6 @@ function judgeConstructs(analysis: ShellAnalysis, mark: Mark): void {
     }
   }
 }
-
-const RAW_SUBSTITUTION = /`|\$\((?!\()|[<>]\(/;
 
 /**
  * Where a command runs. `workspaceRoot`: the absolute host directory it runs in, for commands run
@@ -699,6 +732,13 @@ export function classifyShellAnalysis(
     mark("needs_approval", "may substitute a command's output (` or $( in the text)", {
       start: substitution.index,
       end: substitution.index + substitution[0].length,
+    });
+  }
+  const evaluation = RAW_EVALUATION.exec(source);
+  if (evaluation) {
+    mark("needs_approval", `may run code held in a value (${evaluation[0]} in the text)`, {
+      start: evaluation.index,
+      end: evaluation.index + evaluation[0].length,
     });
   }
   judgeConstructs(analysis, mark);

@@ -83,6 +83,13 @@ const TABLE: readonly Row[] = [
   ["Bash(npm test*)", "allow", "Bash", bash("NPM test"), null, SESSION],
   ["Bash(npm test*)", "allow", "Bash", bash("npm test\u202e"), null, SESSION],
   ["Bash(npm test*)", "allow", "bash", bash("npm test"), null],
+  // Code held in a value runs where no word shows it (tests/redteam/prompt-expansion-reads.test.ts).
+  ["bash(npm test)", "allow", "bash", bash("for i in ${x@P}; do npm test; done"), null],
+  ["bash(npm test)", "allow", "bash", bash("case ${a[y]} in *) npm test;; esac"), null],
+  ["bash(npm test*)", "allow", "bash", bash("npm test '${x@P}'"), null],
+  // Words after a redirection are the command's: `npm 2>&1 test` is `npm test`.
+  ["bash(npm test)", "allow", "bash", bash("npm 2>/dev/null test"), "allow"],
+  ["bash(npm test)", "allow", "bash", bash("npm 2>/dev/null test; rm -rf x"), null],
   ["bash(git status*)", "allow", "bash", bash("git status --short"), "allow"],
   ["bash(git status)", "allow", "bash", bash("git status --short"), null],
   ["bash(npm run test:*)", "allow", "bash", bash("npm run test --silent"), "allow"],
@@ -97,6 +104,11 @@ const TABLE: readonly Row[] = [
   ["Bash(rm *)", "deny", "Bash", bash("sh -c 'rm -rf build'"), "deny", SESSION],
   ["Bash(rm *)", "deny", "Bash", bash("$CMD -rf build"), "deny", SESSION],
   ["Bash(rm *)", "deny", "Bash", bash("ls -la"), null, SESSION],
+  ["Bash(rm *)", "deny", "Bash", bash("echo ${x@P}"), "deny", SESSION],
+  ["Bash(rm *)", "deny", "Bash", bash("echo ${!x}"), "deny", SESSION],
+  ["Bash(rm *)", "deny", "Bash", bash("echo $((x))"), "deny", SESSION],
+  ["Bash(rm *)", "deny", "Bash", bash("echo ${a[0]} $((1 + 2))"), null, SESSION],
+  ["Bash(rm *)", "deny", "Bash", bash("ls 2>/dev/null && rm 2>/dev/null -rf x"), "deny", SESSION],
   // A program named by its path, or run by find or a wrapper the classifier lets through, is still rm.
   ["Bash(rm *)", "deny", "Bash", bash("/bin/rm x"), "deny", SESSION],
   ["Bash(rm *)", "deny", "Bash", bash("/usr/bin/../bin/rm x"), "deny", SESSION],

@@ -1,6 +1,13 @@
 import path from "node:path/posix";
 import { COMMAND_RUNNERS, entryOf, SHELLS } from "../protocol/command-lists";
-import type { ShellAnalysis, ShellRedirect, SimpleCommand } from "../protocol/shell-command";
+import {
+  RAW_EVALUATION,
+  RAW_SUBSTITUTION,
+  runsHiddenCode,
+  type ShellAnalysis,
+  type ShellRedirect,
+  type SimpleCommand,
+} from "../protocol/shell-command";
 import { ANY_ONE, ANY_RUN, matchesGlob, matchesText, textGlob, type GlobToken } from "./glob";
 import { COMMAND_TOOLS, PATH_ARGUMENTS, type RulePattern } from "./pattern";
 
@@ -126,8 +133,6 @@ export function matchesToolName(pattern: RulePattern, tool: string): boolean {
   return pattern.tool.startsWith("mcp__") ? toolMatcher(pattern.tool)(tool) : pattern.tool === tool;
 }
 
-/** The text outside the grammar's view that could run a command: a backstop like the classifier's. */
-const RAW_SUBSTITUTION = /`|\$\((?!\()|[<>]\(/;
 const HIDDEN =
   /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]/u;
 const MAX_COMMAND_LENGTH = 10_000;
@@ -154,7 +159,12 @@ function wordsOf(command: SimpleCommand): (string | null)[] {
 function isSurelyCommand(analysis: ShellAnalysis, spec: string): boolean {
   const source = analysis.source;
   if (!analysis.isParseable || analysis.commands.length === 0) return false;
-  if (source.length > MAX_COMMAND_LENGTH || HIDDEN.test(source) || RAW_SUBSTITUTION.test(source)) {
+  if (
+    source.length > MAX_COMMAND_LENGTH ||
+    HIDDEN.test(source) ||
+    RAW_SUBSTITUTION.test(source) ||
+    RAW_EVALUATION.test(source)
+  ) {
     return false;
   }
   // Substitutions, function definitions, arithmetic and [[ … ]] are all parts no word pattern says.
@@ -229,6 +239,13 @@ function isPossiblyCommand(analysis: ShellAnalysis, spec: string): boolean {
       construct.kind === "process_substitution",
   );
   if (!hasSubstitution && RAW_SUBSTITUTION.test(analysis.source)) return true;
+  // Code held in a value runs where no word shows it: it could be the command denied.
+  if (
+    RAW_EVALUATION.test(analysis.source) ||
+    analysis.constructs.some((construct) => runsHiddenCode(construct, analysis.source))
+  ) {
+    return true;
+  }
   const matches = commandMatcher(spec, true);
   return analysis.commands.some((command) => {
     if (command.name === null) return false;
