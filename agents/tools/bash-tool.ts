@@ -7,6 +7,7 @@ import {
   SANDBOX_UNAVAILABLE,
   WORKSPACE_OVER_QUOTA,
   type BashOutcome,
+  type WorkspaceUsage,
 } from "./sandbox";
 import { defineTool, ToolError } from "./tool-definition";
 
@@ -26,8 +27,13 @@ function formatOutcome(outcome: BashOutcome, timeoutSeconds: number): string {
   return sections.join("\n");
 }
 
-function describeUsage(bytes: number, quota: number): string {
+function describeUsage({ bytes, problem }: WorkspaceUsage, quota: number): string {
+  if (problem !== null) return `part of the workspace cannot be measured (${problem})`;
   return `the workspace uses more than ${Math.round(quota / MIB)} MiB (its quota; at least ${Math.round(bytes / MIB)} MiB counted)`;
+}
+
+function isWithinQuota(usage: WorkspaceUsage, quota: number): boolean {
+  return usage.problem === null && usage.bytes <= quota;
 }
 
 export const bashTool = defineTool({
@@ -54,7 +60,7 @@ export const bashTool = defineTool({
     const { settings } = context.sandbox;
     const quota = settings.limits.workspaceQuotaBytes;
     // Over quota, bash still runs, but no file may grow by a byte: removing files is the way out.
-    const isOverQuota = (await measureWorkspace(context.workspace, quota)) > quota;
+    const isOverQuota = !isWithinQuota(await measureWorkspace(context.workspace, quota), quota);
     const outcome = await runSandboxed(args.command, {
       workspace: context.workspace,
       timeoutSeconds: args.timeoutSeconds,
@@ -64,10 +70,14 @@ export const bashTool = defineTool({
     });
     const report = formatOutcome(outcome, args.timeoutSeconds);
     const after = await measureWorkspace(context.workspace, quota);
-    if (after <= quota) return report;
+    if (isWithinQuota(after, quota)) return report;
+    const usage = describeUsage(after, quota);
+    const remedy = after.problem === null ? "files are removed" : "it is readable again";
     const notice = isOverQuota
-      ? `${describeUsage(after, quota)}: this call ran with writes disabled; remove files to write again`
-      : `this call pushed the workspace over its quota: ${describeUsage(after, quota)}; until files are removed, bash runs with writes disabled`;
+      ? `${usage}: this call ran with writes disabled, as every call will until ${remedy}`
+      : after.problem === null
+        ? `this call pushed the workspace over its quota: ${usage}; until ${remedy}, bash runs with writes disabled`
+        : `${usage}: it counts as over the quota, and until ${remedy}, bash runs with writes disabled`;
     return `${report}\n--- workspace (${WORKSPACE_OVER_QUOTA}) ---\n${notice}`;
   },
 });

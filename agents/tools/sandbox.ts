@@ -1,6 +1,6 @@
-import { spawn } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { constants, lstatSync, readlinkSync, type Stats } from "node:fs";
-import { chmod, lchown, lstat, open, readdir } from "node:fs/promises";
+import { chmod, lstat, open } from "node:fs/promises";
 import path from "node:path";
 import type { Readable, Writable } from "node:stream";
 import type { AgentEnv } from "../../lib/shared/env/agent-env";
@@ -295,15 +295,28 @@ export async function runSandboxed(
  * traverse the two folders above it, which bwrap must resolve as that uid. Only the execute bit
  * is added: the sandbox never sees those folders, and listing them stays refused.
  */
+/**
+ * Hands the workspace to the sandbox's uid, links not followed. GNU chown walks by descriptor: a
+ * tree an earlier sandbox built deeper than PATH_MAX has no path `lchown` accepts, and a walk by
+ * paths failed on it, leaving the respawned worker without bash.
+ */
+function chownTree(workspace: string, identity: HostIdentity): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const owner = `${identity.uid}:${identity.gid}`;
+    execFile("chown", ["-R", "-h", "-P", owner, "--", workspace], (error, _stdout, stderr) => {
+      if (!error) return resolve();
+      // The model may read this (the probe's reason): the workspace by its name in the sandbox.
+      const said = stderr.split(workspace).join("/workspace").split("\n")[0]?.slice(0, 300);
+      reject(
+        new Error(`the workspace could not be handed to the sandbox: ${said || error.message}`),
+      );
+    });
+  });
+}
+
 export async function prepareWorkspace(workspace: string, identity: HostIdentity | null) {
   if (!identity) return;
-  const chownTree = async (target: string): Promise<void> => {
-    await lchown(target, identity.uid, identity.gid);
-    const info = await lstat(target);
-    if (!info.isDirectory()) return;
-    for (const entry of await readdir(target)) await chownTree(path.join(target, entry));
-  };
-  await chownTree(workspace);
+  await chownTree(workspace, identity);
   for (const folder of [path.dirname(workspace), path.dirname(path.dirname(workspace))]) {
     const info = await lstat(folder);
     if ((info.mode & 0o001) === 0) await chmod(folder, (info.mode & 0o7777) | 0o111);
@@ -343,28 +356,55 @@ export async function probeSandbox(
   }
 }
 
+/** Each entry counts at least one block: empty files and symlinks take inodes, not blocks. */
+const MIN_ENTRY_BYTES = 4096;
+
 /**
- * Disk used by the workspace (allocated blocks, links not followed), counting stops once past
- * `stopAbove`: the caller only needs to know whether the quota is exceeded.
+ * What the workspace holds, as `bytes`; `problem` says why part of it could not be measured, and
+ * then the caller counts it as over its quota.
  */
-export async function measureWorkspace(workspace: string, stopAbove: number): Promise<number> {
-  let total = 0;
-  const pending = [workspace];
-  while (pending.length > 0 && total <= stopAbove) {
-    const folder = pending.pop() as string;
-    let entries: string[];
-    try {
-      entries = await readdir(folder);
-    } catch {
-      continue;
-    }
-    for (const entry of entries) {
-      const target = path.join(folder, entry);
-      const info = await lstat(target).catch(() => null);
-      if (!info) continue;
-      total += info.blocks * 512;
-      if (info.isDirectory()) pending.push(target);
-    }
-  }
-  return total;
+export type WorkspaceUsage = { bytes: number; problem: string | null };
+
+/**
+ * Disk used by the workspace: each entry's allocated blocks, at least MIN_ENTRY_BYTES (so the
+ * quota bounds inodes too), links not followed and a hard link counted at each of its names.
+ * Counting stops once past `stopAbove`: the caller only needs to know whether the quota is
+ * exceeded, and so a workspace of millions of entries costs one quota's worth of them to measure.
+ *
+ * GNU find walks the tree by descriptor, as no Node API can: a tree the sandbox built deeper than
+ * PATH_MAX (`mkdir d && cd d`, twenty times) has no path a `readdir` accepts, and a walk by paths
+ * counted nothing below it. A folder find cannot read (a worker that is not root, `chmod 000`) is
+ * reported, never skipped.
+ */
+export function measureWorkspace(workspace: string, stopAbove: number): Promise<WorkspaceUsage> {
+  return new Promise((resolve) => {
+    const walk = spawn("find", ["-P", workspace, "-xdev", "-printf", "%b\\n"], {
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let bytes = 0;
+    let partial = "";
+    let errors = "";
+    let isStopped = false;
+    walk.stdout.setEncoding("utf8").on("data", (chunk: string) => {
+      const lines = (partial + chunk).split("\n");
+      partial = lines.pop() ?? "";
+      for (const line of lines) bytes += Math.max(Number(line) * 512, MIN_ENTRY_BYTES);
+      if (bytes > stopAbove && !isStopped) {
+        isStopped = true;
+        walk.kill("SIGKILL");
+      }
+    });
+    walk.stderr.setEncoding("utf8").on("data", (chunk: string) => {
+      if (errors.length < 1_000) errors += chunk;
+    });
+    walk.on("error", (error) =>
+      resolve({ bytes, problem: `find could not run: ${error.message}` }),
+    );
+    walk.on("close", (code) => {
+      if (isStopped || code === 0) return resolve({ bytes, problem: null });
+      // The model sees this: the workspace by the name it knows, never the host's path.
+      const said = errors.split(workspace).join("/workspace").split("\n")[0]?.slice(0, 300);
+      resolve({ bytes, problem: said || `find exited with ${code}` });
+    });
+  });
 }
