@@ -127,6 +127,27 @@ describe("workspace confinement", () => {
     const result = await harness.call("read_file", { path: "alias.txt" });
     expect(result).toMatchObject({ isError: false, content: "real" });
   });
+
+  it("writes through no symlink, even inside: the gate and the rules judge the path as written", async () => {
+    // A deny rule on .github/** judged `gh/ci.yml` and `notes.txt`; the writes landed in .github.
+    await mkdir(workspaceFile(".github"));
+    await writeFile(workspaceFile(".github/ci.yml"), "on: push\n");
+    await symlink(workspaceFile(".github"), workspaceFile("gh"));
+    await symlink(workspaceFile(".github/ci.yml"), workspaceFile("notes.txt"));
+    const calls = [
+      harness.call("write_file", { path: "gh/ci.yml", content: "pwned" }),
+      harness.call("write_file", { path: "gh/new.yml", content: "pwned" }),
+      harness.call("edit_file", { path: "notes.txt", oldText: "push", newText: "pwned" }),
+    ];
+    for (const result of await Promise.all(calls)) {
+      expect(result).toMatchObject({ isError: true });
+      expect(result.content).toMatch(/goes through a symbolic link to \.github\/(ci|new)\.yml/);
+    }
+    expect(await readFile(workspaceFile(".github/ci.yml"), "utf8")).toBe("on: push\n");
+    expect(await isPresent(workspaceFile(".github/new.yml"))).toBe(false);
+    // Refused before the gate was asked: no card shows the diff of a file under another name.
+    expect(harness.client.callsTo("checkToolCall")).toEqual([]);
+  });
 });
 
 describe("links and paths made to escape", () => {
@@ -240,6 +261,18 @@ describe("list_files", () => {
     const lines = (await harness.call("list_files", { path: "many" })).content.split("\n");
     expect(lines).toHaveLength(MAX_LIST_ENTRIES + 1);
     expect(lines.at(-1)).toBe("[truncated: 7 more entries]");
+  });
+
+  it("shows the first names in order whatever order the folder holds them in", async () => {
+    // Read as a stream, keeping only the first names: a folder is not read whole.
+    await mkdir(workspaceFile("mixed"));
+    const names = Array.from({ length: 3 * MAX_LIST_ENTRIES }, (_, i) => `n${(i * 7919) % 10007}`);
+    await Promise.all(names.map((name) => writeFile(workspaceFile(`mixed/${name}`), "")));
+    await mkdir(workspaceFile("mixed/a-folder"));
+    const lines = (await harness.call("list_files", { path: "mixed" })).content.split("\n");
+    const expected = ["a-folder/", ...names].sort().slice(0, MAX_LIST_ENTRIES);
+    expect(lines.slice(0, -1)).toEqual(expected);
+    expect(lines.at(-1)).toBe(`[truncated: ${2 * MAX_LIST_ENTRIES + 1} more entries]`);
   });
 });
 
@@ -360,6 +393,20 @@ describe("edit_file", () => {
     expect(result.isError).toBe(true);
     expect(result.content).toContain("oldText");
   });
+
+  it("refuses a file too large to end at 1 MB without reading it whole", async () => {
+    // Past V8's longest string: read whole, it failed with "Cannot create a string longer…".
+    execFileSync("truncate", ["-s", "600M", workspaceFile("huge.log")]);
+    const result = await harness.call("edit_file", {
+      path: "huge.log",
+      oldText: "a",
+      newText: "b",
+    });
+    expect(result).toMatchObject({
+      isError: true,
+      content: "the edited huge.log would be larger than 1 MB",
+    });
+  }, 30_000);
 
   it("reports a missing file", async () => {
     const result = await harness.call("edit_file", { path: "nope.ts", oldText: "a", newText: "b" });

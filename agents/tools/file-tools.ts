@@ -1,5 +1,5 @@
 import { constants } from "node:fs";
-import { lchown, mkdir, readdir, type FileHandle } from "node:fs/promises";
+import { lchown, mkdir, opendir, type FileHandle } from "node:fs/promises";
 import path from "node:path";
 import { z } from "zod";
 import { applyEditFile, FILE_ABSENT, type FileChange } from "../../lib/shared/protocol/file-change";
@@ -16,7 +16,7 @@ import {
   writeFileArgsSchema,
 } from "../../lib/shared/protocol/tool-args";
 import { defineTool, ToolError, type FileGuard, type ToolContext } from "./tool-definition";
-import { openInWorkspace, resolveWorkspacePath } from "./workspace-path";
+import { LinkedPathError, openInWorkspace, resolveUnlinkedPath } from "./workspace-path";
 
 export { MAX_WRITE_BYTES };
 // A read lands in the model's context; past this it costs more than it can help.
@@ -101,11 +101,18 @@ async function findOnDisk(context: ToolContext, requested: string): Promise<File
   }
 }
 
+/**
+ * Refused before the gate is asked when the path goes through a link (resolveUnlinkedPath); any
+ * other problem with the path is the gate's to judge and record, with the file sent as unreadable.
+ */
 async function snapshotOf(
   tool: string,
   args: Record<string, unknown> & { path: string },
   context: ToolContext,
 ): Promise<FileChange> {
+  await resolveUnlinkedPath(context.workspace, args.path).catch((error: unknown) => {
+    if (error instanceof LinkedPathError) throw error;
+  });
   return snapshotFileChange(tool, args, args.path, await findOnDisk(context, args.path));
 }
 
@@ -175,6 +182,31 @@ export const readFileTool = defineTool({
   },
 });
 
+/**
+ * The first MAX_LIST_ENTRIES names of a folder in sorted order, directories with a slash, and how
+ * many it holds. Read as a stream, keeping only those names: a folder of ten million hard links
+ * cost the worker 1.7 GB read whole.
+ */
+async function firstNamesOf(folder: string): Promise<{ shown: string[]; total: number }> {
+  const shown: string[] = [];
+  let total = 0;
+  for await (const entry of await opendir(folder)) {
+    total += 1;
+    const name = entry.isDirectory() ? `${entry.name}/` : entry.name;
+    if (shown.length === MAX_LIST_ENTRIES && !(name < (shown.at(-1) as string))) continue;
+    let low = 0;
+    let high = shown.length;
+    while (low < high) {
+      const middle = (low + high) >> 1;
+      if ((shown[middle] as string) < name) low = middle + 1;
+      else high = middle;
+    }
+    shown.splice(low, 0, name);
+    if (shown.length > MAX_LIST_ENTRIES) shown.pop();
+  }
+  return { shown, total };
+}
+
 export const listFilesTool = defineTool({
   name: "list_files",
   description: `List one directory of your workspace (not recursive); directories end in "/".`,
@@ -186,18 +218,14 @@ export const listFilesTool = defineTool({
   run: async (args, context) => {
     const requested = args.path ?? ".";
     // Listed through the opened descriptor, so the folder read is the one that was checked.
-    const entries = await withOpened(
+    const { shown, total } = await withOpened(
       context,
       requested,
       constants.O_RDONLY | constants.O_DIRECTORY,
-      (handle) => readdir(`/proc/self/fd/${handle.fd}`, { withFileTypes: true }),
+      (handle) => firstNamesOf(`/proc/self/fd/${handle.fd}`),
     );
-    if (entries.length === 0) return "(empty directory)";
-    const names = entries
-      .map((entry) => (entry.isDirectory() ? `${entry.name}/` : entry.name))
-      .sort();
-    const shown = names.slice(0, MAX_LIST_ENTRIES);
-    const hidden = names.length - shown.length;
+    if (total === 0) return "(empty directory)";
+    const hidden = total - shown.length;
     return hidden > 0
       ? `${shown.join("\n")}\n[truncated: ${hidden} more entries]`
       : shown.join("\n");
@@ -215,7 +243,7 @@ export const writeFileTool = defineTool({
     // Before touching the disk, so a contradictory batch leaves neither file nor record behind.
     if (args.batch) context.state.assertBatchFits(args.batch);
     const file = await withFsErrors(args.path, () =>
-      resolveWorkspacePath(context.workspace, args.path),
+      resolveUnlinkedPath(context.workspace, args.path),
     );
     const owner = sandboxOwner(context);
     await withFsErrors(args.path, async () => {
@@ -254,8 +282,14 @@ export const editFileTool = defineTool({
   argsSchema: editFileArgsSchema,
   snapshot: (args, context) => snapshotOf("edit_file", args, context),
   run: async (args, context, guard) => {
+    await withFsErrors(args.path, () => resolveUnlinkedPath(context.workspace, args.path));
     await withGuardedFile(context, args.path, constants.O_RDWR, guard, async (handle) => {
-      if (!(await handle.stat()).isFile()) throw new Error(`${args.path} is not a regular file`);
+      const info = await handle.stat();
+      if (!info.isFile()) throw new Error(`${args.path} is not a regular file`);
+      // Read whole only if the edit can fit: a 500 MB file cost the worker a gigabyte to refuse.
+      if (info.size - Buffer.byteLength(args.oldText, "utf8") > MAX_WRITE_BYTES) {
+        throw new Error(tooLargeAfterEdit(args.path));
+      }
       await replaceContent(handle, args.path, editContent(await handle.readFile("utf8"), args));
     });
     return `edited ${args.path}`;
@@ -271,8 +305,12 @@ function editContent(
   if (!proposed.ok) throw new Error(proposed.problem);
   const edited = proposed.after;
   if (Buffer.byteLength(edited, "utf8") > MAX_WRITE_BYTES)
-    throw new Error(`the edited ${args.path} would be larger than 1 MB`);
+    throw new Error(tooLargeAfterEdit(args.path));
   return edited;
+}
+
+function tooLargeAfterEdit(requested: string): string {
+  return `the edited ${requested} would be larger than 1 MB`;
 }
 
 export const FILE_TOOLS = [readFileTool, listFilesTool, writeFileTool, editFileTool];

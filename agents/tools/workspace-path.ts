@@ -64,6 +64,29 @@ export async function resolveWorkspacePath(workspace: string, requested: string)
   return path.join(realAncestor, path.relative(ancestor, target));
 }
 
+/**
+ * resolveWorkspacePath for a path written to, which must reach its file through no symbolic link.
+ * The gate and the Lead's path rules judge the path as written (`notes.txt`, `gh/ci.yml`); a write
+ * through a link lands on its target (`.github/ci.yml`), which a rule on `.github/**` would have
+ * stopped or sent to the Lead. A write names the file itself.
+ */
+export async function resolveUnlinkedPath(workspace: string, requested: string): Promise<string> {
+  const resolved = await resolveWorkspacePath(workspace, requested);
+  const written = path.relative(workspace, path.resolve(workspace, fromSandboxPath(requested)));
+  const reached = path.relative(await realpath(workspace), resolved);
+  if (written !== reached) throw new LinkedPathError(requested, reached);
+  return resolved;
+}
+
+export class LinkedPathError extends Error {
+  constructor(requested: string, reached: string) {
+    super(
+      `${requested} goes through a symbolic link to ${reached}: name the file itself, so the gate judges the file written`,
+    );
+    this.name = "LinkedPathError";
+  }
+}
+
 function refuseOpened(requested: string, reason: string): Error {
   return new Error(`${requested} ${reason}`);
 }

@@ -5,7 +5,7 @@ import { LeadClient } from "../../lib/sdk/lead-client";
 import { actAsAgent, ConnectRefusedError } from "./agent-token";
 import { approvePlan, approveToolCall } from "./approval";
 import { loadConnection, type Connection } from "./config";
-import { snapshotLocalFile } from "./local-file";
+import { findLinkOnTheWay, snapshotLocalFile } from "./local-file";
 
 /** What Claude Code writes on a hook's stdin (the fields we use; it sends more). */
 export const hookInputSchema = z.looseObject({
@@ -122,8 +122,16 @@ async function decidePreToolUse(
   connection: Connection,
   deadline: number,
 ): Promise<HookResult> {
-  const readFile = () =>
-    snapshotLocalFile(input.tool_name ?? "", input.tool_input ?? {}, input.cwd);
+  const tool = input.tool_name ?? "";
+  const args = input.tool_input ?? {};
+  const link = await findLinkOnTheWay(tool, args, input.cwd);
+  if (link !== null) {
+    return preToolUse(
+      "deny",
+      `Handshake: the path goes through the symbolic link ${link}, so the card would show another file than the one written; name the file itself`,
+    );
+  }
+  const readFile = () => snapshotLocalFile(tool, args, input.cwd);
   const file = await readFile();
   if (file?.unshown?.reason === "does_not_apply") {
     const { detail } = file.unshown;
@@ -136,8 +144,8 @@ async function decidePreToolUse(
       approveToolCall(
         client,
         {
-          tool: input.tool_name ?? "",
-          args: input.tool_input ?? {},
+          tool,
+          args,
           cwd: input.cwd,
           readFile,
         },

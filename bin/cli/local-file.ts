@@ -1,5 +1,5 @@
 import { constants } from "node:fs";
-import { open } from "node:fs/promises";
+import { lstat, open } from "node:fs/promises";
 import path from "node:path";
 import { targetPathOf, type FileChange } from "../../lib/shared/protocol/file-change";
 import {
@@ -52,4 +52,32 @@ export async function snapshotLocalFile(
     return { path: target, baseHash: baseHashOf(found), unshown: { reason: "outside_session" } };
   }
   return snapshotFileChange(tool, args, target, found);
+}
+
+/**
+ * The first symbolic link on the way from the session's directory to the file a Write, Edit or
+ * MultiEdit names (relative to that directory), or null. Through a link the write lands on its
+ * target (`notes.txt` → `~/.bashrc`), while the card, the gate and the Lead's path rules judge the
+ * name as written: the hook denies such a call rather than show one file under another's name.
+ */
+export async function findLinkOnTheWay(
+  tool: string,
+  args: Record<string, unknown>,
+  cwd: string,
+): Promise<string | null> {
+  if (!CLAUDE_CODE_FILE_TOOLS.has(tool)) return null;
+  const target = targetPathOf(tool, args);
+  if (target === null || target === "" || target.includes("\0")) return null;
+  const root = workspaceRootOf(cwd);
+  if (root === null || !isInsideWorkspaceRoot(target, root)) return null;
+  const relative = path.relative(root, path.resolve(cwd, target));
+  let current = root;
+  for (const segment of relative.split(path.sep).filter(Boolean)) {
+    current = path.join(current, segment);
+    const info = await lstat(current).catch(() => null);
+    // Nothing below a name that does not exist yet can be a link.
+    if (info === null) return null;
+    if (info.isSymbolicLink()) return path.relative(root, current);
+  }
+  return null;
 }

