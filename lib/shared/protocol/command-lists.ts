@@ -73,7 +73,10 @@ export const READ_ONLY_COMMANDS: Readonly<Record<string, ReadOnlyCommand>> = {
   pwd: {},
   readlink: {},
   realpath: {},
-  rg: { deniedOptions: ["--pre", "--pre-glob", "--search-zip", "-z", "--ignore-file"] },
+  // ripgrep 14 runs --hostname-bin's program to fill in hyperlinks.
+  rg: {
+    deniedOptions: ["--pre", "--pre-glob", "--search-zip", "-z", "--ignore-file", "--hostname-bin"],
+  },
   seq: {},
   sha1sum: { deniedOptions: ["-c", "--check"] },
   sha256sum: { deniedOptions: ["-c", "--check"] },

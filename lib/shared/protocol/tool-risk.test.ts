@@ -85,6 +85,7 @@ const TABLE: readonly [command: string, expected: ToolRiskClass, reason: RegExp]
   ["{ ls; echo done; } > log.txt", "workspace", /writes to log.txt/],
   ["git clean -n", "workspace", /git clean changes the repository/],
   ["rg --pre ./filter pattern", "workspace", /rg --pre/],
+  ["rg --hostname-bin=./x --hyperlink-format=default x", "workspace", /rg --hostname-bin/],
   ["rg --ignore-file /etc/shadow x", "workspace", /rg --ignore-file/],
   // Names read from a file escape the workspace check: sort would print /etc/shadow's lines.
   ["sort --files0-from=names.txt", "workspace", /sort --files0-from/],
