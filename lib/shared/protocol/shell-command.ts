@@ -145,7 +145,20 @@ function spanOf(node: Node): ShellSpan {
 }
 
 const GLOB_CHARACTERS = /[*?[]/;
-const BRACE_EXPANSION = /\{[^{}]*(,|\.\.)[^{}]*\}/;
+
+/**
+ * Could bash expand braces in this unquoted text? A `{`, then `,` or `..`, then `}`, whatever
+ * braces stand between (`{~/.ssh/id_rsa,{}}` expands): found in one pass, so a long word of
+ * braces costs its length, not its square.
+ */
+function hasBraceExpansion(unquoted: string): boolean {
+  const open = unquoted.indexOf("{");
+  if (open < 0) return false;
+  const comma = unquoted.indexOf(",", open);
+  const range = unquoted.indexOf("..", open);
+  const separator = comma < 0 ? range : range < 0 ? comma : Math.min(comma, range);
+  return separator >= 0 && unquoted.indexOf("}", separator) >= 0;
+}
 
 /** Removes the backslashes bash removes in an unquoted word. */
 function unescapeUnquoted(text: string): string {
@@ -209,7 +222,7 @@ function toWord(node: Node): ShellWord {
   const literal = resolveLiteral(node);
   return {
     text: node.text,
-    value: BRACE_EXPANSION.test(literal.unquoted) ? null : literal.value,
+    value: hasBraceExpansion(literal.unquoted) ? null : literal.value,
     isGlob: literal.isGlob,
     span: spanOf(node),
   };
@@ -281,15 +294,25 @@ function parseRedirects(node: Node): { redirects: ShellRedirect[]; words: ShellW
       target: null,
       span: spanOf(node),
     };
+    // The rest of the line's statement (`| grep x`, `&& ls`) is walked as its own; anything else
+    // there is a word of the command, known or not.
     const words = parts
-      .filter((child) => !HEREDOC_PARTS.has(child.type) && !child.type.endsWith("_redirect"))
+      .filter(
+        (child) =>
+          !HEREDOC_PARTS.has(child.type) &&
+          !NOT_WORDS.has(child.type) &&
+          !child.type.endsWith("_redirect"),
+      )
       .map(toWord);
     return {
       redirects: [heredoc, ...nested.flatMap((inner) => inner.redirects)],
       words: [...words, ...nested.flatMap((inner) => inner.words)],
     };
   }
-  const [target, ...words] = parts;
+  // `>&-` and `<&-` close a descriptor: the word after one is the command's, not a target.
+  const isClosing = operator === ">&-" || operator === "<&-";
+  const target = isClosing ? undefined : parts[0];
+  const words = isClosing ? parts : parts.slice(1);
   return {
     redirects: [
       {
@@ -303,6 +326,19 @@ function parseRedirects(node: Node): { redirects: ShellRedirect[]; words: ShellW
     words: words.map(toWord),
   };
 }
+
+/** What follows a here-doc's start on its line and is not a word of its command. */
+const NOT_WORDS: ReadonlySet<string> = new Set([
+  "command",
+  "comment",
+  "compound_statement",
+  "list",
+  "negated_command",
+  "pipeline",
+  "redirected_statement",
+  "subshell",
+  "ERROR",
+]);
 
 const HEREDOC_PARTS: ReadonlySet<string> = new Set([
   "heredoc_start",
@@ -366,7 +402,7 @@ class ShellWalker {
             });
           }
         }
-        for (const redirect of redirectNodes) this.walkChildren(redirect, next);
+        for (const redirect of redirectNodes) this.walk(redirect, next);
         return;
       }
       case "variable_assignment":
@@ -419,6 +455,9 @@ class ShellWalker {
       case "test_command":
         this.constructs.push({ kind: "test", span: spanOf(node) });
         break;
+      case "heredoc_redirect":
+        this.checkHeredocEnd(node);
+        break;
       case "expansion":
         this.collectExpansion(node);
         break;
@@ -426,6 +465,32 @@ class ShellWalker {
         break;
     }
     this.walkChildren(node, next);
+  }
+
+  /**
+   * Bash ends a here-doc at the first line that is its delimiter exactly (after tabs, for `<<-`),
+   * or at the end of the input. The grammar may end it elsewhere: it read `cat <<EOF; find . -delete`
+   * as a delimiter `EOF;` with `find . -delete` as words, and a later line `EOF ` as the end.
+   */
+  private checkHeredocEnd(node: Node): void {
+    const parts = node.children.filter((child): child is Node => child !== null);
+    const start = parts.find((child) => child.type === "heredoc_start");
+    const end = parts.find((child) => child.type === "heredoc_end");
+    if (!start) return;
+    const delimiter = start.text.replace(/['"\\]/g, "");
+    const indent = parts.some((child) => child.type === "<<-") ? /^\t*$/ : /^$/;
+    const lineStart = end ? this.source.lastIndexOf("\n", end.startIndex - 1) + 1 : 0;
+    const isExact =
+      end !== undefined &&
+      end.text === delimiter &&
+      indent.test(this.source.slice(lineStart, end.startIndex)) &&
+      (end.endIndex === this.source.length || this.source[end.endIndex] === "\n");
+    if (!isExact) {
+      this.problems.push({
+        message: "a here-doc does not end at a line that is its delimiter",
+        span: spanOf(node),
+      });
+    }
   }
 
   /** What a `${…}` does beyond giving a value; its nested words are walked as any others. */
@@ -567,6 +632,21 @@ function findTextProblems(source: string): ShellAnalysis["problems"] {
     problems.push({
       message: "a backslash-newline joins two words",
       span: { start: match.index + 1, end: match.index + match[0].length },
+    });
+  }
+  // A line that starts with a backslash (`ls⏎\find . -delete`, a here-doc line of `\` alone): the
+  // grammar joins it to the line before, as arguments or as here-doc text, where bash runs it.
+  for (const match of source.matchAll(/\n[ \t]*\\/g)) {
+    problems.push({
+      message: "a line starts with a backslash",
+      span: { start: match.index + match[0].length - 1, end: match.index + match[0].length },
+    });
+  }
+  // bash reads `\⇥` as a word; the grammar drops it, and may read what follows as a comment.
+  for (const match of source.matchAll(/\\\t/g)) {
+    problems.push({
+      message: "an escaped tab",
+      span: { start: match.index, end: match.index + 2 },
     });
   }
   return problems;

@@ -252,6 +252,17 @@ const TABLE: readonly [command: string, expected: ToolRiskClass, reason: RegExp]
   ["cat 2>&1 /etc/passwd", "refused", /\/etc\/passwd is outside the workspace/],
   ["{ ls; } 2>/dev/null /etc/passwd", "needs_approval", /a word after a redirection/],
   ["cat 2>/dev/null README.md", "read_only", /cat only reads/],
+  ["cat <<EOF | grep x\nx\nEOF", "read_only", /only reads/],
+  ["cat <<EOF && ls\nx\nEOF", "read_only", /only reads/],
+  // Found by running the parse against real bash (tests/redteam/parse-differential.test.ts).
+  ["ls\n\\find . -delete", "needs_approval", /a line starts with a backslash/],
+  ["ls \\\t#; find . -delete", "needs_approval", /an escaped tab/],
+  ["cat <<EOF; find . -delete\n$\nEOF ", "needs_approval", /here-doc does not end at a line/],
+  ["cat <<EOF\nx\n\tEOF", "needs_approval", /here-doc does not end at a line/],
+  ["cat <<-EOF\n\tx\n\tEOF", "read_only", /cat only reads/],
+  ["find . 2>&- -delete", "needs_approval", /find -delete deletes every match/],
+  ["ls 2>&-", "read_only", /ls only reads/],
+  ["cat {~/.ssh/id_rsa,{}}", "workspace", /computed when it runs/],
 
   // refused: a path outside the workspace
   ["rm -r --force /", "refused", /\/ is outside the workspace/],

@@ -344,7 +344,8 @@ function judgeCommand(command: SimpleCommand, context: CommandContext, judge: Ma
   }
 
   for (const redirect of command.redirects) {
-    if (redirect.kind !== "file") continue;
+    // `>&-`, `<&-`: a descriptor closed, no file.
+    if (redirect.kind !== "file" || redirect.operator.endsWith("&-")) continue;
     const isWriting = WRITING_REDIRECTS.has(redirect.operator);
     const value = redirect.target?.value ?? null;
     if (value === null) {

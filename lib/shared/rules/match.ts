@@ -142,10 +142,11 @@ const FIND_RUNS: ReadonlySet<string> = new Set(["-exec", "-execdir", "-ok", "-ok
 /** Redirections that neither write a file nor read one from outside what the rule allows. */
 function isHarmlessRedirect(redirect: ShellRedirect): boolean {
   if (redirect.kind !== "file") return false;
+  if (redirect.operator === ">&-" || redirect.operator === "<&-") return true;
   const target = redirect.target?.value;
   if (target === undefined || target === null || redirect.target?.isGlob) return false;
   if (target === "/dev/null") return true;
-  // `2>&1`, `>&-`: descriptors, not files.
+  // `2>&1`: descriptors, not files.
   return (redirect.operator === ">&" || redirect.operator === "<&") && /^(\d+|-)$/.test(target);
 }
 
