@@ -54,9 +54,16 @@ export async function snapshotLocalFile(
   return snapshotFileChange(tool, args, target, found);
 }
 
+/** The file a Claude Code tool writes: a diffed tool's, or a notebook's (shown without a diff). */
+function writtenPathOf(tool: string, args: Record<string, unknown>): string | null {
+  if (tool !== "NotebookEdit")
+    return CLAUDE_CODE_FILE_TOOLS.has(tool) ? targetPathOf(tool, args) : null;
+  return typeof args.notebook_path === "string" ? args.notebook_path : null;
+}
+
 /**
- * The first symbolic link on the way from the session's directory to the file a Write, Edit or
- * MultiEdit names (relative to that directory), or null. Through a link the write lands on its
+ * The first symbolic link on the way from the session's directory to the file a Write, Edit,
+ * MultiEdit or NotebookEdit names (relative to that directory), or null. Through a link the write lands on its
  * target (`notes.txt` → `~/.bashrc`), while the card, the gate and the Lead's path rules judge the
  * name as written: the hook denies such a call rather than show one file under another's name.
  */
@@ -65,8 +72,7 @@ export async function findLinkOnTheWay(
   args: Record<string, unknown>,
   cwd: string,
 ): Promise<string | null> {
-  if (!CLAUDE_CODE_FILE_TOOLS.has(tool)) return null;
-  const target = targetPathOf(tool, args);
+  const target = writtenPathOf(tool, args);
   if (target === null || target === "" || target.includes("\0")) return null;
   const root = workspaceRootOf(cwd);
   if (root === null || !isInsideWorkspaceRoot(target, root)) return null;

@@ -15,6 +15,7 @@ const READS: [string, Record<string, unknown>][] = [
   ["Grep", { pattern: "TODO" }],
   ["LS", { path: "/home/ada/api" }],
   ["TodoWrite", { todos: [] }],
+  ["Agent", { description: "look", prompt: "find the tests", subagent_type: "Explore" }],
   ["ExitPlanMode", { plan: "1. x" }],
   ["Bash", { command: "ls -la" }],
   ["Bash", { command: "cat README.md | head -5" }],

@@ -29,6 +29,8 @@ export const CONNECTOR_READ_ONLY_TOOLS: ReadonlySet<string> = new Set([
  */
 export const CONNECTOR_HARMLESS_TOOLS: ReadonlySet<string> = new Set([
   "TodoWrite",
+  // Claude Code 2.1 names its subagent tool Agent; earlier versions, Task.
+  "Agent",
   "Task",
   "ExitPlanMode",
 ]);

