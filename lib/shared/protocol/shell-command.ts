@@ -68,7 +68,8 @@ export type ShellConstruct =
    * it names a variable: its value is evaluated as an expression, subscripts and all.
    */
   | { kind: "prompt_expansion" | "indirect_expansion"; span: ShellSpan }
-  | { kind: "subshell" | "arithmetic" | "declaration" | "test"; span: ShellSpan };
+  /** A `case` statement's subject: the word it matches. */
+  | { kind: "subshell" | "arithmetic" | "declaration" | "test" | "case"; span: ShellSpan };
 
 /**
  * Text that can run code where the grammar may not see it: a backtick in an unquoted here-doc
@@ -329,14 +330,25 @@ function parseRedirects(node: Node): { redirects: ShellRedirect[]; words: ShellW
 
 /** What follows a here-doc's start on its line and is not a word of its command. */
 const NOT_WORDS: ReadonlySet<string> = new Set([
+  "c_style_for_statement",
+  "case_statement",
   "command",
   "comment",
   "compound_statement",
+  "declaration_command",
+  "for_statement",
+  "function_definition",
+  "if_statement",
   "list",
   "negated_command",
   "pipeline",
   "redirected_statement",
   "subshell",
+  "test_command",
+  "unset_command",
+  "variable_assignment",
+  "variable_assignments",
+  "while_statement",
   "ERROR",
 ]);
 
@@ -458,6 +470,11 @@ class ShellWalker {
       case "heredoc_redirect":
         this.checkHeredocEnd(node);
         break;
+      case "case_statement": {
+        const subject = node.childForFieldName("value");
+        if (subject) this.constructs.push({ kind: "case", span: spanOf(subject) });
+        break;
+      }
       case "expansion":
         this.collectExpansion(node);
         break;

@@ -26,6 +26,7 @@ import {
   RAW_SUBSTITUTION,
   runsHiddenCode,
   type ShellAnalysis,
+  type ShellRedirect,
   type ShellSpan,
   type ShellWord,
   type SimpleCommand,
@@ -319,7 +320,15 @@ const TEXT_FIRST_OPERAND: ReadonlySet<string> = new Set([
   "nawk",
 ]);
 
-type CommandContext = { functions: ReadonlySet<string>; cwd: Cwd; root: Root };
+type CommandContext = { functions: ReadonlySet<string>; cwd: Cwd; root: Root; source: string };
+
+/** A here-string with expansions, or a here-doc whose delimiter is unquoted and whose text has a `$`. */
+function isComputedInput(redirect: ShellRedirect, source: string): boolean {
+  if (redirect.kind === "herestring") return redirect.target?.value === null;
+  const text = source.slice(redirect.span.start, redirect.span.end);
+  const delimiter = /^<<-?\s*(\S+)/.exec(text)?.[1] ?? "";
+  return !/['"\\]/.test(delimiter) && text.includes("$");
+}
 
 /** Reasons about one simple command. Adds a `read_only` reason only when nothing else applies. */
 function judgeCommand(command: SimpleCommand, context: CommandContext, judge: Mark): void {
@@ -331,7 +340,11 @@ function judgeCommand(command: SimpleCommand, context: CommandContext, judge: Ma
   const checkPath = (value: string, what: string, span: ShellSpan, isGlob = false): void => {
     const verdict = judgePath(asWorstGlob(value, isGlob), context.cwd, context.root);
     if (verdict === "unknown")
-      mark("needs_approval", `${what} ${value} follows a cd to a computed directory`, span);
+      mark(
+        "needs_approval",
+        `${what} ${value} follows a cd: the directory it runs in is not certain`,
+        span,
+      );
     else if (verdict !== "inside") mark("refused", `${what} ${verdict.why}`, span);
   };
 
@@ -344,8 +357,15 @@ function judgeCommand(command: SimpleCommand, context: CommandContext, judge: Ma
   }
 
   for (const redirect of command.redirects) {
+    if (redirect.kind !== "file") {
+      // Its text is the command's input, as an argument is: `cat <<< "$KEY"` prints the variable.
+      if (isComputedInput(redirect, context.source)) {
+        mark("workspace", `the ${redirect.kind} is computed when it runs`, redirect.span);
+      }
+      continue;
+    }
     // `>&-`, `<&-`: a descriptor closed, no file.
-    if (redirect.kind !== "file" || redirect.operator.endsWith("&-")) continue;
+    if (redirect.operator.endsWith("&-")) continue;
     const isWriting = WRITING_REDIRECTS.has(redirect.operator);
     const value = redirect.target?.value ?? null;
     if (value === null) {
@@ -441,7 +461,7 @@ function judgeCommand(command: SimpleCommand, context: CommandContext, judge: Ma
             ? [value.slice(2), value.slice(1).replace(/^[A-Za-z]+/, "")]
             : [];
         for (const candidate of new Set(attached)) {
-          if (/^(\/|~|\.\.(\/|$)|\.[^/]*[*?[])/.test(candidate)) {
+          if (/^(\/|~|\.[^/]*[*?[])|(^|\/)\.\.(\/|$)/.test(candidate)) {
             checkPath(candidate, "an option value", arg.span, arg.isGlob);
           }
         }
@@ -571,7 +591,7 @@ function judgeCommand(command: SimpleCommand, context: CommandContext, judge: Ma
       }
       return;
     case "cd":
-      if (operands.length === 0 || values[0] === "-") {
+      if (operands.length === 0 || operands[0]?.value === "-") {
         mark(
           "needs_approval",
           "cd without a directory goes to $HOME or back: later paths cannot be checked",
@@ -658,6 +678,14 @@ function judgeConstructs(analysis: ShellAnalysis, mark: Mark): void {
             "[[ … ]] arithmetic can run code hidden in variables",
             construct.span,
           );
+        } else if (text.includes("$")) {
+          // `[[ $KEY == sk-a* ]]` answers, a call at a time, what an environment variable holds.
+          mark("workspace", "[[ … ]] tests a value computed when it runs", construct.span);
+        }
+        break;
+      case "case":
+        if (text.includes("$")) {
+          mark("workspace", "case matches a value computed when it runs", construct.span);
         }
         break;
       case "subshell":
@@ -669,6 +697,34 @@ function judgeConstructs(analysis: ShellAnalysis, mark: Mark): void {
       }
     }
   }
+}
+
+/** Joiners after which the next command runs only if this one succeeded, in the same shell. */
+const CHAIN_JOINERS: ReadonlySet<string> = new Set(["&&", "|", "|&"]);
+
+/**
+ * Does every command after this cd, up to the end of its `&&` chain, run only where the cd took
+ * it? Only a cd at the top level of the command (no subshell, substitution, function, pipeline
+ * stage, background or `!`), not reached by failing over to it (`a || cd x`), and followed by
+ * `&&`: a cd that fails (no such directory, a file, two operands), that did not run
+ * (`false && cd x; …`, an `if`, a loop) or that did not last (`(cd x); …`) leaves bash where it
+ * was, and a `..` judged from the deeper directory climbs out of the workspace.
+ */
+function isCertainCd(
+  command: SimpleCommand,
+  joinerBefore: SimpleCommand["joiner"],
+  source: string,
+): boolean {
+  const isNested =
+    command.isInSubshell ||
+    command.isInSubstitution ||
+    command.inFunction !== null ||
+    command.isPiped ||
+    command.isBackground;
+  const before = source.slice(Math.max(0, command.span.start - 64), command.span.start);
+  const isNegated = /!\s*$/.test(before);
+  const isFailedOver = joinerBefore === "||" || joinerBefore === "|" || joinerBefore === "|&";
+  return !isNested && !isNegated && !isFailedOver && command.joiner === "&&";
 }
 
 /**
@@ -749,12 +805,23 @@ export function classifyShellAnalysis(
     ),
   );
   let cwd: Cwd = [];
-  for (const command of analysis.commands) {
-    judgeCommand(command, { functions, cwd, root }, mark);
+  let hasMoved = false;
+  let joinerBefore: SimpleCommand["joiner"] = null;
+  for (const [index, command] of analysis.commands.entries()) {
+    judgeCommand(command, { functions, cwd, root, source }, mark);
     if (command.name?.value === "cd") {
       const target = command.args.find((arg) => arg.value === null || !isOption(arg.value));
-      cwd = target?.value ? moveCwd(cwd, asWorstGlob(target.value, target.isGlob), root) : null;
+      const isCertain = isCertainCd(command, index === 0 ? null : joinerBefore, source);
+      cwd =
+        isCertain && cwd !== null && target?.value
+          ? moveCwd(cwd, asWorstGlob(target.value, target.isGlob), root)
+          : null;
+      hasMoved = true;
+    } else if (hasMoved && !CHAIN_JOINERS.has(command.joiner ?? "")) {
+      // What runs after this runs whether or not the cd before it did.
+      cwd = null;
     }
+    joinerBefore = command.joiner;
   }
   return summarize(reasons, analysis);
 }
