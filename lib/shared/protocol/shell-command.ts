@@ -50,6 +50,12 @@ export type SimpleCommand = {
   /** Nested inside $(…), `…`, <(…) or >(…): its output becomes part of another command. */
   isInSubstitution: boolean;
   isInSubshell: boolean;
+  /**
+   * In the command's own statement list or its `&&`/`||` chains, outside any if, loop, case,
+   * `{ }` group, subshell, pipeline, `!` or function: it runs in this shell when its chain gets to
+   * it, so a `cd` here that succeeds is where what follows it in the chain runs.
+   */
+  isTopLevel: boolean;
   /** The function whose body holds it; it runs only when that function is called. */
   inFunction: string | null;
   span: ShellSpan;
@@ -358,11 +364,49 @@ const HEREDOC_PARTS: ReadonlySet<string> = new Set([
   "heredoc_end",
 ]);
 
+/**
+ * A here-doc delimiter as bash reads it: quotes removed, a backslash kept inside single quotes and,
+ * inside double quotes, before anything but `$`, a backtick, `"` and `\\` (`<<'a\\b'` ends at
+ * the line `a\\b`, where the grammar ended it at `ab`).
+ */
+function removeQuotes(text: string): string {
+  let value = "";
+  let quote: "'" | '"' | null = null;
+  for (let index = 0; index < text.length; index++) {
+    const character = text[index] as string;
+    if (quote === "'") {
+      if (character === "'") quote = null;
+      else value += character;
+    } else if (character === quote) {
+      quote = null;
+    } else if (character === "\\") {
+      const escaped = text[index + 1] ?? "";
+      const isEscape = quote === null || /[$`"\\]/.test(escaped);
+      value += isEscape ? escaped : `\\${escaped}`;
+      index++;
+    } else if (quote === null && (character === "'" || character === '"')) {
+      quote = character;
+    } else {
+      value += character;
+    }
+  }
+  return value;
+}
+
+/** The nodes between the program and a command that leave it at the top level (isTopLevel). */
+const TOP_LEVEL_NODES: ReadonlySet<string> = new Set([
+  "program",
+  "list",
+  "redirected_statement",
+  "command",
+]);
+
 class DepthExceeded extends Error {}
 
 type WalkContext = {
   isInSubstitution: boolean;
   isInSubshell: boolean;
+  isTopLevel: boolean;
   inFunction: string | null;
   depth: number;
   /** The operator after the node walked, or after the list it ends (null: none, in its scope). */
@@ -381,7 +425,11 @@ class ShellWalker {
 
   walk(node: Node, context: WalkContext): void {
     if (context.depth > MAX_DEPTH) throw new DepthExceeded();
-    const next = { ...context, depth: context.depth + 1 };
+    const next = {
+      ...context,
+      depth: context.depth + 1,
+      isTopLevel: context.isTopLevel && TOP_LEVEL_NODES.has(node.type),
+    };
     if (node.isMissing) {
       this.problems.push({ message: `missing '${node.type}'`, span: spanOf(node) });
       return;
@@ -494,7 +542,7 @@ class ShellWalker {
     const start = parts.find((child) => child.type === "heredoc_start");
     const end = parts.find((child) => child.type === "heredoc_end");
     if (!start) return;
-    const delimiter = start.text.replace(/['"\\]/g, "");
+    const delimiter = removeQuotes(start.text);
     const indent = parts.some((child) => child.type === "<<-") ? /^\t*$/ : /^$/;
     const lineStart = end ? this.source.lastIndexOf("\n", end.startIndex - 1) + 1 : 0;
     const isExact =
@@ -579,6 +627,7 @@ class ShellWalker {
       isBackground: joiner === "&",
       isInSubstitution: context.isInSubstitution,
       isInSubshell: context.isInSubshell,
+      isTopLevel: context.isTopLevel,
       inFunction: context.inFunction,
       span: spanOf(statement),
     };
@@ -685,6 +734,7 @@ export function analyzeShellCommand(source: string): ShellAnalysis {
       walker.walk(tree.rootNode, {
         isInSubstitution: false,
         isInSubshell: false,
+        isTopLevel: true,
         inFunction: null,
         depth: 0,
         joiner: null,

@@ -43,6 +43,8 @@ export const shellAnalysisSchema = z.object({
       isBackground: z.boolean(),
       isInSubstitution: z.boolean(),
       isInSubshell: z.boolean(),
+      // Absent from parses stored before it was recorded.
+      isTopLevel: z.boolean().optional(),
       inFunction: z.string().nullable(),
       span: spanSchema,
     }),

@@ -458,7 +458,7 @@ function judgeCommand(command: SimpleCommand, context: CommandContext, judge: Ma
         const attached = value.includes("=")
           ? [value.slice(value.indexOf("=") + 1)]
           : !value.startsWith("--") && value.length > 2
-            ? [value.slice(2), value.slice(1).replace(/^[A-Za-z]+/, "")]
+            ? [value.slice(2), value.slice(1).replace(/^[A-Za-z0-9]+/, "")]
             : [];
         for (const candidate of new Set(attached)) {
           if (/^(\/|~|\.[^/]*[*?[])|(^|\/)\.\.(\/|$)/.test(candidate)) {
@@ -704,27 +704,15 @@ const CHAIN_JOINERS: ReadonlySet<string> = new Set(["&&", "|", "|&"]);
 
 /**
  * Does every command after this cd, up to the end of its `&&` chain, run only where the cd took
- * it? Only a cd at the top level of the command (no subshell, substitution, function, pipeline
- * stage, background or `!`), not reached by failing over to it (`a || cd x`), and followed by
- * `&&`: a cd that fails (no such directory, a file, two operands), that did not run
+ * it? Only a cd at the top level of the command (SimpleCommand.isTopLevel: no if, loop, group,
+ * subshell, pipeline, `!` or function), not reached by failing over to it (`a || cd x`), and
+ * followed by `&&`: a cd that fails (no such directory, a file, two operands), that did not run
  * (`false && cd x; …`, an `if`, a loop) or that did not last (`(cd x); …`) leaves bash where it
  * was, and a `..` judged from the deeper directory climbs out of the workspace.
  */
-function isCertainCd(
-  command: SimpleCommand,
-  joinerBefore: SimpleCommand["joiner"],
-  source: string,
-): boolean {
-  const isNested =
-    command.isInSubshell ||
-    command.isInSubstitution ||
-    command.inFunction !== null ||
-    command.isPiped ||
-    command.isBackground;
-  const before = source.slice(Math.max(0, command.span.start - 64), command.span.start);
-  const isNegated = /!\s*$/.test(before);
+function isCertainCd(command: SimpleCommand, joinerBefore: SimpleCommand["joiner"]): boolean {
   const isFailedOver = joinerBefore === "||" || joinerBefore === "|" || joinerBefore === "|&";
-  return !isNested && !isNegated && !isFailedOver && command.joiner === "&&";
+  return command.isTopLevel && !isFailedOver && command.joiner === "&&";
 }
 
 /**
@@ -811,7 +799,7 @@ export function classifyShellAnalysis(
     judgeCommand(command, { functions, cwd, root, source }, mark);
     if (command.name?.value === "cd") {
       const target = command.args.find((arg) => arg.value === null || !isOption(arg.value));
-      const isCertain = isCertainCd(command, index === 0 ? null : joinerBefore, source);
+      const isCertain = isCertainCd(command, index === 0 ? null : joinerBefore);
       cwd =
         isCertain && cwd !== null && target?.value
           ? moveCwd(cwd, asWorstGlob(target.value, target.isGlob), root)
