@@ -5,6 +5,8 @@ import {
   isClaudeCodeToolName,
   PLAN_REQUIRED_REASON,
 } from "./connector-gate";
+import { loadShellParser } from "../shared/protocol/shell-command";
+import { classifyShellCommand } from "../shared/protocol/tool-risk";
 
 /** The session's directory: reads are judged against it (tests/redteam/connector-reads-outside.test.ts). */
 const CWD = "/home/ada/api";
@@ -84,6 +86,19 @@ describe("classifyConnectorCall", () => {
     // The file system's root is never taken as a workspace.
     expect(await classOf("cat /etc/shadow", "/")).toBe("needs_approval");
     expect(await classOf("cat /etc/shadow", "//")).toBe("needs_approval");
+  });
+
+  it("runs at once only a read in plain syntax, which the parse and bash cannot read apart", async () => {
+    await loadShellParser();
+    for (const command of ["ls # the files", "if test -f a\nthen cat a\nfi", "[ -f a ] && cat a"]) {
+      // The classifier alone finds only reads; the session still asks the Lead.
+      expect(classifyShellCommand(command, { workspaceRoot: CWD }).class, command).toBe(
+        "read_only",
+      );
+      const risk = await classifyConnectorCall("Bash", { command }, CWD);
+      expect(risk.class, command).toBe("needs_approval");
+      expect(risk.reasons.at(-1)?.message).toMatch(/beyond plain words/);
+    }
   });
 
   it("keeps the shell parse for the card", async () => {

@@ -4,6 +4,7 @@ import {
   isInsideWorkspaceRoot,
   workspaceRootOf,
 } from "../shared/protocol/tool-risk";
+import { isPlainAsParsed } from "../shared/protocol/plain-command";
 import { loadShellParser } from "../shared/protocol/shell-command";
 
 /**
@@ -119,6 +120,15 @@ export async function classifyConnectorCall(
     }
     await loadShellParser();
     const risk = classifyShellCommand(args.command, { workspaceRoot: root });
+    if (risk.class === "read_only" && risk.analysis && !isPlainAsParsed(risk.analysis)) {
+      return {
+        ...needsApproval(
+          "uses shell syntax beyond plain words, quotes, joiners and here-docs of plain text, which a parser of bash may read otherwise than bash: it runs unsandboxed, so the Lead is asked",
+          risk.reasons,
+        ),
+        analysis: risk.analysis,
+      };
+    }
     if (risk.class === "read_only") return risk;
     const why = risk.reasons
       .filter((reason) => reason.class === risk.class)

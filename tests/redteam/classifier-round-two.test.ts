@@ -124,16 +124,19 @@ describe("a connected session's read_only Bash, round two (red team)", () => {
     },
   );
 
-  it("plain reads inside the directory still run at once", async () => {
+  it("plain reads inside the directory still run at once; an if is beyond plain", async () => {
     for (const command of [
       "cd src && cat ../README.md",
       "cat <<'EOF'\nhello\nEOF",
-      "if test -f README.md\nthen cat README.md\nfi",
       "file -b README.md",
     ]) {
       expect((await classifyConnectorCall("Bash", { command }, cwd)).class, command).toBe(
         "read_only",
       );
     }
+    const compound = "if test -f README.md\nthen cat README.md\nfi";
+    expect((await classifyConnectorCall("Bash", { command: compound }, cwd)).class).toBe(
+      "needs_approval",
+    );
   });
 });
