@@ -101,6 +101,8 @@ const stats = {
   unauthorizedAttempts: 0,
   unauthorizedSucceeded: 0,
   serverErrors: 0,
+  /** Lead shutdown questions refused: the agent had gone, or was itself asking to stop. */
+  leadShutdownsRefused: 0,
   unexpectedErrors: [] as string[],
 };
 const UNAUTHORIZED_KINDS = [
@@ -522,6 +524,19 @@ async function decide(request: RequestView, approve: boolean): Promise<void> {
   }
 }
 
+/**
+ * The Lead's shutdown question is refused, as documented, when the agent has gone or is itself
+ * asking to stop (409 REQUEST_PENDING: its shutdown, raised since the Lead read the pending list,
+ * is the answer). Any other refusal is the soak's to report.
+ */
+function toleratePendingShutdown(error: unknown): void {
+  const isExpected =
+    error instanceof ApiError &&
+    (error.code === "AGENT_NOT_ACTIVE" || error.code === "REQUEST_PENDING");
+  if (!isExpected) throw error;
+  stats.leadShutdownsRefused += 1;
+}
+
 async function talkToAgents(rng: () => number, pending: RequestView[]): Promise<void> {
   const agent = agents[Math.floor(rng() * agents.length)];
   if (!agent) return;
@@ -542,9 +557,7 @@ async function talkToAgents(rng: () => number, pending: RequestView[]): Promise<
     await lead
       .requestShutdown(agent.name, { reason: "wrap up?", timeoutSeconds: 10 })
       .then(() => (stats.leadShutdownRequests += 1))
-      .catch((error: unknown) => {
-        if (!(error instanceof ApiError && error.code === "AGENT_NOT_ACTIVE")) throw error;
-      });
+      .catch(toleratePendingShutdown);
   }
 }
 
@@ -561,7 +574,8 @@ async function cycleWorkers(mayRespawn: boolean): Promise<void> {
       if (detail.status === "idle") {
         await lead
           .requestShutdown(name, { reason: "done for now", timeoutSeconds: 15 })
-          .then(() => (stats.workerShutdownRequests += 1));
+          .then(() => (stats.workerShutdownRequests += 1))
+          .catch(toleratePendingShutdown);
       } else if (detail.status === "shutdown" || detail.status === "crashed") {
         // A stopped worker stays down a few seconds before the Lead starts it again: each start
         // is a new Node process, expensive on a small machine.

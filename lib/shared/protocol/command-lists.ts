@@ -47,7 +47,8 @@ export const READ_ONLY_COMMANDS: Readonly<Record<string, ReadOnlyCommand>> = {
   fgrep: {},
   // -f / --files-from (and -c for the checksums, --files0-from for wc and find) read the names to
   // open from a file the workspace check cannot see.
-  file: { deniedOptions: ["-C", "--compile", "-f", "--files-from"] },
+  // -m / --magic-file read a colon-separated list of files, printing each line they cannot parse.
+  file: { deniedOptions: ["-C", "--compile", "-f", "--files-from", "-m", "--magic-file"] },
   find: {
     deniedOptions: [
       "-delete",

@@ -428,9 +428,16 @@ function judgeCommand(command: SimpleCommand, context: CommandContext, judge: Ma
   const args = command.args;
   const values = args.map((arg) => arg.value);
   const literals = values.filter((value): value is string => value !== null);
-  const operands = args.filter((arg) => arg.value === null || !isOption(arg.value));
-  // `touch -- -rf; rm *` runs `rm -rf …`: a glob before `--` can expand to option-like file names.
+  // After `--` every word is an operand, `-*` included (`grep -- -* ~/.ssh/id_rsa`).
   const endOfOptions = args.findIndex((arg) => arg.value === "--");
+  const isOptionAt = (index: number): boolean => {
+    const value = args[index]?.value;
+    return (
+      typeof value === "string" && isOption(value) && (endOfOptions < 0 || index < endOfOptions)
+    );
+  };
+  const operands = args.filter((_, index) => index !== endOfOptions && !isOptionAt(index));
+  // `touch -- -rf; rm *` runs `rm -rf …`: a glob before `--` can expand to option-like file names.
   const hasOptionGlob = args.some(
     (arg, index) => arg.isGlob && (endOfOptions < 0 || index < endOfOptions),
   );
@@ -449,10 +456,19 @@ function judgeCommand(command: SimpleCommand, context: CommandContext, judge: Ma
       usesOption(value, "--type-list"),
   );
   const pattern = TEXT_FIRST_OPERAND.has(program) && !hasExplicitPattern ? operands[0] : undefined;
-  if (program !== "echo" && program !== "printf") {
+  if (program === "echo" || program === "printf") {
+    // Their words are text, but a glob or a `~` lists or names what is outside (`echo ~/.*`).
     for (const arg of args) {
+      if (arg.value !== null && (arg.isGlob || arg.value.startsWith("~"))) {
+        checkPath(arg.value, "the word", arg.span, arg.isGlob);
+      }
+    }
+  } else {
+    for (const [index, arg] of args.entries()) {
       const value = arg.value;
-      if (value === null || arg === pattern) continue;
+      if (value === null || arg === pattern || index === endOfOptions) continue;
+      // A word after `--` that reads as an option may still be one to a program it is passed to
+      // (`npm run x -- --prefix=/etc`): its value is checked, and the word as a path too.
       if (isOption(value)) {
         // A short option's value may follow a cluster of flags: `file -bm/etc/x` is `-b -m /etc/x`.
         const attached = value.includes("=")
@@ -465,12 +481,15 @@ function judgeCommand(command: SimpleCommand, context: CommandContext, judge: Ma
             checkPath(candidate, "an option value", arg.span, arg.isGlob);
           }
         }
-        continue;
+        if (isOptionAt(index)) continue;
       }
       checkPath(value, program === "cd" ? "cd to" : "the path", arg.span, arg.isGlob);
       const equals = value.indexOf("=");
       if (equals > 0 && /^[A-Za-z_][\w.-]*$/.test(value.slice(0, equals))) {
-        checkPath(value.slice(equals + 1), "the path", arg.span, arg.isGlob);
+        // bash expands `~` after each `:` of a word shaped like an assignment (`x=a:~/y`).
+        for (const part of value.slice(equals + 1).split(":")) {
+          checkPath(part, "the path", arg.span, arg.isGlob);
+        }
       }
     }
   }
@@ -481,10 +500,11 @@ function judgeCommand(command: SimpleCommand, context: CommandContext, judge: Ma
   } else if (
     (program === "test" || program === "[") &&
     literals.includes("-v") &&
-    literals.some((value) => /[$`]/.test(value))
+    literals.some((value) => /[$`[]/.test(value))
   ) {
-    // `test -v 'a[…]'` expands and evaluates the subscript: `${x:=…}` and arithmetic included.
-    mark("needs_approval", "test -v evaluates the expansions in the name it is given");
+    // `test -v 'a[…]'` expands the subscript and evaluates it as arithmetic: `a[KEY]` prints a
+    // variable that is no number, and `a[PATH=0]` sets one.
+    mark("needs_approval", "test -v evaluates the subscript of the name it is given");
   }
 
   const joined = [program, ...values.map((value) => value ?? "?")].join(" ");
