@@ -86,7 +86,7 @@ const TABLE: readonly [command: string, expected: ToolRiskClass, reason: RegExp]
   ["git clean -n", "workspace", /git clean changes the repository/],
   ["rg --pre ./filter pattern", "workspace", /rg --pre/],
   ["rg --hostname-bin=./x --hyperlink-format=default x", "workspace", /rg --hostname-bin/],
-  ["rg --ignore-file /etc/shadow x", "workspace", /rg --ignore-file/],
+  ["rg --ignore-file /etc/shadow x", "refused", /\/etc\/shadow is outside the workspace/],
   // Names read from a file escape the workspace check: sort would print /etc/shadow's lines.
   ["sort --files0-from=names.txt", "workspace", /sort --files0-from/],
   ["du --files0-from names.txt", "workspace", /du --files0-from/],
@@ -299,6 +299,14 @@ const TABLE: readonly [command: string, expected: ToolRiskClass, reason: RegExp]
   ["echo /*", "refused", /outside the workspace/],
   ["echo src/*", "read_only", /echo only reads/],
   ["ls x=a:~/y", "refused", /home directory/],
+  // Round four (tests/redteam/read-only-list-round-four.test.ts): what the programs do.
+  ["jq --run-tests", "workspace", /jq --run-tests can write a file or run a program/],
+  ["date 010100002000", "workspace", /sets the clock/],
+  ["date -u +%s", "read_only", /date only reads/],
+  ["date -d yesterday +%F", "read_only", /date only reads/],
+  ["grep --exclude-from ~/.secret x README.md", "refused", /home directory/],
+  ["grep -A 3 foo src", "read_only", /grep only reads/],
+  ["grep -rn --include '*.ts' /api/ src", "read_only", /grep only reads/],
   ["cd -L - && cat x", "needs_approval", /cd without a directory goes to \$HOME or back/],
   ["cd -- - && cat x", "needs_approval", /cd without a directory goes to \$HOME or back/],
   ["diff --from-file=./../.secret README.md", "refused", /leaves the workspace/],

@@ -11,6 +11,7 @@ import {
   INTERPRETERS,
   LEAD_MARKED_COMMANDS,
   NETWORK_COMMANDS,
+  SEPARATE_VALUE_OPTIONS,
   PROGRAM_TAKERS,
   READ_ONLY_COMMANDS,
   SENSITIVE_VARIABLES,
@@ -436,7 +437,18 @@ function judgeCommand(command: SimpleCommand, context: CommandContext, judge: Ma
       typeof value === "string" && isOption(value) && (endOfOptions < 0 || index < endOfOptions)
     );
   };
-  const operands = args.filter((_, index) => index !== endOfOptions && !isOptionAt(index));
+  // The word after an option that takes one is its value: no pattern, no date to set.
+  const valueOptions = entryOf(
+    SEPARATE_VALUE_OPTIONS,
+    program === "egrep" || program === "fgrep" ? "grep" : program,
+  );
+  const isOptionValueAt = (index: number): boolean =>
+    index > 0 &&
+    isOptionAt(index - 1) &&
+    (valueOptions?.includes(args[index - 1]?.value ?? "") ?? false);
+  const operands = args.filter(
+    (_, index) => index !== endOfOptions && !isOptionAt(index) && !isOptionValueAt(index),
+  );
   // `touch -- -rf; rm *` runs `rm -rf …`: a glob before `--` can expand to option-like file names.
   const hasOptionGlob = args.some(
     (arg, index) => arg.isGlob && (endOfOptions < 0 || index < endOfOptions),
@@ -610,6 +622,13 @@ function judgeCommand(command: SimpleCommand, context: CommandContext, judge: Ma
         else if (isReadOnly) mark("workspace", "git runs programs its repository configures");
       }
       return;
+    case "date":
+      // `date MMDDhhmm[[CC]YY][.ss]` sets the clock, as -s does; only `+FORMAT` prints.
+      if (operands.some((arg) => arg.value === null || !arg.value.startsWith("+"))) {
+        mark("workspace", "date with an operand other than +FORMAT sets the clock");
+        return;
+      }
+      break;
     case "cd":
       if (operands.length === 0 || operands[0]?.value === "-") {
         mark(
