@@ -366,8 +366,8 @@ const HEREDOC_PARTS: ReadonlySet<string> = new Set([
 
 /**
  * A here-doc delimiter as bash reads it: quotes removed, a backslash kept inside single quotes and,
- * inside double quotes, before anything but `$`, a backtick, `"` and `\\` (`<<'a\\b'` ends at
- * the line `a\\b`, where the grammar ended it at `ab`).
+ * inside double quotes, before anything but `$`, a backtick, `"` and a backslash (`<<'a\b'`
+ * ends at the line `a\b`, where the grammar ended it at `ab`).
  */
 function removeQuotes(text: string): string {
   let value = "";
