@@ -1,9 +1,8 @@
-import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { classifyConnectorCall } from "../../lib/protocol/connector-gate";
+import { makeUserHome, type UserHome } from "../support/user-home";
 
 /**
  * Red team, round two: a connected Claude Code session's `read_only` Bash runs at once,
@@ -59,46 +58,20 @@ const PRINTS_THE_ENVIRONMENT = [
   "if cd a/b/c/d/e/f/g/h\nthen true\nfi && cat ../../../../../../../../proc/self/environ",
 ];
 
-let home: string;
+let user: UserHome;
 let cwd: string;
 
 beforeAll(() => {
-  home = path.join(mkdtempSync(path.join(tmpdir(), "rt-round-two-")), "home", "ada");
-  cwd = path.join(home, "api");
-  mkdirSync(path.join(cwd, "src"), { recursive: true });
-  writeFileSync(path.join(home, ".secret"), `${SECRET}\n`);
+  user = makeUserHome({ prefix: "rt-round-two-", secret: SECRET, env: { ANTHROPIC_API_KEY: KEY } });
+  cwd = user.cwd;
 });
 
-beforeEach(() => {
-  writeFileSync(path.join(cwd, "README.md"), "hello\n");
-  rmSync(path.join(cwd, "PWNED"), { force: true });
-});
+beforeEach(() => user.resetProject());
 
-afterAll(() => {
-  rmSync(path.dirname(path.dirname(home)), { recursive: true, force: true });
-});
+afterAll(() => user.remove());
 
-function resolve(command: string): string {
-  return command.replaceAll("@HOME@", home);
-}
-
-function runInBash(command: string): string {
-  const run = spawnSync("/bin/bash", ["-c", resolve(command)], {
-    cwd,
-    encoding: "utf8",
-    timeout: 5_000,
-    input: "",
-    // A user's shell: after `cd ~/api && claude`, OLDPWD is the home directory.
-    env: {
-      PATH: process.env.PATH ?? "/usr/bin:/bin",
-      HOME: home,
-      OLDPWD: home,
-      ANTHROPIC_API_KEY: KEY,
-      NODE_ENV: "test",
-    },
-  });
-  return `${run.stdout ?? ""}${run.stderr ?? ""}`;
-}
+const resolve = (command: string) => user.resolve(command);
+const runInBash = (command: string) => user.runInBash(command);
 
 describe("a connected session's read_only Bash, round two (red team)", () => {
   it.each(RUNS_HIDDEN_COMMANDS)("%j runs a command bash sees and the parse does not", (command) => {

@@ -1,9 +1,8 @@
-import { spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { classifyConnectorCall } from "../../lib/protocol/connector-gate";
+import { makeUserHome, type UserHome } from "../support/user-home";
 
 /**
  * Red team: a connected Claude Code session's `read_only` calls run at once, unsandboxed, as the
@@ -61,38 +60,21 @@ const PRINTS_THE_ENVIRONMENT = [
   "cat <<EOF\n$ANTHROPIC_API_KEY\nEOF",
 ];
 
-let home: string;
+let user: UserHome;
 let cwd: string;
 
 beforeAll(() => {
-  home = path.join(mkdtempSync(path.join(tmpdir(), "rt-read-boundary-")), "home", "ada");
-  cwd = path.join(home, "api");
-  mkdirSync(path.join(cwd, "src"), { recursive: true });
-  mkdirSync(path.join(cwd, "lib"), { recursive: true });
-  writeFileSync(path.join(cwd, "README.md"), "hello\n");
-  writeFileSync(path.join(home, ".secret"), `${SECRET}\n`);
-});
-
-afterAll(() => {
-  rmSync(path.dirname(path.dirname(home)), { recursive: true, force: true });
-});
-
-function runInBash(command: string): string {
-  const run = spawnSync("/bin/bash", ["-c", command], {
-    cwd,
-    encoding: "utf8",
-    timeout: 5_000,
-    // A user's shell: after `cd ~/api && claude`, OLDPWD is the home directory.
-    env: {
-      PATH: process.env.PATH ?? "/usr/bin:/bin",
-      HOME: home,
-      OLDPWD: home,
-      ANTHROPIC_API_KEY: KEY,
-      NODE_ENV: "test",
-    },
+  user = makeUserHome({
+    prefix: "rt-read-boundary-",
+    secret: SECRET,
+    env: { ANTHROPIC_API_KEY: KEY },
   });
-  return `${run.stdout ?? ""}${run.stderr ?? ""}`;
-}
+  cwd = user.cwd;
+  mkdirSync(path.join(cwd, "lib"), { recursive: true });
+});
+
+afterAll(() => user.remove());
+const runInBash = (command: string) => user.runInBash(command);
 
 describe("a connected session's read_only Bash reads outside its directory (red team)", () => {
   it.each(READS_THE_SECRET)("%j prints the secret beside the directory in bash", (command) => {

@@ -1,9 +1,8 @@
-import { spawnSync } from "node:child_process";
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { chmodSync, existsSync, mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { classifyConnectorCall } from "../../lib/protocol/connector-gate";
+import { makeUserHome, type UserHome } from "../support/user-home";
 import { readPlainCommands } from "../../lib/shared/protocol/plain-command";
 
 /**
@@ -60,50 +59,27 @@ const RUNS_A_PROGRAM = ["test -v a[PATH=0] || ls", "test -v a[PATH=0] ; ls src"]
 /** Lists the home directory (the name `.secret`). */
 const LISTS_OUTSIDE = ["echo ~/.*", "echo ~-/.s*"];
 
-let home: string;
+let user: UserHome;
 let cwd: string;
 
 beforeAll(() => {
-  home = path.join(mkdtempSync(path.join(tmpdir(), "rt-round-three-")), "home", "ada");
-  cwd = path.join(home, "api");
-  mkdirSync(path.join(cwd, "src"), { recursive: true });
+  user = makeUserHome({
+    prefix: "rt-round-three-",
+    secret: SECRET,
+    env: { ANTHROPIC_API_KEY: KEY, DATABASE_URL },
+  });
+  cwd = user.cwd;
   mkdirSync(path.join(cwd, "0"), { recursive: true });
-  writeFileSync(path.join(home, ".secret"), `${SECRET}\n`);
   writeFileSync(path.join(cwd, "0", "ls"), "#!/bin/sh\n/usr/bin/touch PWNED\n");
   chmodSync(path.join(cwd, "0", "ls"), 0o755);
 });
 
-beforeEach(() => {
-  writeFileSync(path.join(cwd, "README.md"), "hello\n");
-  rmSync(path.join(cwd, "PWNED"), { force: true });
-});
+beforeEach(() => user.resetProject());
 
-afterAll(() => {
-  rmSync(path.dirname(path.dirname(home)), { recursive: true, force: true });
-});
+afterAll(() => user.remove());
 
-function resolve(command: string): string {
-  return command.replaceAll("@HOME@", home);
-}
-
-function runInBash(command: string): string {
-  const run = spawnSync("/bin/bash", ["-c", resolve(command)], {
-    cwd,
-    encoding: "utf8",
-    timeout: 5_000,
-    input: "",
-    // A user's shell: after `cd ~/api && claude`, OLDPWD is the home directory.
-    env: {
-      PATH: process.env.PATH ?? "/usr/bin:/bin",
-      HOME: home,
-      OLDPWD: home,
-      ANTHROPIC_API_KEY: KEY,
-      DATABASE_URL,
-      NODE_ENV: "test",
-    },
-  });
-  return `${run.stdout ?? ""}${run.stderr ?? ""}`;
-}
+const resolve = (command: string) => user.resolve(command);
+const runInBash = (command: string) => user.runInBash(command);
 
 describe("a connected session's read_only Bash in plain syntax, round three (red team)", () => {
   it.each([...READS_THE_SECRET, ...PRINTS_THE_ENVIRONMENT, ...RUNS_A_PROGRAM, ...LISTS_OUTSIDE])(
@@ -128,7 +104,7 @@ describe("a connected session's read_only Bash in plain syntax, round three (red
   });
 
   it.each(LISTS_OUTSIDE)("%j lists the home directory in bash", (command) => {
-    expect(runInBash(command)).toContain(path.join(home, ".secret"));
+    expect(runInBash(command)).toContain(path.join(user.home, ".secret"));
   });
 
   it.each([...READS_THE_SECRET, ...PRINTS_THE_ENVIRONMENT, ...RUNS_A_PROGRAM, ...LISTS_OUTSIDE])(

@@ -1,9 +1,7 @@
 import { spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { classifyConnectorCall } from "../../lib/protocol/connector-gate";
+import { makeUserHome, type UserHome } from "../support/user-home";
 import { readPlainCommands } from "../../lib/shared/protocol/plain-command";
 
 /**
@@ -56,38 +54,20 @@ const READS_UNCHECKED = [
   "grep --exclude-from /etc/shadow x README.md",
 ];
 
-let home: string;
+let user: UserHome;
 let cwd: string;
 
 beforeAll(() => {
-  home = path.join(mkdtempSync(path.join(tmpdir(), "rt-round-four-")), "home", "ada");
-  cwd = path.join(home, "api");
-  mkdirSync(path.join(cwd, "src"), { recursive: true });
-  writeFileSync(path.join(home, ".secret"), `${SECRET}\n`);
-  writeFileSync(path.join(cwd, "README.md"), "hello\n");
-});
-
-afterAll(() => {
-  rmSync(path.dirname(path.dirname(home)), { recursive: true, force: true });
-});
-
-function runInBash(command: string): string {
-  const run = spawnSync("/bin/bash", ["-c", command], {
-    cwd,
-    encoding: "utf8",
-    timeout: 5_000,
-    input: "",
-    // A user's shell: after `cd ~/api && claude`, OLDPWD is the home directory.
-    env: {
-      PATH: process.env.PATH ?? "/usr/bin:/bin",
-      HOME: home,
-      OLDPWD: home,
-      ANTHROPIC_API_KEY: KEY,
-      NODE_ENV: "test",
-    },
+  user = makeUserHome({
+    prefix: "rt-round-four-",
+    secret: SECRET,
+    env: { ANTHROPIC_API_KEY: KEY },
   });
-  return `${run.stdout ?? ""}${run.stderr ?? ""}`;
-}
+  cwd = user.cwd;
+});
+
+afterAll(() => user.remove());
+const runInBash = (command: string) => user.runInBash(command);
 
 const hasJq = spawnSync("jq", ["--version"]).status === 0;
 

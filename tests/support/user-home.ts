@@ -1,0 +1,64 @@
+import { spawnSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+
+/**
+ * A user's machine for the red-team tests of a connected session, whose Bash runs unsandboxed: a
+ * home directory holding a secret beside the session's directory (`<home>/api`, with `src/` and
+ * `README.md`), and bash run there as the user's shell runs it.
+ */
+export type UserHome = {
+  home: string;
+  /** The session's directory. */
+  cwd: string;
+  /** `@HOME@` in a command, replaced by the home directory's absolute path. */
+  resolve(command: string): string;
+  /** The command's output and errors, from `bash -c` in the session's directory. */
+  runInBash(command: string): string;
+  /** README.md written again and PWNED removed, for a command that deletes or creates. */
+  resetProject(): void;
+  remove(): void;
+};
+
+export function makeUserHome(options: {
+  prefix: string;
+  secret: string;
+  /** The user's environment beside HOME, OLDPWD and PATH (API keys, a database URL). */
+  env: Record<string, string>;
+}): UserHome {
+  const home = path.join(mkdtempSync(path.join(tmpdir(), options.prefix)), "home", "ada");
+  const cwd = path.join(home, "api");
+  mkdirSync(path.join(cwd, "src"), { recursive: true });
+  writeFileSync(path.join(home, ".secret"), `${options.secret}\n`);
+  const resolve = (command: string) => command.replaceAll("@HOME@", home);
+  const resetProject = () => {
+    writeFileSync(path.join(cwd, "README.md"), "hello\n");
+    rmSync(path.join(cwd, "PWNED"), { force: true });
+  };
+  resetProject();
+  return {
+    home,
+    cwd,
+    resolve,
+    resetProject,
+    runInBash: (command) => {
+      const run = spawnSync("/bin/bash", ["-c", resolve(command)], {
+        cwd,
+        encoding: "utf8",
+        timeout: 5_000,
+        input: "",
+        // After `cd ~/api && claude`, OLDPWD is the home directory.
+        env: {
+          PATH: process.env.PATH ?? "/usr/bin:/bin",
+          HOME: home,
+          OLDPWD: home,
+          NODE_ENV: "test",
+          ...options.env,
+        },
+      });
+      return `${run.stdout ?? ""}${run.stderr ?? ""}`;
+    },
+    remove: () => rmSync(path.dirname(path.dirname(home)), { recursive: true, force: true }),
+  };
+}
