@@ -42,6 +42,10 @@ const READS_THE_SECRET = [
   "grep -- -* @HOME@/.secret",
   "egrep -r -- '-*' ~/.secret",
   "cd src && grep -- '-*' ../../.secret",
+  // Round five: a word taken as an option's value is no option (`-m` is the label here).
+  "grep --label -m ^ ~/.secret",
+  "grep --lab -m ^ ~/.secret",
+  "grep --exclude -m . ../.secret",
   // 2. a colon list of magic files.
   "file -m README.md:../.secret README.md",
   "file -m README.md:@HOME@/.secret README.md",

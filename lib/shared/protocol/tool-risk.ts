@@ -331,6 +331,26 @@ function isComputedInput(redirect: ShellRedirect, source: string): boolean {
   return !/['"\\]/.test(delimiter) && text.includes("$");
 }
 
+/**
+ * Does the option word take the next word as its value? A long option in any abbreviation of one
+ * that does (`--lab` is `--label`), without `=`; a cluster of short flags whose first value-taking
+ * letter ends it (`-rm 5`; in `-mr` the `r` is `-m`'s value).
+ */
+function takesNextWord(word: string, valueOptions: readonly string[]): boolean {
+  if (word.startsWith("--")) {
+    return (
+      !word.includes("=") &&
+      word.length >= 3 &&
+      valueOptions.some((option) => option.startsWith("--") && option.startsWith(word))
+    );
+  }
+  const letters = new Set(
+    valueOptions.filter((option) => /^-[^-]$/.test(option)).map((option) => option[1]),
+  );
+  const first = [...word.slice(1)].findIndex((letter) => letters.has(letter));
+  return first >= 0 && first === word.length - 2;
+}
+
 /** Reasons about one simple command. Adds a `read_only` reason only when nothing else applies. */
 function judgeCommand(command: SimpleCommand, context: CommandContext, judge: Mark): void {
   let isReadOnly = true;
@@ -431,23 +451,28 @@ function judgeCommand(command: SimpleCommand, context: CommandContext, judge: Ma
   const literals = values.filter((value): value is string => value !== null);
   // After `--` every word is an operand, `-*` included (`grep -- -* ~/.ssh/id_rsa`).
   const endOfOptions = args.findIndex((arg) => arg.value === "--");
-  const isOptionAt = (index: number): boolean => {
+  const isOptionWordAt = (index: number): boolean => {
     const value = args[index]?.value;
     return (
       typeof value === "string" && isOption(value) && (endOfOptions < 0 || index < endOfOptions)
     );
   };
-  // The word after an option that takes one is its value: no pattern, no date to set.
+  // The word after an option that takes one is its value: no pattern, no date to set. Read left
+  // to right as getopt reads: a word taken as a value is never an option that takes the next one
+  // (`grep --label -m ^ FILE`: `-m` is the label, `^` the pattern, FILE the file).
   const valueOptions = entryOf(
     SEPARATE_VALUE_OPTIONS,
     program === "egrep" || program === "fgrep" ? "grep" : program,
   );
-  const isOptionValueAt = (index: number): boolean =>
-    index > 0 &&
-    isOptionAt(index - 1) &&
-    (valueOptions?.includes(args[index - 1]?.value ?? "") ?? false);
+  const takenAsValue = new Set<number>();
+  for (let index = 0; index < args.length && valueOptions; index++) {
+    const value = args[index]?.value;
+    if (takenAsValue.has(index) || !isOptionWordAt(index) || typeof value !== "string") continue;
+    if (takesNextWord(value, valueOptions)) takenAsValue.add(index + 1);
+  }
+  const isOptionAt = (index: number): boolean => isOptionWordAt(index) && !takenAsValue.has(index);
   const operands = args.filter(
-    (_, index) => index !== endOfOptions && !isOptionAt(index) && !isOptionValueAt(index),
+    (_, index) => index !== endOfOptions && !isOptionAt(index) && !takenAsValue.has(index),
   );
   // `touch -- -rf; rm *` runs `rm -rf …`: a glob before `--` can expand to option-like file names.
   const hasOptionGlob = args.some(
@@ -468,11 +493,32 @@ function judgeCommand(command: SimpleCommand, context: CommandContext, judge: Ma
       usesOption(value, "--type-list"),
   );
   const pattern = TEXT_FIRST_OPERAND.has(program) && !hasExplicitPattern ? operands[0] : undefined;
+  // Which word is the pattern rests on which options took a value: if any did, an option the
+  // list does not know, or spells otherwise, could move it, and the pattern is checked as well.
+  if (pattern?.value && takenAsValue.size > 0) {
+    const verdict = judgePath(
+      asWorstGlob(pattern.value, pattern.isGlob),
+      context.cwd,
+      context.root,
+    );
+    if (verdict !== "inside") {
+      mark(
+        "needs_approval",
+        `the pattern ${pattern.value} may be a file: an option before it takes a value`,
+        pattern.span,
+      );
+    }
+  }
   if (program === "echo" || program === "printf") {
     // Their words are text, but a glob or a `~` lists or names what is outside (`echo ~/.*`).
     for (const arg of args) {
       if (arg.value !== null && (arg.isGlob || arg.value.startsWith("~"))) {
         checkPath(arg.value, "the word", arg.span, arg.isGlob);
+      }
+      // bash expands `~` after `=` and `:` in a word shaped like an assignment (`a=~` is $HOME).
+      const assigned = arg.value === null ? null : /^[A-Za-z_]\w*=(.*)$/s.exec(arg.value);
+      for (const part of assigned?.[1]?.split(":") ?? []) {
+        if (part.startsWith("~")) checkPath(part, "the word", arg.span, arg.isGlob);
       }
     }
   } else {
@@ -509,13 +555,10 @@ function judgeCommand(command: SimpleCommand, context: CommandContext, judge: Ma
   if (literals.some((value) => value.includes("$(") || value.includes("`"))) {
     // Arithmetic, array subscripts (test -v 'a[$(cmd)]', printf -v) and eval re-read such text.
     mark("needs_approval", "quoted $(…) or `…` can run if the text is evaluated again");
-  } else if (
-    (program === "test" || program === "[") &&
-    literals.includes("-v") &&
-    literals.some((value) => /[$`[]/.test(value))
-  ) {
+  } else if ((program === "test" || program === "[") && literals.includes("-v")) {
     // `test -v 'a[…]'` expands the subscript and evaluates it as arithmetic: `a[KEY]` prints a
-    // variable that is no number, and `a[PATH=0]` sets one.
+    // variable that is no number, and `a[PATH=0]` sets one. Without one it still tells whether
+    // the environment holds a variable.
     mark("needs_approval", "test -v evaluates the subscript of the name it is given");
   }
 
