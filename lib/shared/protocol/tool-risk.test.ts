@@ -317,6 +317,8 @@ const TABLE: readonly [command: string, expected: ToolRiskClass, reason: RegExp]
   ["grep -rm 5 x src", "read_only", /grep only reads/],
   ["echo a=~ b=x:~-", "refused", /home directory/],
   ["test -v HOME", "needs_approval", /test -v evaluates/],
+  ["cd api .ssh && cat id_rsa", "needs_approval", /goes elsewhere in zsh/],
+  ["cd +1 && cat id_rsa", "needs_approval", /goes elsewhere in zsh/],
   ["cd -L - && cat x", "needs_approval", /cd without a directory goes to \$HOME or back/],
   ["cd -- - && cat x", "needs_approval", /cd without a directory goes to \$HOME or back/],
   ["diff --from-file=./../.secret README.md", "refused", /leaves the workspace/],

@@ -680,6 +680,12 @@ function judgeCommand(command: SimpleCommand, context: CommandContext, judge: Ma
         );
         return;
       }
+      // zsh, the shell a session may run in, reads `cd a b` as "replace a by b in $PWD" and
+      // `cd +1` as a place from the directory stack: either can lead anywhere.
+      if (operands.length > 1 || /^[+-]/.test(operands[0]?.value ?? "")) {
+        mark("needs_approval", "cd with two operands or +N goes elsewhere in zsh");
+        return;
+      }
       break;
     default:
       break;
