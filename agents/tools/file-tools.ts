@@ -67,9 +67,10 @@ async function withOpened<T>(
   requested: string,
   flags: number,
   action: (handle: FileHandle) => Promise<T>,
+  options: { isWritten?: boolean } = {},
 ): Promise<T> {
   return withFsErrors(requested, async () => {
-    const handle = await openInWorkspace(context.workspace, requested, flags);
+    const handle = await openInWorkspace(context.workspace, requested, flags, options);
     try {
       return await action(handle);
     } finally {
@@ -86,33 +87,33 @@ function sandboxOwner(context: ToolContext): { uid: number; gid: number } | null
   return context.sandbox.status === "sandboxed" ? context.sandbox.settings.identity : null;
 }
 
-/** What is at `requested` now, for the gate's card; never throws (what cannot be read says why). */
+/**
+ * What is at `requested` now, for the gate's card. A path through a link is refused before the
+ * gate is asked (resolveUnlinkedPath); what else cannot be read is sent as such, saying why, for
+ * the gate to judge and record.
+ */
 async function findOnDisk(context: ToolContext, requested: string): Promise<FileOnDisk> {
   try {
-    const handle = await openInWorkspace(context.workspace, requested, constants.O_RDONLY);
+    const handle = await openInWorkspace(context.workspace, requested, constants.O_RDONLY, {
+      isWritten: true,
+    });
     try {
       return await readOpenedFile(handle);
     } finally {
       await handle.close();
     }
   } catch (error) {
+    if (error instanceof LinkedPathError) throw error;
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return { kind: "absent" };
     return { kind: "unreadable", detail: explainFsError(error, requested).message };
   }
 }
 
-/**
- * Refused before the gate is asked when the path goes through a link (resolveUnlinkedPath); any
- * other problem with the path is the gate's to judge and record, with the file sent as unreadable.
- */
 async function snapshotOf(
   tool: string,
   args: Record<string, unknown> & { path: string },
   context: ToolContext,
 ): Promise<FileChange> {
-  await resolveUnlinkedPath(context.workspace, args.path).catch((error: unknown) => {
-    if (error instanceof LinkedPathError) throw error;
-  });
   return snapshotFileChange(tool, args, args.path, await findOnDisk(context, args.path));
 }
 
@@ -135,7 +136,7 @@ async function withGuardedFile<T>(
   guard: FileGuard | undefined,
   action: (handle: FileHandle) => Promise<T>,
 ): Promise<T> {
-  if (!guard) return withOpened(context, requested, flags, action);
+  if (!guard) return withOpened(context, requested, flags, action, { isWritten: true });
   const wasAbsent = guard.baseHash === FILE_ABSENT;
   const mayCreate = (flags & constants.O_CREAT) !== 0;
   // O_EXCL: a file that appeared since the check is not silently overwritten.
@@ -145,7 +146,9 @@ async function withGuardedFile<T>(
       : constants.O_RDWR;
   let handle: FileHandle;
   try {
-    handle = await openInWorkspace(context.workspace, requested, guardedFlags);
+    handle = await openInWorkspace(context.workspace, requested, guardedFlags, {
+      isWritten: true,
+    });
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === "EEXIST") throw fileChanged(requested, "was created");
@@ -282,7 +285,6 @@ export const editFileTool = defineTool({
   argsSchema: editFileArgsSchema,
   snapshot: (args, context) => snapshotOf("edit_file", args, context),
   run: async (args, context, guard) => {
-    await withFsErrors(args.path, () => resolveUnlinkedPath(context.workspace, args.path));
     await withGuardedFile(context, args.path, constants.O_RDWR, guard, async (handle) => {
       const info = await handle.stat();
       if (!info.isFile()) throw new Error(`${args.path} is not a regular file`);

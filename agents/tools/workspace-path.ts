@@ -102,8 +102,10 @@ export async function openInWorkspace(
   workspace: string,
   requested: string,
   flags: number,
+  { isWritten = false }: { isWritten?: boolean } = {},
 ): Promise<FileHandle> {
-  const resolved = await resolveWorkspacePath(workspace, requested);
+  const resolve = isWritten ? resolveUnlinkedPath : resolveWorkspacePath;
+  const resolved = await resolve(workspace, requested);
   let handle: FileHandle;
   try {
     // O_NONBLOCK: opening a FIFO would otherwise wait forever for a writer.

@@ -131,8 +131,14 @@ async function decidePreToolUse(
       `Handshake: the path goes through the symbolic link ${link}, so the card would show another file than the one written; name the file itself`,
     );
   }
-  const readFile = () => snapshotLocalFile(tool, args, input.cwd);
-  const file = await readFile();
+  const file = await snapshotLocalFile(tool, args, input.cwd);
+  // The first ask sends the file as just read; a retry reads it again, to prove it unchanged.
+  let firstRead: typeof file | null = file;
+  const readFile = async () => {
+    const read = firstRead ?? (await snapshotLocalFile(tool, args, input.cwd));
+    firstRead = null;
+    return read;
+  };
   if (file?.unshown?.reason === "does_not_apply") {
     const { detail } = file.unshown;
     return preToolUse("deny", detail ? `${EDIT_DOES_NOT_APPLY} (${detail})` : EDIT_DOES_NOT_APPLY);

@@ -63,9 +63,10 @@ function writtenPathOf(tool: string, args: Record<string, unknown>): string | nu
 
 /**
  * The first symbolic link on the way from the session's directory to the file a Write, Edit,
- * MultiEdit or NotebookEdit names (relative to that directory), or null. Through a link the write lands on its
- * target (`notes.txt` → `~/.bashrc`), while the card, the gate and the Lead's path rules judge the
- * name as written: the hook denies such a call rather than show one file under another's name.
+ * MultiEdit or NotebookEdit names (relative to that directory), or null. Through a link the write
+ * lands on its target (`notes.txt` → `~/.bashrc`), while the card, the gate and the Lead's path
+ * rules judge the name as written: the hook denies such a call rather than show one file under
+ * another's name.
  */
 export async function findLinkOnTheWay(
   tool: string,
