@@ -22,6 +22,8 @@ const PLAIN: readonly string[] = [
   "find . -name '*.ts' -newer package.json",
   // Plain, and read alike: the classifier judges what it does (find -delete needs the Lead).
   "find . 2>&- -delete",
+  "test a = b",
+  "grep -c a== README.md",
 ];
 
 const NOT_PLAIN: readonly string[] = [
@@ -48,6 +50,13 @@ const NOT_PLAIN: readonly string[] = [
   "ls && ",
   "; ls",
   "ls;;",
+  // zsh reads these otherwise than bash (decision 073).
+  "cat =deploy.sh",
+  "cat ''=deploy.sh",
+  "cat < =deploy.sh",
+  "ls <1-5>&- env",
+  "cat x<1-5>&- env",
+  "cat README.md 2<-5>&- env",
 ];
 
 describe("readPlainCommands", () => {

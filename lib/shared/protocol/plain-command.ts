@@ -11,6 +11,11 @@ import type { ShellAnalysis } from "./shell-command";
  * descriptor to `/dev/null` or another descriptor, `<` from a plain word, and here-docs of plain
  * text. A command is plain when this reading succeeds and gives the same simple commands, word for
  * word, as the parse.
+ *
+ * The session's shell may be zsh (decision 073), so the subset also leaves out what zsh reads
+ * otherwise than bash: a word starting with `=` (zsh puts the path of that program on $PATH in its
+ * place) and `<` from a file with a `>` right after it (`<1-5>` is one word to zsh, a glob for the
+ * numbers 1 to 5, so the `&` after it ends the command).
  */
 
 /** One simple command as the lexer reads it: its words, and how many redirections it has. */
@@ -93,6 +98,7 @@ class PlainLexer {
     while (this.source[this.index] === " ") this.index++;
     const operator = match[2] as string;
     const target = this.readWord();
+    if (this.source[this.index] === ">" || this.source[this.index] === "<") throw new NotPlain();
     const isDescriptor = /^(\d|-)$/.test(target);
     const isPlainTarget =
       operator === ">&" || operator === "<&"
@@ -160,6 +166,8 @@ class PlainLexer {
       isEmpty = false;
     }
     if (isEmpty) throw new NotPlain();
+    // A lone `=` (`test a = b`) is itself in both shells.
+    if (value.startsWith("=") && value.length > 1) throw new NotPlain();
     return value;
   }
 }

@@ -182,6 +182,54 @@ function usesOption(argument: string, option: string): boolean {
   return /^-[^-]/.test(argument) && argument.slice(1).includes(option.slice(1));
 }
 
+/** A number zsh's arithmetic reads as itself: evaluating it expands and runs nothing. */
+const PLAIN_NUMBER = /^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i;
+/** A printf conversion with its flags, width and precision; `%%` is a percent sign. */
+const PRINTF_CONVERSION = /%(%|[^%a-zA-Z]*[a-zA-Z]?)/g;
+/** printf conversions whose argument zsh takes as text, not as an arithmetic expression. */
+const TEXT_CONVERSIONS: ReadonlySet<string> = new Set(["s", "b", "q", "c"]);
+const TEST_ARITHMETIC = new Set(["-t", "-eq", "-ne", "-lt", "-le", "-gt", "-ge"]);
+const TEST_CONNECTIVES = new Set(["!", "-a", "-o", "(", ")", "]"]);
+
+/**
+ * zsh evaluates printf's numeric arguments (`%d`, `%f`, a `*` width) and `test -t`'s operand as
+ * arithmetic, where bash reads them as numbers: a subscript on a variable runs the `$(…)` it
+ * expands to, built at run time or not (`'HOME[${(e):-${(#):-36}(id)}1]'`), and `PATH=1` assigns.
+ * Plain numbers are safe, whatever the shell.
+ */
+function evaluatesAsArithmeticInZsh(program: string, literals: string[]): boolean {
+  if (program === "printf") {
+    const [format, ...values] = literals.filter((value, index) => index > 0 || value !== "--");
+    const conversions = [...(format ?? "").matchAll(PRINTF_CONVERSION)]
+      .map((match) => match[1] ?? "")
+      .filter((conversion) => conversion !== "%");
+    // What each argument is read as, in order: a `*` takes one as a number before its own. The
+    // format is used again while arguments are left. `%2$d` takes them out of order: any may be.
+    const isArithmeticSlot = conversions.flatMap((conversion) => [
+      ...[...conversion.matchAll(/\*/g)].map(() => true),
+      !TEXT_CONVERSIONS.has(conversion.slice(-1)),
+    ]);
+    const isPositional = conversions.some((conversion) => conversion.includes("$"));
+    return values.some(
+      (value, index) =>
+        !PLAIN_NUMBER.test(value) &&
+        (isPositional
+          ? isArithmeticSlot.includes(true)
+          : isArithmeticSlot[index % Math.max(isArithmeticSlot.length, 1)] === true),
+    );
+  }
+  if (program === "test" || program === "[") {
+    return (
+      literals.some((value) => TEST_ARITHMETIC.has(value)) &&
+      literals.some(
+        (value) =>
+          !PLAIN_NUMBER.test(value) && !TEST_ARITHMETIC.has(value) && !TEST_CONNECTIVES.has(value),
+      )
+    );
+  }
+  return false;
+}
+
 function isSensitiveVariable(name: string): boolean {
   const base = name.split("[")[0] as string;
   return SENSITIVE_VARIABLES.some((pattern) =>
@@ -560,6 +608,11 @@ function judgeCommand(command: SimpleCommand, context: CommandContext, judge: Ma
     // variable that is no number, and `a[PATH=0]` sets one. Without one it still tells whether
     // the environment holds a variable.
     mark("needs_approval", "test -v evaluates the subscript of the name it is given");
+  } else if (evaluatesAsArithmeticInZsh(program, literals)) {
+    mark(
+      "needs_approval",
+      `zsh, a session's shell, evaluates ${program}'s numbers as arithmetic, which can run code`,
+    );
   }
 
   const joined = [program, ...values.map((value) => value ?? "?")].join(" ");
@@ -681,9 +734,10 @@ function judgeCommand(command: SimpleCommand, context: CommandContext, judge: Ma
         return;
       }
       // zsh, the shell a session may run in, reads `cd a b` as "replace a by b in $PWD" and
-      // `cd +1` as a place from the directory stack: either can lead anywhere.
-      if (operands.length > 1 || /^[+-]/.test(operands[0]?.value ?? "")) {
-        mark("needs_approval", "cd with two operands or +N goes elsewhere in zsh");
+      // `cd +1` as a place from the directory stack: either can lead anywhere. A glob can expand
+      // to two names (`cd [aw]??` is `cd api web`).
+      if (operands.length > 1 || operands[0]?.isGlob || /^[+-]/.test(operands[0]?.value ?? "")) {
+        mark("needs_approval", "cd with two operands, a glob or +N goes elsewhere in zsh");
         return;
       }
       break;
