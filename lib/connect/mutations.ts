@@ -4,7 +4,8 @@ import { evictActorsAfterCommit } from "../auth/actor-cache";
 import { getAuth } from "../auth/auth";
 import { lockAgent } from "../agents/data";
 import { startNewIncarnation } from "../agents/mutations";
-import { isAgentActive, type Connector } from "../shared/agents/schema";
+import { connectorCwdOf, isAgentActive, type Connector } from "../shared/agents/schema";
+import { isBelowWorkspaceRoot, workspaceRootOf } from "../shared/protocol/tool-risk";
 import { setAgentState } from "../agents/state";
 import { toAgentView, type AgentView } from "../agents/views";
 import { isUniqueViolation, type Db } from "../db";
@@ -95,12 +96,24 @@ async function answerExisting(tx: Db, secret: string, found: Agent): Promise<Con
   return { agent: toAgentView(agent), token, isCreated: false, row: agent };
 }
 
+/**
+ * A teammate works in its parent's directory or below it, never wider: Claude Code puts a worktree
+ * subagent at the root of the repository, which may hold the parent's directory, and judged from
+ * there every read in the repository would run at once. Anywhere else it is judged from its
+ * parent's directory, where its calls, made elsewhere, find nothing that runs at once.
+ */
+function cwdWithin(cwd: string, parentCwd: string | undefined): string {
+  if (parentCwd === undefined) return cwd;
+  const root = workspaceRootOf(parentCwd);
+  return root !== null && isBelowWorkspaceRoot(cwd, root) ? cwd : parentCwd;
+}
+
 async function connectOne(
   tx: Db,
   caller: TokenActor,
   secret: string,
   input: ConnectSessionInput,
-  parent: { row: Agent } | { name: string | null },
+  parent: { row: Agent } | { name: string | null; connector: unknown },
 ): Promise<Connected> {
   const key = connectorKeyOf(caller.tokenId, input.sessionId, input.agentId);
   // Concurrent calls for one session queue here, so exactly one of them creates its agent.
@@ -109,6 +122,7 @@ async function connectOne(
   if (existing) return answerExisting(tx, secret, existing);
 
   const parentRow = "row" in parent ? parent.row : null;
+  const parentCwd = connectorCwdOf("row" in parent ? parent.row.connector : parent.connector);
   const name = parentRow
     ? await pickName(tx, parentRow.name, key, "t")
     : await pickName(tx, slugOf(input.cwd), key, "");
@@ -116,7 +130,7 @@ async function connectOne(
     sessionId: input.sessionId,
     agentId: input.agentId ?? null,
     agentType: input.agentType ?? null,
-    cwd: input.cwd,
+    cwd: cwdWithin(input.cwd, parentCwd),
     model: input.model ?? null,
     parent: parentRow ? parentRow.name : "name" in parent ? parent.name : null,
     parentSessionId: input.parentSessionId ?? null,
@@ -170,18 +184,22 @@ export async function connectSession(
         await lockLiveApiToken(tx, caller.tokenId);
         if (input.agentId) {
           const { agentId: _agentId, agentType: _agentType, ...session } = input;
-          const sessionAgent = await connectOne(tx, caller, secret, session, { name: null });
+          const sessionAgent = await connectOne(tx, caller, secret, session, {
+            name: null,
+            connector: null,
+          });
           return connectOne(tx, caller, secret, input, { row: sessionAgent.row });
         }
-        const parentName = input.parentSessionId
-          ? ((
-              await tx.agent.findUnique({
-                where: { connectorKey: connectorKeyOf(caller.tokenId, input.parentSessionId) },
-                select: { name: true },
-              })
-            )?.name ?? null)
+        const parentSession = input.parentSessionId
+          ? await tx.agent.findUnique({
+              where: { connectorKey: connectorKeyOf(caller.tokenId, input.parentSessionId) },
+              select: { name: true, connector: true },
+            })
           : null;
-        return connectOne(tx, caller, secret, input, { name: parentName });
+        return connectOne(tx, caller, secret, input, {
+          name: parentSession?.name ?? null,
+          connector: parentSession?.connector ?? null,
+        });
       });
       return answer;
     } catch (error) {

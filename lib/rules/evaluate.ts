@@ -4,7 +4,7 @@ import type { Agent, Prisma } from "../generated/prisma/client";
 import { hashToolCall } from "../protocol/tool-approval";
 import type { RequiredApprovals } from "../requests/approvals";
 import { newRequestId } from "../requests/request-id";
-import { connectorSchema } from "../shared/agents/schema";
+import { connectorCwdOf } from "../shared/agents/schema";
 import type { DecidedBy } from "../shared/api/request";
 import { analyzeShellCommand } from "../shared/protocol/shell-command";
 import { isBelowWorkspaceRoot, workspaceRootOf, type ToolRisk } from "../shared/protocol/tool-risk";
@@ -22,8 +22,7 @@ type RuleAgent = Pick<Agent, "name" | "role" | "ownerTokenId" | "connector" | "c
 type StoredRule = JudgedRule;
 
 function sessionRootOf(agent: RuleAgent): string | null {
-  const parsed = connectorSchema.safeParse(agent.connector);
-  return workspaceRootOf(parsed.success ? parsed.data.cwd : undefined);
+  return workspaceRootOf(connectorCwdOf(agent.connector));
 }
 
 /** Who a rule's scope is compared with: the agent, its role, its `connect` token, its project. */

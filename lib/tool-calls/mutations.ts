@@ -16,7 +16,7 @@ import {
   workspaceRootOf,
   type ToolRisk,
 } from "../shared/protocol/tool-risk";
-import { connectorSchema } from "../shared/agents/schema";
+import { connectorCwdOf } from "../shared/agents/schema";
 import { createRequestInTransaction } from "../requests/mutations";
 import { raiseRequiredApprovals } from "../requests/approvals";
 import { decideWithRules, type RuleApprovals } from "../rules/evaluate";
@@ -149,18 +149,13 @@ function isConnected(agent: Pick<Agent, "connectorKey">): boolean {
   return agent.connectorKey !== null;
 }
 
-function sessionCwdOf(agent: Pick<Agent, "connector">): string | undefined {
-  const parsed = connectorSchema.safeParse(agent.connector);
-  return parsed.success ? parsed.data.cwd : undefined;
-}
-
 /**
  * The directory a connected session's call is judged against. A call's own directory may narrow
  * the session's (a `cd` into a subdirectory), never widen it: a shell that stands above or beside
  * the session's directory (`cd ..` approved once) has no directory that bounds its reads.
  */
 function judgedCwdOf(agent: Pick<Agent, "connector">, callCwd: string | undefined) {
-  const sessionCwd = sessionCwdOf(agent);
+  const sessionCwd = connectorCwdOf(agent.connector);
   if (callCwd === undefined) return sessionCwd;
   const sessionRoot = workspaceRootOf(sessionCwd);
   return sessionRoot !== null && isBelowWorkspaceRoot(callCwd, sessionRoot) ? callCwd : undefined;

@@ -64,3 +64,9 @@ export const connectorSchema = z.strictObject({
   parentSessionId: z.string().nullable(),
 });
 export type Connector = z.infer<typeof connectorSchema>;
+
+/** The directory a connected agent was registered in; undefined for a worker or a row in error. */
+export function connectorCwdOf(connector: unknown): string | undefined {
+  const parsed = connectorSchema.safeParse(connector);
+  return parsed.success ? parsed.data.cwd : undefined;
+}
