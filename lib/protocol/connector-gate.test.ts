@@ -22,11 +22,25 @@ const READS: [string, Record<string, unknown>][] = [
   ["Bash", { command: "ls -la" }],
   ["Bash", { command: "cat README.md | head -5" }],
   ["Bash", { command: "grep -rn foo src" }],
+  ["Bash", { command: "cd ./src && ls" }],
+  ["Bash", { command: "cd /home/ada/api/src && ls .." }],
 ];
 
 const NEEDS_APPROVAL: [string, Record<string, unknown>][] = [
   ["Read", { file_path: "/home/ada/.ssh/config" }],
   ["LS", { path: "/" }],
+  // Claude Code trims a path, then expands its `~` (claude-code.test.ts, with the real CLI).
+  ["Glob", { pattern: "*", path: " ~/.ssh" }],
+  ["Grep", { pattern: ".", path: "\t~" }],
+  ["Grep", { pattern: ".", path: "src\u00a0" }],
+  ["Read", { file_path: "\ufeff~/.aws/credentials" }],
+  ["Read", { file_path: "/dev/fd/3" }],
+  // The user's shell: its functions' bodies, and `cd NAME` through CDPATH or CDABLE_VARS.
+  ["Bash", { command: "which deploy" }],
+  ["Bash", { command: "type -f deploy" }],
+  ["Bash", { command: "cd src && ls" }],
+  ["Bash", { command: "cd -- HOME && cat .secret" }],
+  ["Grep", { pattern: ".", path: "/dev/stdin" }],
   ["Bash", { command: "rm notes.txt" }],
   ["Bash", { command: "echo x > notes.txt" }],
   ["Bash", { command: "npm test" }],

@@ -5,7 +5,7 @@ import {
   workspaceRootOf,
 } from "../shared/protocol/tool-risk";
 import { isPlainAsParsed } from "../shared/protocol/plain-command";
-import { loadShellParser } from "../shared/protocol/shell-command";
+import { loadShellParser, type ShellAnalysis } from "../shared/protocol/shell-command";
 
 /**
  * The gate for a connected Claude Code session. Its tools run unsandboxed on the user's machine,
@@ -62,10 +62,38 @@ function readOutsideRoot(tool: string, args: Record<string, unknown>, root: stri
     const value = args[field];
     if (value === undefined && !isRequired) continue;
     if (typeof value !== "string") return `${tool} without a ${field} string`;
+    // Claude Code trims a path before it expands `~` in it: ` ~/.ssh` is the home's .ssh.
+    if (value !== value.trim()) {
+      return `${tool} ${field} ${JSON.stringify(value)} has white space at an end, which Claude Code drops`;
+    }
+    // A descriptor or a device is no file of the session's (`/dev/fd/3` is whatever fd 3 holds).
+    if (value === "/dev" || value.startsWith("/dev/")) {
+      return `${tool} ${field} ${value} is a device, not a file in the session's directory`;
+    }
     const isPattern = tool === "Glob" && field === "pattern";
     // Brace expansion (`{..,src}`) can make `..` out of a pattern that reads as staying inside.
     if ((isPattern && value.includes("..")) || !isInsideWorkspaceRoot(value, root, isPattern)) {
       return `${tool} ${field} ${value} is outside the session's directory`;
+    }
+  }
+  return null;
+}
+
+/**
+ * What the user's own shell holds and the classifier cannot see: aliases and functions from the
+ * rc file Claude Code sources (`which -m '*'` prints every body, tokens and all), and the places
+ * `cd NAME` finds before `./NAME` (CDPATH; zsh's CDABLE_VARS, with which `cd HOME` is $HOME). A
+ * worker's shell, in the sandbox with a clean environment, has neither.
+ */
+function userShellProblem(analysis: ShellAnalysis): string | null {
+  for (const command of analysis.commands) {
+    const name = command.name?.value;
+    if (name === "which" || name === "type") {
+      return `${name} prints the user's aliases and functions, which may hold secrets`;
+    }
+    const directory = command.args.find((arg) => !arg.value?.startsWith("-"))?.value;
+    if (name === "cd" && directory && !/^(\/|\.\.?(\/|$))/.test(directory)) {
+      return `cd ${directory} may go where the user's shell finds ${directory} (CDPATH, a variable): ./${directory} is the session's`;
     }
   }
   return null;
@@ -129,6 +157,9 @@ export async function classifyConnectorCall(
         analysis: risk.analysis,
       };
     }
+    const unseen =
+      risk.class === "read_only" && risk.analysis ? userShellProblem(risk.analysis) : null;
+    if (unseen) return { ...needsApproval(unseen, risk.reasons), analysis: risk.analysis };
     if (risk.class === "read_only") return risk;
     const why = risk.reasons
       .filter((reason) => reason.class === risk.class)

@@ -86,9 +86,13 @@ async function installedProject(url: string): Promise<Project> {
 
 type ClaudeRun = { code: number | null; output: { permission_denials?: unknown[] } };
 
-function runClaude(project: Project, prompt = "Write the greeting file."): Promise<ClaudeRun> {
+function runClaude(
+  project: Project,
+  prompt = "Write the greeting file.",
+  options: string[] = [],
+): Promise<ClaudeRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn(claudeCodeBinary(), ["-p", prompt, "--output-format", "json"], {
+    const child = spawn(claudeCodeBinary(), ["-p", prompt, "--output-format", "json", ...options], {
       cwd: project.dir,
       stdio: ["ignore", "pipe", "pipe"],
       env: {
@@ -211,6 +215,33 @@ describe("the real Claude Code CLI behind Handshake", () => {
       expect(toolResultsSince(seen).some((result) => result.text.includes("FILE_CHANGED"))).toBe(
         true,
       );
+    } finally {
+      scriptedCall = GREETING_CALL;
+    }
+  }, 120_000);
+
+  // Red team: Claude Code trims a Glob's or Grep's `path`, then expands its `~`, after the hook
+  // has seen it as the model wrote it. ` ~/.ssh` read as a directory in the session's, and the
+  // key was listed at once.
+  it("a Glob path padded with a space is the home's: it waits for the Lead", async () => {
+    const project = await installedProject(handshake.url);
+    await mkdir(path.join(project.home, ".ssh"));
+    await writeFile(path.join(project.home, ".ssh", "id_rsa"), "KEY\n");
+    scriptedCall = { name: "Glob", input: { pattern: "*", path: " ~/.ssh" } };
+    try {
+      const seen = stub.requests.length;
+      // Claude Code 2.1.328 offers Glob only when the launch names it.
+      const running = runClaude(project, "List the keys.", ["--allowedTools", "Glob"]);
+      const request = await pendingApproval(project);
+      expect(request.payload).toMatchObject({ tool: "Glob", args: { path: " ~/.ssh" } });
+      await handshake.lead.decide(request.id, {
+        type: "tool_approval_response",
+        approve: false,
+        feedback: "not the home directory",
+      });
+      const run = await running;
+      expect(run.output.permission_denials).toHaveLength(1);
+      expect(toolResultsSince(seen).some((result) => result.text.includes("id_rsa"))).toBe(false);
     } finally {
       scriptedCall = GREETING_CALL;
     }

@@ -99,7 +99,7 @@ describe("a connected session's read_only Bash, round two (red team)", () => {
 
   it("plain reads inside the directory still run at once; an if is beyond plain", async () => {
     for (const command of [
-      "cd src && cat ../README.md",
+      "cd ./src && cat ../README.md",
       "cat <<'EOF'\nhello\nEOF",
       "file -b README.md",
     ]) {

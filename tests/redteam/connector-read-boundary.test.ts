@@ -97,7 +97,7 @@ describe("a connected session's read_only Bash reads outside its directory (red 
 
   it("plain reads inside the directory still run at once", async () => {
     for (const command of [
-      "cd src && cat ../README.md",
+      "cd ./src && cat ../README.md",
       "cat README.md",
       "diff README.md src/../README.md",
       "cat <<EOF\nhello\nEOF",

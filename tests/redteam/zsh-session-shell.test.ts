@@ -44,6 +44,15 @@ const RUNS_A_PROGRAM = [
   `printf '%*s' ${RUNS_PWNED} x`,
   `test -t ${RUNS_PWNED}`,
   "printf %d 'PATH=1' && ls",
+  // Round two: zsh reads the format's escapes before its directives (`\u0025` is `%`, `\144` a
+  // `d`, `\052` a `*`), and a glob is as many arguments as it matches (a.txt and b.txt).
+  `printf '\\u0025d' ${RUNS_PWNED}`,
+  `printf '%\\144s' ${RUNS_PWNED}`,
+  `printf '%\\052s' ${RUNS_PWNED} x`,
+  "printf 'x\\U00000025d' 'PATH=1' && ls",
+  `printf -- '%s%s%d' *.txt ${RUNS_PWNED} 0`,
+  // With `zmodload zsh/stat` in the user's rc, stat is zsh's, and -A names an array to assign.
+  `stat -A ${RUNS_PWNED} README.md`,
 ];
 
 const PRINTS_THE_ENVIRONMENT = ["ls <1-5>&- env", "cat README.md 2<1-5>&- env", "cat x<1-5>&- env"];
@@ -51,6 +60,17 @@ const PRINTS_THE_ENVIRONMENT = ["ls <1-5>&- env", "cat README.md 2<1-5>&- env", 
 const READS_A_PROGRAM_ON_PATH = ["cat =deploy.sh", "cat < =deploy.sh", "cat ''=deploy.sh"];
 
 const READS_THE_SIBLING = ["cd [aw]?? && cat .env"];
+
+/**
+ * What the user's rc file holds, which Claude Code sources before each command: a function with a
+ * token (`which` and `type` print its body), and zsh's CDABLE_VARS, with which `cd HOME` is $HOME.
+ */
+const USER_TOKEN = "ghp_FAKE-in-a-function";
+const READS_THE_USERS_SHELL: [command: string, prints: string][] = [
+  ["which deploy", USER_TOKEN],
+  ["type -f deploy", USER_TOKEN],
+  ["cd HOME && cat .secret", SECRET],
+];
 
 let user: UserHome;
 let cwd: string;
@@ -68,6 +88,13 @@ beforeAll(() => {
   mkdirSync(path.join(cwd, "web"));
   mkdirSync(path.join(user.home, "web"));
   writeFileSync(path.join(user.home, "web", ".env"), `${SIBLING_SECRET}\n`);
+  writeFileSync(path.join(cwd, "a.txt"), "a\n");
+  writeFileSync(path.join(cwd, "b.txt"), "b\n");
+  // `zsh -c` reads ~/.zshenv, as Claude Code's snapshot carries the user's rc file.
+  writeFileSync(
+    path.join(user.home, ".zshenv"),
+    `deploy() { export GITHUB_TOKEN=${USER_TOKEN}; }\nsetopt CDABLE_VARS\nzmodload zsh/stat\n`,
+  );
 });
 
 beforeEach(() => user.resetProject());
@@ -78,6 +105,7 @@ const ALL = [
   ...RUNS_A_PROGRAM,
   ...PRINTS_THE_ENVIRONMENT,
   ...READS_A_PROGRAM_ON_PATH,
+  ...READS_THE_USERS_SHELL.map(([command]) => command),
   ...READS_THE_SIBLING,
 ];
 
@@ -104,6 +132,10 @@ describe("a connected session's read_only Bash, run by zsh (red team)", () => {
     expect(user.runInZsh(command)).toContain(SIBLING_SECRET);
   });
 
+  it.each(READS_THE_USERS_SHELL)("%j prints what the user's zsh holds", (command, prints) => {
+    expect(user.runInZsh(command)).toContain(prints);
+  });
+
   it.each(ALL)("%j is not run at once", async (command) => {
     const risk = await classifyConnectorCall("Bash", { command }, cwd);
     expect(risk.class).toBe("needs_approval");
@@ -115,7 +147,7 @@ describe("a connected session's read_only Bash, run by zsh (red team)", () => {
       "printf '%.2f' 3.14159",
       "test -t 1 || cat README.md",
       "test 3 -eq 3 && echo same",
-      "cd src && ls",
+      "cd ./src && ls",
       "cat README.md 2>/dev/null",
       "echo a=b",
     ]) {

@@ -93,7 +93,8 @@ export const READ_ONLY_COMMANDS: Readonly<Record<string, ReadOnlyCommand>> = {
       "--files0-from",
     ],
   },
-  stat: {},
+  // zsh's stat module (`zmodload zsh/stat`, in a user's rc) assigns with -A and -H.
+  stat: { deniedOptions: ["-A", "-H"] },
   tac: {},
   tail: {},
   test: {},

@@ -191,39 +191,56 @@ const TEXT_CONVERSIONS: ReadonlySet<string> = new Set(["s", "b", "q", "c"]);
 const TEST_ARITHMETIC = new Set(["-t", "-eq", "-ne", "-lt", "-le", "-gt", "-ge"]);
 const TEST_CONNECTIVES = new Set(["!", "-a", "-o", "(", ")", "]"]);
 
+/** A word zsh's arithmetic cannot run anything from: a plain number, written as one. */
+function isPlainNumber(word: ShellWord): boolean {
+  return word.value !== null && !word.isGlob && PLAIN_NUMBER.test(word.value);
+}
+
 /**
  * zsh evaluates printf's numeric arguments (`%d`, `%f`, a `*` width) and `test -t`'s operand as
  * arithmetic, where bash reads them as numbers: a subscript on a variable runs the `$(…)` it
  * expands to, built at run time or not (`'HOME[${(e):-${(#):-36}(id)}1]'`), and `PATH=1` assigns.
- * Plain numbers are safe, whatever the shell.
+ * Plain numbers are safe, whatever the shell. A glob is as many words as it matches, so with one
+ * among them which word lands in which slot is unknown.
  */
-function evaluatesAsArithmeticInZsh(program: string, literals: string[]): boolean {
+function evaluatesAsArithmeticInZsh(program: string, args: ShellWord[]): boolean {
+  const hasGlob = args.some((arg) => arg.isGlob);
   if (program === "printf") {
-    const [format, ...values] = literals.filter((value, index) => index > 0 || value !== "--");
-    const conversions = [...(format ?? "").matchAll(PRINTF_CONVERSION)]
+    const [format, ...values] = args[0]?.value === "--" ? args.slice(1) : args;
+    const formatText = format?.value ?? "";
+    const conversions = [...formatText.matchAll(PRINTF_CONVERSION)]
       .map((match) => match[1] ?? "")
       .filter((conversion) => conversion !== "%");
     // What each argument is read as, in order: a `*` takes one as a number before its own. The
-    // format is used again while arguments are left. `%2$d` takes them out of order: any may be.
+    // format is used again while arguments are left.
     const isArithmeticSlot = conversions.flatMap((conversion) => [
       ...[...conversion.matchAll(/\*/g)].map(() => true),
       !TEXT_CONVERSIONS.has(conversion.slice(-1)),
     ]);
-    const isPositional = conversions.some((conversion) => conversion.includes("$"));
+    // zsh reads the format's escapes before its directives: `\u0025d` is `%d`, `%\144s` is `%ds`,
+    // `%\052s` has a `*`. `%2$d` takes arguments out of order. Then any argument may be a number.
+    const isAnySlot =
+      hasGlob ||
+      format?.value === null ||
+      /\\[uU]/.test(formatText) ||
+      conversions.some((conversion) => conversion.includes("\\"));
+    const isOutOfOrder = conversions.some((conversion) => conversion.includes("$"));
     return values.some(
       (value, index) =>
-        !PLAIN_NUMBER.test(value) &&
-        (isPositional
-          ? isArithmeticSlot.includes(true)
-          : isArithmeticSlot[index % Math.max(isArithmeticSlot.length, 1)] === true),
+        !isPlainNumber(value) &&
+        (isAnySlot ||
+          (isOutOfOrder
+            ? isArithmeticSlot.includes(true)
+            : isArithmeticSlot[index % Math.max(isArithmeticSlot.length, 1)] === true)),
     );
   }
   if (program === "test" || program === "[") {
+    const isArithmetic = (arg: ShellWord) => TEST_ARITHMETIC.has(arg.value ?? "");
     return (
-      literals.some((value) => TEST_ARITHMETIC.has(value)) &&
-      literals.some(
-        (value) =>
-          !PLAIN_NUMBER.test(value) && !TEST_ARITHMETIC.has(value) && !TEST_CONNECTIVES.has(value),
+      (hasGlob || args.some(isArithmetic)) &&
+      args.some(
+        (arg) =>
+          !isPlainNumber(arg) && !isArithmetic(arg) && !TEST_CONNECTIVES.has(arg.value ?? ""),
       )
     );
   }
@@ -608,7 +625,7 @@ function judgeCommand(command: SimpleCommand, context: CommandContext, judge: Ma
     // variable that is no number, and `a[PATH=0]` sets one. Without one it still tells whether
     // the environment holds a variable.
     mark("needs_approval", "test -v evaluates the subscript of the name it is given");
-  } else if (evaluatesAsArithmeticInZsh(program, literals)) {
+  } else if (evaluatesAsArithmeticInZsh(program, args)) {
     mark(
       "needs_approval",
       `zsh, a session's shell, evaluates ${program}'s numbers as arithmetic, which can run code`,
@@ -736,7 +753,16 @@ function judgeCommand(command: SimpleCommand, context: CommandContext, judge: Ma
       // zsh, the shell a session may run in, reads `cd a b` as "replace a by b in $PWD" and
       // `cd +1` as a place from the directory stack: either can lead anywhere. A glob can expand
       // to two names (`cd [aw]??` is `cd api web`).
-      if (operands.length > 1 || operands[0]?.isGlob || /^[+-]/.test(operands[0]?.value ?? "")) {
+      // An option zsh does not know (`-e`, bash's, or `-wt`) is an operand to it.
+      const hasZshOperandOption = args.some(
+        (arg, index) => isOptionAt(index) && !/^-[qsLP]+$/.test(arg.value ?? ""),
+      );
+      if (
+        operands.length > 1 ||
+        hasZshOperandOption ||
+        operands[0]?.isGlob ||
+        /^[+-]/.test(operands[0]?.value ?? "")
+      ) {
         mark("needs_approval", "cd with two operands, a glob or +N goes elsewhere in zsh");
         return;
       }
