@@ -40,6 +40,7 @@ const NEEDS_APPROVAL: [string, Record<string, unknown>][] = [
   ["Bash", { command: "type -f deploy" }],
   ["Bash", { command: "cd src && ls" }],
   ["Bash", { command: "cd -- HOME && cat .secret" }],
+  ["Bash", { command: "cd '' && cat .env" }],
   ["Grep", { pattern: ".", path: "/dev/stdin" }],
   ["Bash", { command: "rm notes.txt" }],
   ["Bash", { command: "echo x > notes.txt" }],

@@ -92,8 +92,9 @@ function userShellProblem(analysis: ShellAnalysis): string | null {
       return `${name} prints the user's aliases and functions, which may hold secrets`;
     }
     const directory = command.args.find((arg) => !arg.value?.startsWith("-"))?.value;
-    if (name === "cd" && directory && !/^(\/|\.\.?(\/|$))/.test(directory)) {
-      return `cd ${directory} may go where the user's shell finds ${directory} (CDPATH, a variable): ./${directory} is the session's`;
+    // `cd ''` is bash's first CDPATH entry.
+    if (name === "cd" && directory !== undefined && !/^(\/|\.\.?(\/|$))/.test(directory ?? "")) {
+      return "cd to a relative name may go where the user's shell finds it (CDPATH, a variable): ./NAME is the session's";
     }
   }
   return null;

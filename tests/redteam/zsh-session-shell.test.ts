@@ -51,6 +51,8 @@ const RUNS_A_PROGRAM = [
   `printf '%\\052s' ${RUNS_PWNED} x`,
   "printf 'x\\U00000025d' 'PATH=1' && ls",
   `printf -- '%s%s%d' *.txt ${RUNS_PWNED} 0`,
+  // Round three: a glob for the format, with two file names a cloned repository may hold.
+  "printf -- fmt/*",
   // With `zmodload zsh/stat` in the user's rc, stat is zsh's, and -A names an array to assign.
   `stat -A ${RUNS_PWNED} README.md`,
 ];
@@ -72,11 +74,18 @@ const READS_THE_USERS_SHELL: [command: string, prints: string][] = [
   ["cd HOME && cat .secret", SECRET],
 ];
 
+/** With a CDPATH in the user's environment (here `..`), bash's `cd ''` goes to its first entry. */
+const READS_THROUGH_CDPATH = ["cd '' && cat .secret"];
+
 let user: UserHome;
 let cwd: string;
 
 beforeAll(() => {
-  user = makeUserHome({ prefix: "rt-zsh-", secret: SECRET, env: { ANTHROPIC_API_KEY: KEY } });
+  user = makeUserHome({
+    prefix: "rt-zsh-",
+    secret: SECRET,
+    env: { ANTHROPIC_API_KEY: KEY, CDPATH: ".." },
+  });
   cwd = user.cwd;
   mkdirSync(path.join(cwd, "1"));
   writeFileSync(path.join(cwd, "1", "ls"), "#!/bin/sh\n/usr/bin/touch PWNED\n");
@@ -88,6 +97,9 @@ beforeAll(() => {
   mkdirSync(path.join(cwd, "web"));
   mkdirSync(path.join(user.home, "web"));
   writeFileSync(path.join(user.home, "web", ".env"), `${SIBLING_SECRET}\n`);
+  mkdirSync(path.join(cwd, "fmt"));
+  writeFileSync(path.join(cwd, "fmt", "A%d"), "");
+  writeFileSync(path.join(cwd, "fmt", RUNS_PWNED.slice(1, -1)), "");
   writeFileSync(path.join(cwd, "a.txt"), "a\n");
   writeFileSync(path.join(cwd, "b.txt"), "b\n");
   // `zsh -c` reads ~/.zshenv, as Claude Code's snapshot carries the user's rc file.
@@ -106,6 +118,7 @@ const ALL = [
   ...PRINTS_THE_ENVIRONMENT,
   ...READS_A_PROGRAM_ON_PATH,
   ...READS_THE_USERS_SHELL.map(([command]) => command),
+  ...READS_THROUGH_CDPATH,
   ...READS_THE_SIBLING,
 ];
 
@@ -134,6 +147,10 @@ describe("a connected session's read_only Bash, run by zsh (red team)", () => {
 
   it.each(READS_THE_USERS_SHELL)("%j prints what the user's zsh holds", (command, prints) => {
     expect(user.runInZsh(command)).toContain(prints);
+  });
+
+  it.each(READS_THROUGH_CDPATH)("%j reads beside the directory in bash", (command) => {
+    expect(user.runInBash(command)).toContain(SECRET);
   });
 
   it.each(ALL)("%j is not run at once", async (command) => {

@@ -336,6 +336,8 @@ const TABLE: readonly [command: string, expected: ToolRiskClass, reason: RegExp]
   ["printf '\\u0025d' x", "needs_approval", /evaluates printf's numbers/],
   ["printf '%\\144s' x", "needs_approval", /evaluates printf's numbers/],
   ["printf -- '%s%d' *.txt", "needs_approval", /evaluates printf's numbers/],
+  ["printf -- fmt/*", "needs_approval", /evaluates printf's numbers/],
+  ["printf -- '%s\\n' *.txt", "read_only", /printf only reads/],
   ["test -f *.txt", "needs_approval", /evaluates test's numbers/],
   ["printf '%s\\n' a b", "read_only", /printf only reads/],
   ["stat -A a README.md", "workspace", /stat -A/],

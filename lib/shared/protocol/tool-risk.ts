@@ -207,6 +207,8 @@ function evaluatesAsArithmeticInZsh(program: string, args: ShellWord[]): boolean
   const hasGlob = args.some((arg) => arg.isGlob);
   if (program === "printf") {
     const [format, ...values] = args[0]?.value === "--" ? args.slice(1) : args;
+    // A glob for the format (`printf -- *`) makes the file names the format and its arguments.
+    if (format?.isGlob) return true;
     const formatText = format?.value ?? "";
     const conversions = [...formatText.matchAll(PRINTF_CONVERSION)]
       .map((match) => match[1] ?? "")
@@ -218,18 +220,18 @@ function evaluatesAsArithmeticInZsh(program: string, args: ShellWord[]): boolean
       !TEXT_CONVERSIONS.has(conversion.slice(-1)),
     ]);
     // zsh reads the format's escapes before its directives: `\u0025d` is `%d`, `%\144s` is `%ds`,
-    // `%\052s` has a `*`. `%2$d` takes arguments out of order. Then any argument may be a number.
-    const isAnySlot =
-      hasGlob ||
+    // `%\052s` has a `*`. Then the directives are unknown.
+    const isUnknown =
       format?.value === null ||
       /\\[uU]/.test(formatText) ||
       conversions.some((conversion) => conversion.includes("\\"));
-    const isOutOfOrder = conversions.some((conversion) => conversion.includes("$"));
+    // `%2$d` takes arguments out of order, and a glob is as many as it matches.
+    const isAnyOrder = hasGlob || conversions.some((conversion) => conversion.includes("$"));
     return values.some(
       (value, index) =>
         !isPlainNumber(value) &&
-        (isAnySlot ||
-          (isOutOfOrder
+        (isUnknown ||
+          (isAnyOrder
             ? isArithmeticSlot.includes(true)
             : isArithmeticSlot[index % Math.max(isArithmeticSlot.length, 1)] === true)),
     );
