@@ -53,10 +53,37 @@ async function pickName(tx: Db, stem: string, key: string, marker: "" | "t"): Pr
   throw new AppError("AGENT_EXISTS", `no free name for a session in '${stem}'`);
 }
 
-/** Returns the live agent of the session, with the token derived for its incarnation. */
-async function answerExisting(tx: Db, secret: string, found: Agent): Promise<Connected> {
+/**
+ * A teammate works in its parent's directory or below it, never wider: Claude Code puts a worktree
+ * subagent at the root of the repository, which may hold the parent's directory, and judged from
+ * there every read in the repository would run at once. Anywhere else it is judged from its
+ * parent's directory, where its calls, made elsewhere, find nothing that runs at once.
+ */
+function cwdWithin(cwd: string, parentCwd: string | undefined): string {
+  if (parentCwd === undefined) return cwd;
+  const root = workspaceRootOf(parentCwd);
+  return root !== null && isBelowWorkspaceRoot(cwd, root) ? cwd : parentCwd;
+}
+
+/**
+ * Returns the live agent of the session, with the token derived for its incarnation, its directory
+ * kept within its parent's (a teammate registered before that rule came back wider).
+ */
+async function answerExisting(
+  tx: Db,
+  secret: string,
+  found: Agent,
+  parentCwd: string | undefined,
+): Promise<Connected> {
   const key = found.connectorKey ?? "";
   let agent = await lockAgent(tx, found.id);
+  const cwd = connectorCwdOf(agent.connector);
+  if (cwd !== undefined && cwdWithin(cwd, parentCwd) !== cwd) {
+    agent = await tx.agent.update({
+      where: { id: agent.id },
+      data: { connector: { ...(agent.connector as Connector), cwd: cwdWithin(cwd, parentCwd) } },
+    });
+  }
   if (!isAgentActive(agent.status)) {
     // The Lead's stop (or the connect token's revocation) sticks for the session; a session that
     // ended by itself comes back (`claude --resume`) as a new incarnation with a new token.
@@ -96,18 +123,6 @@ async function answerExisting(tx: Db, secret: string, found: Agent): Promise<Con
   return { agent: toAgentView(agent), token, isCreated: false, row: agent };
 }
 
-/**
- * A teammate works in its parent's directory or below it, never wider: Claude Code puts a worktree
- * subagent at the root of the repository, which may hold the parent's directory, and judged from
- * there every read in the repository would run at once. Anywhere else it is judged from its
- * parent's directory, where its calls, made elsewhere, find nothing that runs at once.
- */
-function cwdWithin(cwd: string, parentCwd: string | undefined): string {
-  if (parentCwd === undefined) return cwd;
-  const root = workspaceRootOf(parentCwd);
-  return root !== null && isBelowWorkspaceRoot(cwd, root) ? cwd : parentCwd;
-}
-
 async function connectOne(
   tx: Db,
   caller: TokenActor,
@@ -118,11 +133,11 @@ async function connectOne(
   const key = connectorKeyOf(caller.tokenId, input.sessionId, input.agentId);
   // Concurrent calls for one session queue here, so exactly one of them creates its agent.
   await tx.$queryRaw`SELECT pg_advisory_xact_lock(hashtextextended(${key}, 0))::text`;
+  const parentCwd = connectorCwdOf("row" in parent ? parent.row.connector : parent.connector);
   const existing = await tx.agent.findUnique({ where: { connectorKey: key } });
-  if (existing) return answerExisting(tx, secret, existing);
+  if (existing) return answerExisting(tx, secret, existing, parentCwd);
 
   const parentRow = "row" in parent ? parent.row : null;
-  const parentCwd = connectorCwdOf("row" in parent ? parent.row.connector : parent.connector);
   const name = parentRow
     ? await pickName(tx, parentRow.name, key, "t")
     : await pickName(tx, slugOf(input.cwd), key, "");

@@ -22,7 +22,7 @@ async function connectorOfNewToken() {
   const { headers } = await createToken("connect");
   return async (body: Record<string, unknown>) => {
     const response = await api.connectSession(headers, body);
-    expect(response.status).toBe(201);
+    expect([200, 201]).toContain(response.status);
     return {
       headers: { authorization: `Bearer ${String(response.json.token)}` },
       cwd: (response.json.agent as { connector: { cwd: string } }).connector.cwd,
@@ -57,6 +57,24 @@ describe("a teammate in a directory beside its session's (red team)", () => {
     const child = await connect({ sessionId: randomUUID(), parentSessionId, cwd: WORKTREE });
     expect(child.cwd).toBe(SESSION_CWD);
     expect((await readsInWorktree(child.headers)).json.allowed).toBe(false);
+  });
+
+  it("a teammate registered wider before the rule is kept within its session's on its next connect", async () => {
+    const connect = await connectorOfNewToken();
+    const sessionId = randomUUID();
+    await connect({ sessionId, cwd: SESSION_CWD });
+    const teammate = { sessionId, agentId: "legacy1", cwd: WORKTREE };
+    await connect(teammate);
+    const row = await getDb().agent.findFirstOrThrow({
+      where: { connector: { path: ["agentId"], equals: "legacy1" } },
+    });
+    await getDb().agent.update({
+      where: { id: row.id },
+      data: { connector: { ...(row.connector as Record<string, unknown>), cwd: WORKTREE } },
+    });
+    const again = await connect(teammate);
+    expect(again.cwd).toBe(SESSION_CWD);
+    expect((await readsInWorktree(again.headers)).json.allowed).toBe(false);
   });
 
   it("a teammate in a directory inside its session's keeps its own", async () => {
