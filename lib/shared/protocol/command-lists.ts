@@ -48,7 +48,23 @@ export const READ_ONLY_COMMANDS: Readonly<Record<string, ReadOnlyCommand>> = {
   // -f / --files-from (and -c for the checksums, --files0-from for wc and find) read the names to
   // open from a file the workspace check cannot see.
   // -m / --magic-file read a colon-separated list of files, printing each line they cannot parse.
-  file: { deniedOptions: ["-C", "--compile", "-f", "--files-from", "-m", "--magic-file"] },
+  // -z and -Z run the decompressor a file's first bytes name, found through $PATH; macOS's -M
+  // reads a list of magic files as -m does.
+  file: {
+    deniedOptions: [
+      "-C",
+      "--compile",
+      "-f",
+      "--files-from",
+      "-m",
+      "-M",
+      "--magic-file",
+      "-z",
+      "-Z",
+      "--uncompress",
+      "--uncompress-noreport",
+    ],
+  },
   find: {
     deniedOptions: [
       "-delete",

@@ -715,15 +715,18 @@ function judgeCommand(command: SimpleCommand, context: CommandContext, judge: Ma
       return;
     }
     case "jq":
-      // `env` and `$ENV` print the environment the session runs in, API keys and all; `import` and
-      // `include` read files from jq's search path (~/.jq), which `..` climbs out of.
-      // jq 1.6 reads `$ ENV` as `$ENV`.
+      // `env` and `$ENV` print the environment the session runs in, API keys and all; `import`,
+      // `include` and `modulemeta` read files from jq's search path (~/.jq), which `..` climbs
+      // out of, and a syntax error prints their lines. jq 1.6 reads `$ ENV` as `$ENV`.
       if (literals.some((value) => /(^|[^.\w$])env\b|(^|[^.\w])ENV\b/.test(value))) {
         mark("needs_approval", "jq env or $ENV prints the environment (API keys)");
         return;
       }
-      if (literals.some((value) => /(^|[^.\w$])(import|include)\b/.test(value))) {
-        mark("needs_approval", "jq import or include reads a file from jq's search path");
+      if (literals.some((value) => /(^|[^.\w$])(import|include|modulemeta)\b/.test(value))) {
+        mark(
+          "needs_approval",
+          "jq import, include or modulemeta reads a file from jq's search path",
+        );
         return;
       }
       break;
