@@ -37,7 +37,8 @@ export const READ_ONLY_COMMANDS: Readonly<Record<string, ReadOnlyCommand>> = {
   cut: {},
   date: { deniedOptions: ["-s", "--set", "-f", "--file"] },
   df: {},
-  diff: {},
+  // A glob can expand to a file named `--to-file=..`, which compares with the parent directory.
+  diff: { deniedOptions: ["--to-file", "--from-file"] },
   dirname: {},
   // --files0-from takes the names to read from a file, where the workspace check cannot see them.
   du: { deniedOptions: ["--files0-from"] },

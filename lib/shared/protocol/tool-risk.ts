@@ -375,6 +375,8 @@ const STDIN_OPERANDS: ReadonlySet<string> = new Set(["-", "/dev/stdin", "/dev/fd
 const WRITING_REDIRECTS: ReadonlySet<string> = new Set([">", ">>", ">|", "&>", "&>>", "<>", ">&"]);
 const HARMLESS_TARGETS: ReadonlySet<string> = new Set(["/dev/null", "/dev/stdout", "/dev/stderr"]);
 const VERSION_QUERIES: ReadonlySet<string> = new Set(["--version", "-V", "--help", "-h"]);
+/** `NAME=…`, `NAME+=…`, `NAME[i]=…`: bash expands a `~` after its `=` and each `:`. */
+const ASSIGNMENT_WORD = /^[A-Za-z_][\w.-]*(?:\[[^\]]*\])?\+?=(.*)$/s;
 /** Their first operand is a pattern or a program, not a path (unless -e or -f gives it). */
 const TEXT_FIRST_OPERAND: ReadonlySet<string> = new Set([
   "grep",
@@ -559,7 +561,12 @@ function judgeCommand(command: SimpleCommand, context: CommandContext, judge: Ma
       usesOption(value, "--files") ||
       usesOption(value, "--type-list"),
   );
-  const pattern = TEXT_FIRST_OPERAND.has(program) && !hasExplicitPattern ? operands[0] : undefined;
+  // A glob is as many words as it matches, the first the pattern and the rest files
+  // (`grep -v ~/.*` printed the home's): it is checked as a path is.
+  const pattern =
+    TEXT_FIRST_OPERAND.has(program) && !hasExplicitPattern && !operands[0]?.isGlob
+      ? operands[0]
+      : undefined;
   // Which word is the pattern rests on which options took a value: if any did, an option the
   // list does not know, or spells otherwise, could move it, and the pattern is checked as well.
   if (pattern?.value && takenAsValue.size > 0) {
@@ -582,8 +589,9 @@ function judgeCommand(command: SimpleCommand, context: CommandContext, judge: Ma
       if (arg.value !== null && (arg.isGlob || arg.value.startsWith("~"))) {
         checkPath(arg.value, "the word", arg.span, arg.isGlob);
       }
-      // bash expands `~` after `=` and `:` in a word shaped like an assignment (`a=~` is $HOME).
-      const assigned = arg.value === null ? null : /^[A-Za-z_]\w*=(.*)$/s.exec(arg.value);
+      // bash expands `~` after `=` and `:` in a word shaped like an assignment (`a=~` is $HOME,
+      // `a+=~root` and `a[0]=~` too).
+      const assigned = arg.value === null ? null : ASSIGNMENT_WORD.exec(arg.value);
       for (const part of assigned?.[1]?.split(":") ?? []) {
         if (part.startsWith("~")) checkPath(part, "the word", arg.span, arg.isGlob);
       }
@@ -609,10 +617,10 @@ function judgeCommand(command: SimpleCommand, context: CommandContext, judge: Ma
         if (isOptionAt(index)) continue;
       }
       checkPath(value, program === "cd" ? "cd to" : "the path", arg.span, arg.isGlob);
-      const equals = value.indexOf("=");
-      if (equals > 0 && /^[A-Za-z_][\w.-]*$/.test(value.slice(0, equals))) {
-        // bash expands `~` after each `:` of a word shaped like an assignment (`x=a:~/y`).
-        for (const part of value.slice(equals + 1).split(":")) {
+      // bash expands `~` after each `:` of a word shaped like an assignment (`x=a:~/y`).
+      const assigned = ASSIGNMENT_WORD.exec(value);
+      if (assigned) {
+        for (const part of (assigned[1] ?? "").split(":")) {
           checkPath(part, "the path", arg.span, arg.isGlob);
         }
       }
