@@ -544,8 +544,13 @@ function judgeCommand(command: SimpleCommand, context: CommandContext, judge: Ma
     (_, index) => index !== endOfOptions && !isOptionAt(index) && !takenAsValue.has(index),
   );
   // `touch -- -rf; rm *` runs `rm -rf …`: a glob before `--` can expand to option-like file names.
+  // After an option, `--` may be its value (`sort --random-source -- *`, `find -name -- -e*`), and
+  // then it ends nothing: the glob after it is still among the options.
+  const wordBeforeEnd = args[endOfOptions - 1]?.value;
+  const isEndCertain =
+    endOfOptions === 0 || (typeof wordBeforeEnd === "string" && !isOption(wordBeforeEnd));
   const hasOptionGlob = args.some(
-    (arg, index) => arg.isGlob && (endOfOptions < 0 || index < endOfOptions),
+    (arg, index) => arg.isGlob && (endOfOptions < 0 || !isEndCertain || index < endOfOptions),
   );
 
   // Paths in operands and in option values (`--output=/etc/x`, `-o/etc/x`, `of=/etc/x`). echo's
