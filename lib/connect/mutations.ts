@@ -78,10 +78,11 @@ async function answerExisting(
   const key = found.connectorKey ?? "";
   let agent = await lockAgent(tx, found.id);
   const cwd = connectorCwdOf(agent.connector);
-  if (cwd !== undefined && cwdWithin(cwd, parentCwd) !== cwd) {
+  const bounded = cwd === undefined ? cwd : cwdWithin(cwd, parentCwd);
+  if (bounded !== cwd) {
     agent = await tx.agent.update({
       where: { id: agent.id },
-      data: { connector: { ...(agent.connector as Connector), cwd: cwdWithin(cwd, parentCwd) } },
+      data: { connector: { ...(agent.connector as Connector), cwd: bounded } },
     });
   }
   if (!isAgentActive(agent.status)) {

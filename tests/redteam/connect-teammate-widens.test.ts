@@ -25,6 +25,7 @@ async function connectorOfNewToken() {
     expect([200, 201]).toContain(response.status);
     return {
       headers: { authorization: `Bearer ${String(response.json.token)}` },
+      name: (response.json.agent as { name: string }).name,
       cwd: (response.json.agent as { connector: { cwd: string } }).connector.cwd,
     };
   };
@@ -64,10 +65,8 @@ describe("a teammate in a directory beside its session's (red team)", () => {
     const sessionId = randomUUID();
     await connect({ sessionId, cwd: SESSION_CWD });
     const teammate = { sessionId, agentId: "legacy1", cwd: WORKTREE };
-    await connect(teammate);
-    const row = await getDb().agent.findFirstOrThrow({
-      where: { connector: { path: ["agentId"], equals: "legacy1" } },
-    });
+    const { name } = await connect(teammate);
+    const row = await getDb().agent.findUniqueOrThrow({ where: { name } });
     await getDb().agent.update({
       where: { id: row.id },
       data: { connector: { ...(row.connector as Record<string, unknown>), cwd: WORKTREE } },

@@ -55,6 +55,8 @@ const RUNS_A_PROGRAM = [
   "printf -- fmt/*",
   // With `zmodload zsh/stat` in the user's rc, stat is zsh's, and -A names an array to assign.
   `stat -A ${RUNS_PWNED} README.md`,
+  // Globs that become `-t` and the operand: files named so, which a cloned repository may hold.
+  "test -[t] HOME*",
 ];
 
 const PRINTS_THE_ENVIRONMENT = ["ls <1-5>&- env", "cat README.md 2<1-5>&- env", "cat x<1-5>&- env"];
@@ -77,7 +79,14 @@ const READS_THE_USERS_SHELL: [command: string, prints: string][] = [
 /** With a CDPATH in the user's environment (here `..`), bash's `cd ''` goes to its first entry. */
 const READS_THROUGH_CDPATH = ["cd '' && cat .secret"];
 
+/**
+ * In a session directory named `api-wt` (a worktree's, say), zsh takes `-wt`, an option it does
+ * not know, for cd's first operand: `cd -wt ./x` is `cd OLD NEW`, and goes to `~/api./x`.
+ */
+const READS_FROM_A_WORKTREE = "cd -wt ./x && cat .env";
+
 let user: UserHome;
+let worktree: UserHome;
 let cwd: string;
 
 beforeAll(() => {
@@ -100,6 +109,8 @@ beforeAll(() => {
   mkdirSync(path.join(cwd, "fmt"));
   writeFileSync(path.join(cwd, "fmt", "A%d"), "");
   writeFileSync(path.join(cwd, "fmt", RUNS_PWNED.slice(1, -1)), "");
+  writeFileSync(path.join(cwd, "-t"), "");
+  writeFileSync(path.join(cwd, RUNS_PWNED.slice(1, -1)), "");
   writeFileSync(path.join(cwd, "a.txt"), "a\n");
   writeFileSync(path.join(cwd, "b.txt"), "b\n");
   // `zsh -c` reads ~/.zshenv, as Claude Code's snapshot carries the user's rc file.
@@ -109,9 +120,18 @@ beforeAll(() => {
   );
 });
 
+beforeAll(() => {
+  worktree = makeUserHome({ prefix: "rt-zsh-checkout-", secret: SECRET, env: {}, project: "api-wt" });
+  mkdirSync(path.join(worktree.home, "api.", "x"), { recursive: true });
+  writeFileSync(path.join(worktree.home, "api.", "x", ".env"), `${SIBLING_SECRET}\n`);
+});
+
 beforeEach(() => user.resetProject());
 
-afterAll(() => user.remove());
+afterAll(() => {
+  user.remove();
+  worktree.remove();
+});
 
 const ALL = [
   ...RUNS_A_PROGRAM,
@@ -151,6 +171,17 @@ describe("a connected session's read_only Bash, run by zsh (red team)", () => {
 
   it.each(READS_THROUGH_CDPATH)("%j reads beside the directory in bash", (command) => {
     expect(user.runInBash(command)).toContain(SECRET);
+  });
+
+  it(`${JSON.stringify(READS_FROM_A_WORKTREE)} reads the sibling checkout in zsh`, async () => {
+    expect(worktree.runInBash(READS_FROM_A_WORKTREE)).not.toContain(SIBLING_SECRET);
+    expect(worktree.runInZsh(READS_FROM_A_WORKTREE)).toContain(SIBLING_SECRET);
+    const risk = await classifyConnectorCall(
+      "Bash",
+      { command: READS_FROM_A_WORKTREE },
+      worktree.cwd,
+    );
+    expect(risk.class).toBe("needs_approval");
   });
 
   it.each(ALL)("%j is not run at once", async (command) => {

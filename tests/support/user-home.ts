@@ -5,8 +5,9 @@ import path from "node:path";
 
 /**
  * A user's machine for the red-team tests of a connected session, whose Bash runs unsandboxed: a
- * home directory holding a secret beside the session's directory (`<home>/api`, with `src/` and
- * `README.md`), a `~/bin` first on PATH, and bash or zsh run there as the user's shell runs it.
+ * home directory holding a secret beside the session's directory (`<home>/api` unless named
+ * otherwise, with `src/` and `README.md`), a `~/bin` first on PATH, and bash or zsh run there as
+ * the user's shell runs it.
  */
 export type UserHome = {
   home: string;
@@ -30,9 +31,11 @@ export function makeUserHome(options: {
   secret: string;
   /** The user's environment beside HOME, OLDPWD and PATH (API keys, a database URL). */
   env: Record<string, string>;
+  /** The session directory's name in the home directory; `api` unless given. */
+  project?: string;
 }): UserHome {
   const home = path.join(mkdtempSync(path.join(tmpdir(), options.prefix)), "home", "ada");
-  const cwd = path.join(home, "api");
+  const cwd = path.join(home, options.project ?? "api");
   const bin = path.join(home, "bin");
   mkdirSync(path.join(cwd, "src"), { recursive: true });
   mkdirSync(bin);

@@ -770,8 +770,8 @@ function judgeCommand(command: SimpleCommand, context: CommandContext, judge: Ma
       }
       // zsh, the shell a session may run in, reads `cd a b` as "replace a by b in $PWD" and
       // `cd +1` as a place from the directory stack: either can lead anywhere. A glob can expand
-      // to two names (`cd [aw]??` is `cd api web`).
-      // An option zsh does not know (`-e`, bash's, or `-wt`) is an operand to it.
+      // to two names (`cd [aw]??` is `cd api web`), and an option zsh does not know (`-e`, bash's,
+      // or `-wt`) is an operand to it.
       const hasZshOperandOption = args.some(
         (arg, index) => isOptionAt(index) && !/^-[qsLP]+$/.test(arg.value ?? ""),
       );
@@ -781,7 +781,10 @@ function judgeCommand(command: SimpleCommand, context: CommandContext, judge: Ma
         operands[0]?.isGlob ||
         /^[+-]/.test(operands[0]?.value ?? "")
       ) {
-        mark("needs_approval", "cd with two operands, a glob or +N goes elsewhere in zsh");
+        mark(
+          "needs_approval",
+          "cd with two operands, a glob or +N (or an option zsh does not know) goes elsewhere in zsh",
+        );
         return;
       }
       break;
