@@ -121,7 +121,12 @@ beforeAll(() => {
 });
 
 beforeAll(() => {
-  worktree = makeUserHome({ prefix: "rt-zsh-checkout-", secret: SECRET, env: {}, project: "api-wt" });
+  worktree = makeUserHome({
+    prefix: "rt-zsh-checkout-",
+    secret: SECRET,
+    env: {},
+    project: "api-wt",
+  });
   mkdirSync(path.join(worktree.home, "api.", "x"), { recursive: true });
   writeFileSync(path.join(worktree.home, "api.", "x", ".env"), `${SIBLING_SECRET}\n`);
 });
