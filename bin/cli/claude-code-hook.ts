@@ -117,6 +117,20 @@ function actAsSession<T>(
 const EDIT_DOES_NOT_APPLY =
   "Handshake: the edit does not apply to the file as written, so no card can show what it would change; read the file and use its exact text";
 
+function throughLink(link: string): HookResult {
+  return preToolUse(
+    "deny",
+    `Handshake: the path goes through the symbolic link ${link}, so the card would show another file than the one written; name the file itself`,
+  );
+}
+
+/** A directory on the way to the file became a link while the Lead decided. */
+class LinkOnTheWayError extends Error {
+  constructor(readonly link: string) {
+    super(`a symbolic link appeared at ${link}`);
+  }
+}
+
 async function decidePreToolUse(
   input: HookInput,
   connection: Connection,
@@ -125,42 +139,48 @@ async function decidePreToolUse(
   const tool = input.tool_name ?? "";
   const args = input.tool_input ?? {};
   const link = await findLinkOnTheWay(tool, args, input.cwd);
-  if (link !== null) {
-    return preToolUse(
-      "deny",
-      `Handshake: the path goes through the symbolic link ${link}, so the card would show another file than the one written; name the file itself`,
-    );
-  }
+  if (link !== null) return throughLink(link);
   const file = await snapshotLocalFile(tool, args, input.cwd);
-  // The first ask sends the file as just read; a retry reads it again, to prove it unchanged.
-  let firstRead: typeof file | null = file;
+  // The first ask sends the file as just read; a retry looks at the way and reads it again, to
+  // prove it unchanged: a new file's base hash ("absent") cannot tell a directory from a link.
+  let isFirstAsk = true;
   const readFile = async () => {
-    const read = firstRead ?? (await snapshotLocalFile(tool, args, input.cwd));
-    firstRead = null;
-    return read;
+    if (isFirstAsk) {
+      isFirstAsk = false;
+      return file;
+    }
+    const linkNow = await findLinkOnTheWay(tool, args, input.cwd);
+    if (linkNow !== null) throw new LinkOnTheWayError(linkNow);
+    return snapshotLocalFile(tool, args, input.cwd);
   };
   if (file?.unshown?.reason === "does_not_apply") {
     const { detail } = file.unshown;
     return preToolUse("deny", detail ? `${EDIT_DOES_NOT_APPLY} (${detail})` : EDIT_DOES_NOT_APPLY);
   }
-  const outcome = await actAsSession(
-    connection,
-    input,
-    (client) =>
-      approveToolCall(
-        client,
-        {
-          tool,
-          args,
-          cwd: input.cwd,
-          readFile,
-        },
-        deadline,
-        // Claude Code runs the Lead's edited arguments when they come back as `updatedInput`.
-        { canRunEdits: true },
-      ),
-    REQUEST_TIMEOUT_MS,
-  );
+  let outcome: Awaited<ReturnType<typeof approveToolCall>>;
+  try {
+    outcome = await actAsSession(
+      connection,
+      input,
+      (client) =>
+        approveToolCall(
+          client,
+          {
+            tool,
+            args,
+            cwd: input.cwd,
+            readFile,
+          },
+          deadline,
+          // Claude Code runs the Lead's edited arguments when they come back as `updatedInput`.
+          { canRunEdits: true },
+        ),
+      REQUEST_TIMEOUT_MS,
+    );
+  } catch (error) {
+    if (error instanceof LinkOnTheWayError) return throughLink(error.link);
+    throw error;
+  }
   if (outcome.kind !== "allowed") return preToolUse("deny", outcome.reason);
   return outcome.updatedInput
     ? preToolUse("allow", "the Lead edited this call before approving it", outcome.updatedInput)

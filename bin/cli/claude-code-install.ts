@@ -19,12 +19,18 @@ function shellQuote(value: string): string {
 }
 
 /**
- * The commands written into settings.json. A decision hook that cannot run (node missing, the CLI
- * moved, a crash) exits 2, which Claude Code treats as a block: it fails closed. A status hook that
+ * The commands written into settings.json. A decision hook that cannot run (node missing or moved,
+ * the CLI moved, a crash) exits 2, which Claude Code treats as a block: it fails closed. A status hook that
  * fails exits 0: a failing `Stop` hook with exit 2 would keep the session from stopping.
  */
-export function hookCommands(cliPath: string, timeoutSeconds: number) {
-  const cli = `${shellQuote(cliPath)} ${HOOK_SUBCOMMAND}`;
+export function hookCommands(
+  cliPath: string,
+  timeoutSeconds: number,
+  nodePath: string = process.execPath,
+) {
+  // Node by its absolute path, not the script's `env node`: Claude Code runs hooks in the project,
+  // and with an empty or relative entry in PATH a `node` file there would stand in for the guard.
+  const cli = `${shellQuote(nodePath)} ${shellQuote(cliPath)} ${HOOK_SUBCOMMAND}`;
   return {
     decision: {
       type: "command",

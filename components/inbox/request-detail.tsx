@@ -5,16 +5,13 @@ import { forwardRef, useState, type KeyboardEvent } from "react";
 import { queryKeys } from "@/components/realtime/query-keys";
 import { AfterFirstRender } from "@/components/ui/after-first-render";
 import { Button } from "@/components/ui/button";
-import { ToolCallView } from "@/components/tool-calls/tool-call-view";
-import { Markdown } from "@/components/ui/markdown";
-import { TextWarnings, VisibleText } from "@/components/ui/visible-text";
+import { VisibleText } from "@/components/ui/visible-text";
 import { formatAge, formatClock } from "@/components/ui/use-now";
 import { describeRequestAnswer } from "@/components/history/request-text";
 import { describeOutcome } from "@/lib/shared/display/decided-by";
 import { TimelineEntry } from "@/components/timeline/timeline-entry";
 import type { AgentDetail } from "@/lib/agents/views";
 import type { TimelinePage } from "@/lib/agents/timeline";
-import { inspectText } from "@/lib/shared/display/visible-text";
 import { apiFetch } from "@/lib/shared/http/api-fetch";
 import type { QuestionAnswerInput } from "@/lib/shared/protocol/question";
 import type { RequestView } from "@/lib/requests/views";
@@ -24,8 +21,8 @@ import { AskedAgain } from "./asked-again";
 import { CardViewers } from "./card-viewers";
 import { ExtendDeadline } from "./extend-deadline";
 import { ApprovedEdits, EditCall } from "./edit-call";
-import { FileDiff } from "./file-diff";
-import { QuestionAnswerForm, QuestionBody } from "./question-card";
+import { QuestionAnswerForm } from "./question-card";
+import { RequestBody } from "./request-body";
 import { typeLabel } from "./request-list";
 
 type Props = {
@@ -111,36 +108,6 @@ function RecentActivity({ name }: { name: string }) {
         ))}
       </ol>
     </section>
-  );
-}
-
-function RequestBody({ request }: { request: RequestView }) {
-  const payload = request.payload;
-  if (request.type === "plan_approval") {
-    const plan = String(payload.plan ?? "");
-    return (
-      <div className="min-w-0 space-y-2">
-        <TextWarnings flags={inspectText(plan)} />
-        <Markdown source={plan} />
-      </div>
-    );
-  }
-  if (request.type === "tool_approval")
-    return (
-      <div className="min-w-0 space-y-4">
-        <ToolCallView payload={payload} />
-        <FileDiff payload={payload} />
-      </div>
-    );
-  if (request.type === "question") return <QuestionBody request={request} />;
-  const reason = String(payload.reason ?? "The agent asks to stop.");
-  return (
-    <div className="min-w-0 space-y-2 text-sm">
-      <TextWarnings flags={inspectText(reason)} />
-      <p>
-        <VisibleText text={reason} />
-      </p>
-    </div>
   );
 }
 

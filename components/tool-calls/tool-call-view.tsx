@@ -67,6 +67,12 @@ function LineContext({ line }: { line: ShellCardLine }) {
   return <p className="text-xs wrap-anywhere text-slate-500 italic">{notes.join(" · ")}</p>;
 }
 
+/**
+ * A command's own line is never collapsed: what the middle of one command does is what the Lead
+ * approves, and a "show all" there is one click the Lead may not make.
+ */
+const WHOLE = { maxCharacters: Infinity, maxLines: Infinity } as const;
+
 function ShellLine({ line }: { line: ShellCardLine }) {
   return (
     <li
@@ -75,7 +81,7 @@ function ShellLine({ line }: { line: ShellCardLine }) {
     >
       <LineContext line={line} />
       <div className="rounded-md bg-slate-900 px-3 py-2 text-xs text-slate-100">
-        <VisibleText text={line.text} variant="code" />
+        <VisibleText text={line.text} variant="code" {...WHOLE} />
       </div>
       {line.redirects.length > 0 && (
         <ul aria-label="Redirections" className="flex flex-wrap gap-1.5">
@@ -88,6 +94,7 @@ function ShellLine({ line }: { line: ShellCardLine }) {
               <VisibleText
                 variant="code"
                 text={`${redirect.descriptor ?? ""}${redirect.operator} ${redirect.target}`}
+                {...WHOLE}
               />
             </li>
           ))}

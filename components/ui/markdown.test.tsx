@@ -28,4 +28,43 @@ describe("Markdown (agent-written plans)", () => {
     const html = render("![x](javascript:alert(1))");
     expect(html).not.toContain("javascript:");
   });
+
+  // Red team: each of these rendered nothing of the part in quotes, so an approved plan held a
+  // step the Lead never read.
+  it.each([
+    [
+      "an HTML comment",
+      "1. Run the tests\n<!-- 2. Then drop the production database -->\n3. Done",
+      "drop the production database",
+    ],
+    [
+      "a block of HTML",
+      "Run tests\n\n<div>\nDELETE ALL BACKUPS\n</div>\n\nDone",
+      "DELETE ALL BACKUPS",
+    ],
+    ["details", "<details><summary>ok</summary>rm -rf</details>", "rm -rf"],
+    ["inline HTML", "run <span hidden>and push --force</span> the tests", "and push --force"],
+    [
+      "a link definition",
+      'a\n\n[x]: https://evil.example "and then push --force"\n\nb',
+      "and then push --force",
+    ],
+    ["a footnote nobody cites", "text\n\n[^x]: then wipe the disk", "then wipe the disk"],
+    ["a table cell past the header", "| a | b |\n|---|---|\n| 1 | 2 | rm -rf / |", "rm -rf /"],
+    ["a code fence's words", "```bash then drop everything\nls\n```", "then drop everything"],
+    ["a link title", '[docs](https://example.com "and deploy to prod")', "and deploy to prod"],
+  ])("shows %s as text", (_what, source, hidden) => {
+    const html = render(source);
+    const text = html.replace(/<[^>]*>/g, "");
+    expect(text).toContain(hidden);
+    const inside = html.replace(/^<div class="prose-handshake[^>]*>/, "");
+    expect(inside).not.toMatch(/<(div|details|span hidden)/);
+  });
+
+  it("still resolves a link from its definition, and renders a cited footnote as markdown does", () => {
+    const html = render("see [docs][d] and note[^n]\n\n[d]: https://example.com\n\n[^n]: a note");
+    expect(html).toContain('href="https://example.com"');
+    expect(html).toContain("a note");
+    expect(html).toContain("[d]: https://example.com");
+  });
 });

@@ -6,6 +6,7 @@ import ReactMarkdown, { type Components } from "react-markdown";
 import rehypeSanitize from "rehype-sanitize";
 import remarkGfm from "remark-gfm";
 import { renderVisibleText } from "@/lib/shared/display/visible-text";
+import { remarkShowHiddenSource } from "./markdown-hidden-source";
 import { describeSegment, segmentClassName, VisibleText } from "./visible-text";
 
 /** A text node's segments as hast: plain text stays text, every escape becomes a marked span. */
@@ -92,16 +93,16 @@ const components: Components = {
 };
 
 /**
- * Agent-written markdown. Raw HTML is never rendered and the output passes through a sanitizer,
- * so a plan cannot smuggle scripts, event handlers or javascript: links into the Lead's browser;
- * images become links, hidden characters in its text are shown as escapes, and links show their
- * real target.
+ * Agent-written markdown. Raw HTML is never rendered (it is shown as text) and the output passes
+ * through a sanitizer, so a plan cannot smuggle scripts, event handlers or javascript: links into
+ * the Lead's browser; what markdown would drop is shown as written; images become links, hidden
+ * characters in its text are shown as escapes, and links show their real target.
  */
 export function Markdown({ source }: { source: string }) {
   return (
     <div className="prose-handshake text-sm leading-6 text-slate-800">
       <ReactMarkdown
-        remarkPlugins={[remarkGfm]}
+        remarkPlugins={[remarkGfm, remarkShowHiddenSource]}
         rehypePlugins={[rehypeSanitize, rehypeVisibleText]}
         components={components}
       >

@@ -9,6 +9,7 @@ import { env } from "../env";
 import { hashToken, newAgentToken } from "../tokens/credentials";
 import { lockLiveApiToken } from "../tokens/data";
 import { cancelPendingRequests } from "../requests/mutations";
+import { releaseTasksHeldBy } from "../tasks/holder";
 import { findAgentByName, lockActingAgent, lockAgent } from "./data";
 import { toAgentView, type AgentView } from "./views";
 import type { HeartbeatInput, RegisterAgentInput, WorkerExitInput } from "./schema";
@@ -81,6 +82,7 @@ export async function startNewIncarnation(
   const reason = `incarnation ${locked.incarnation} was replaced`;
   await cancelPendingRequests(tx, locked.id, reason);
   await settleUnreadMessages(tx, locked, locked.incarnation + 1);
+  await releaseTasksHeldBy(tx, locked);
   evictActorsAfterCommit(tx, [`agent:${locked.id}`]);
   const agent = await tx.agent.update({
     where: { id: locked.id },

@@ -6,6 +6,7 @@ import { settleUnreadMessages } from "../messages/deliver";
 import type { Agent } from "../generated/prisma/client";
 import { DEFAULT_STOP_GRACE_SECONDS } from "../protocol/definition";
 import type { AgentStatus, GateState, ToolHost } from "../shared/agents/schema";
+import { releaseTasksHeldBy } from "../tasks/holder";
 
 /**
  * Changes an agent's status and/or gate and records it. The caller holds the agent's lock.
@@ -55,8 +56,9 @@ export async function setAgentState(
 }
 
 /**
- * Ends the current incarnation: status `shutdown`, and the token is replaced by an unusable one so
- * a worker that is still running can no longer act. The caller cancels pending requests first.
+ * Ends the current incarnation: status `shutdown`, the token is replaced by an unusable one so
+ * a worker that is still running can no longer act, and its task goes back to the pool. The caller
+ * cancels pending requests first.
  */
 export async function endIncarnation(
   db: Db,
@@ -68,10 +70,12 @@ export async function endIncarnation(
   },
 ): Promise<Agent> {
   evictActorsAfterCommit(db, [`agent:${agent.id}`]);
+  await releaseTasksHeldBy(db, agent);
   const updated = await db.agent.update({
     where: { id: agent.id },
     data: {
       status: options.status ?? "shutdown",
+      taskId: null,
       isForcedStop: options.isForced,
       tokenHash: unusableTokenHash(),
       stopDeadlineAt: null,

@@ -18,6 +18,8 @@ const READS: [string, Record<string, unknown>][] = [
   ["LS", { path: "/home/ada/api" }],
   ["TodoWrite", { todos: [] }],
   ["Agent", { description: "look", prompt: "find the tests", subagent_type: "Explore" }],
+  ["Agent", { description: "look", prompt: "find the tests" }],
+  ["Task", { description: "look", prompt: "x", subagent_type: "general-purpose" }],
   ["ExitPlanMode", { plan: "1. x" }],
   ["Bash", { command: "ls -la" }],
   ["Bash", { command: "cat README.md | head -5" }],
@@ -57,6 +59,10 @@ const NEEDS_APPROVAL: [string, Record<string, unknown>][] = [
   ["NotebookEdit", { notebook_path: "a.ipynb", new_source: "x" }],
   ["mcp__github__create_issue", { title: "x" }],
   ["WebFetch", { url: "https://example.com" }],
+  // Red team: a project's agent definition ran its Stop hook with no card as the subagent ended.
+  ["Agent", { description: "sum up", prompt: "say hi", subagent_type: "h2" }],
+  ["Task", { description: "sum up", prompt: "say hi", subagent_type: "code-reviewer" }],
+  ["Agent", { description: "sum up", prompt: "say hi", subagent_type: ["Explore"] }],
   ["WebSearch", { query: "x" }],
   ["KillShell", { shell_id: "1" }],
   ["SomethingNew", {}],
@@ -114,6 +120,28 @@ describe("classifyConnectorCall", () => {
       expect(risk.class, command).toBe("needs_approval");
       expect(risk.reasons.at(-1)?.message).toMatch(/beyond plain words/);
     }
+  });
+
+  it("says on a write's card when the file makes programs run later", async () => {
+    // Red team: an approved "markdown note" under .claude/agents carried a hook a later session ran.
+    const reasonOf = async (tool: string, args: Record<string, unknown>) =>
+      (await classifyConnectorCall(tool, args, CWD)).reasons.at(-1)?.message ?? "";
+    for (const [tool, args] of [
+      ["Write", { file_path: "/home/ada/api/.claude/agents/h2.md", content: "---" }],
+      [
+        "Edit",
+        { file_path: "/home/ada/api/.claude/settings.json", old_string: "a", new_string: "b" },
+      ],
+      ["Write", { file_path: "/home/ada/api/.mcp.json", content: "{}" }],
+      ["MultiEdit", { file_path: "/home/ada/api/.git/config", edits: [] }],
+      ["Write", { file_path: ".git/hooks/pre-commit", content: "x" }],
+      ["Write", { file_path: "/home/ada/.gitconfig", content: "x" }],
+    ] as const) {
+      expect(await reasonOf(tool, args), args.file_path).toMatch(/makes programs run later/);
+    }
+    expect(
+      await reasonOf("Write", { file_path: "/home/ada/api/src/claude.md", content: "" }),
+    ).not.toMatch(/programs/);
   });
 
   it("keeps the shell parse for the card", async () => {

@@ -24,17 +24,53 @@ export const CONNECTOR_READ_ONLY_TOOLS: ReadonlySet<string> = new Set([
 ]);
 
 /**
- * Claude Code tools that change nothing outside the session: its own todo list, starting a
- * subagent (whose every tool call passes this gate as its own teammate agent), and leaving plan
+ * Claude Code tools that change nothing outside the session: its own todo list and leaving plan
  * mode (the plan itself goes to the Lead as a plan_approval). Web access is not among them.
  */
-export const CONNECTOR_HARMLESS_TOOLS: ReadonlySet<string> = new Set([
-  "TodoWrite",
-  // Claude Code 2.1 names its subagent tool Agent; earlier versions, Task.
-  "Agent",
-  "Task",
-  "ExitPlanMode",
+export const CONNECTOR_HARMLESS_TOOLS: ReadonlySet<string> = new Set(["TodoWrite", "ExitPlanMode"]);
+
+/** Claude Code 2.1 names its subagent tool Agent; earlier versions, Task. */
+const SUBAGENT_TOOLS: ReadonlySet<string> = new Set(["Agent", "Task"]);
+
+/** The subagents Claude Code 2.1 brings; an omitted type is general-purpose. */
+const BUILT_IN_SUBAGENTS: ReadonlySet<string> = new Set([
+  "general-purpose",
+  "Explore",
+  "Plan",
+  "statusline-setup",
+  "claude-code-guide",
+  "output-style-setup",
 ]);
+
+/**
+ * A built-in subagent changes nothing by starting: its every tool call passes this gate as its own
+ * teammate agent. Any other is defined by a file (`.claude/agents/*.md`, the user's, a plugin's)
+ * whose `hooks` and `mcpServers` run commands as the subagent starts, with no call to judge.
+ */
+function subagentProblem(args: Record<string, unknown>): string | null {
+  const type = args.subagent_type ?? "general-purpose";
+  if (typeof type === "string" && BUILT_IN_SUBAGENTS.has(type)) return null;
+  return `starts the subagent ${JSON.stringify(type)}, defined by a file whose hooks and MCP servers run commands on the user's machine as it starts`;
+}
+
+/**
+ * Files that make programs run later with no call for this gate to judge: Claude Code's settings,
+ * hooks, subagents and MCP servers, and git's hooks and configuration (`core.fsmonitor`, aliases).
+ */
+const PROGRAM_CONFIG_DIRECTORIES: ReadonlySet<string> = new Set([".claude", ".git"]);
+const PROGRAM_CONFIG_FILES: ReadonlySet<string> = new Set([
+  ".mcp.json",
+  ".claude.json",
+  ".gitconfig",
+]);
+
+function configuresPrograms(target: string): boolean {
+  const segments = target.split("/");
+  return (
+    segments.some((segment) => PROGRAM_CONFIG_DIRECTORIES.has(segment)) ||
+    PROGRAM_CONFIG_FILES.has(segments.at(-1) ?? "")
+  );
+}
 
 /**
  * The path arguments of the reading tools (required or optional), each judged against the session's
@@ -133,6 +169,16 @@ export async function classifyConnectorCall(
     if (outside) return needsApproval(`${outside}: it runs unsandboxed on the user's machine`);
     return { class: "read_only", reasons: [{ class: "read_only", message: `${tool} only reads` }] };
   }
+  if (SUBAGENT_TOOLS.has(tool)) {
+    const problem = subagentProblem(args);
+    if (problem) return needsApproval(problem);
+    return {
+      class: "read_only",
+      reasons: [
+        { class: "read_only", message: `${tool} starts a subagent whose calls pass this gate` },
+      ],
+    };
+  }
   if (CONNECTOR_HARMLESS_TOOLS.has(tool)) {
     return {
       class: "read_only",
@@ -174,7 +220,12 @@ export async function classifyConnectorCall(
   const pathField = FILE_CHANGING_TOOLS[tool];
   if (pathField) {
     const target = typeof args[pathField] === "string" ? String(args[pathField]) : "(no path)";
-    return needsApproval(`${tool} changes ${target} on the user's machine`);
+    const changes = `${tool} changes ${target} on the user's machine`;
+    return needsApproval(
+      configuresPrograms(target.trim())
+        ? `${changes}: a file that makes programs run later, unseen by this gate (Claude Code's hooks, subagents and MCP servers; git's hooks and config)`
+        : changes,
+    );
   }
   if (tool.startsWith("mcp__")) {
     const server = tool.split("__")[1] ?? "";

@@ -10,6 +10,7 @@ import { decideGate } from "../shared/protocol/gate";
 import type { ToolRisk } from "../shared/protocol/tool-risk";
 import { recordToolCall } from "../tool-calls/mutations";
 import type { CreateTaskInput } from "./schema";
+import { setTask, withAssignee } from "./holder";
 import { toTaskView, type TaskView } from "./views";
 import { inTransaction } from "../transaction";
 
@@ -17,8 +18,6 @@ const COMPLETE_TASK_RISK: ToolRisk = {
   class: "workspace",
   reasons: [{ class: "workspace", message: "complete_task changes state" }],
 };
-
-const withAssignee = { assignee: { select: { name: true } } } as const;
 
 export async function createTask(db: PrismaClient, input: CreateTaskInput): Promise<TaskView> {
   return inTransaction(db, async (tx) => {
@@ -53,25 +52,6 @@ async function lockTask(db: Db, taskId: string) {
   return task;
 }
 
-async function setTask(
-  db: Db,
-  taskId: string,
-  data: { status: "open" | "claimed" | "done"; assigneeId: string | null; completedAt?: Date },
-  agentName: string,
-) {
-  const task = await db.task.update({
-    where: { id: taskId },
-    data: { ...data, updatedAt: new Date() },
-    include: withAssignee,
-  });
-  await appendEvent(db, "task.updated", `task:${taskId}`, {
-    taskId,
-    status: task.status,
-    agent: agentName,
-  });
-  return toTaskView(task);
-}
-
 export async function claimTask(
   db: PrismaClient,
   actor: AgentActor,
@@ -83,7 +63,7 @@ export async function claimTask(
       throw new AppError("AGENT_STOPPING", "this agent agreed to stop; it takes no new task");
     }
     const task = await lockTask(tx, taskId);
-    if (task.status === "claimed" && task.assigneeId === agent.id) {
+    if (task.status === "claimed" && task.assigneeId === agent.id && agent.taskId === taskId) {
       return toTaskView({ ...task, assignee: { name: agent.name } });
     }
     if (task.status !== "open")
@@ -117,7 +97,9 @@ async function finishHeldTask(
     const agent = await lockAgent(tx, actor.agentId);
     outcome.beforeFinish?.(agent);
     const task = await lockTask(tx, taskId);
-    if (task.status !== "claimed" || task.assigneeId !== agent.id) {
+    const isHeld =
+      task.status === "claimed" && task.assigneeId === agent.id && agent.taskId === taskId;
+    if (!isHeld) {
       throw new AppError("TASK_NOT_AVAILABLE", `task ${task.id} is not claimed by '${agent.name}'`);
     }
     const isDone = outcome.status === "done";

@@ -1,4 +1,5 @@
 import { spawnSync } from "node:child_process";
+import { existsSync } from "node:fs";
 import { mkdir, readFile, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -174,6 +175,22 @@ describe("handshake claude-code install", () => {
     expect(check.code).toBe(1);
     expect(check.stderr).toContain(`${path.join(configDir, "config.json")} is not JSON`);
     expect(check.stderr).not.toContain("bundle");
+  });
+
+  it("names node by its absolute path: a `node` in the project never stands in for the guard", async () => {
+    // Red team: with PATH=":/usr/bin:/bin" the script's `env node` found the project's ./node,
+    // which answered "allow" for every call.
+    const dir = await project();
+    const marker = path.join(dir, "impostor-ran");
+    await writeFile(path.join(dir, "node"), `#!/bin/sh\ntouch '${marker}'\n`, { mode: 0o755 });
+    const { decision } = hookCommands(path.resolve(import.meta.dirname, "../../bin/handshake"), 60);
+    const run = spawnSync("sh", ["-c", decision.command], {
+      cwd: dir,
+      input: "{}",
+      env: { ...process.env, PATH: ":/usr/bin:/bin", HANDSHAKE_CONFIG_DIR: await newConfigDir() },
+    });
+    expect(existsSync(marker)).toBe(false);
+    expect(run.status).not.toBe(0);
   });
 
   it("wraps the decision hook so that a CLI that cannot run blocks the call (exit 2)", () => {

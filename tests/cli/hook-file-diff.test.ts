@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from "node:crypto";
-import { mkdir, symlink, writeFile } from "node:fs/promises";
+import { mkdir, rm, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { saveConnection } from "../../bin/cli/config";
@@ -139,6 +139,29 @@ describe("the hook reads the file a Write/Edit/MultiEdit changes", () => {
       });
       expect(cards).toBe(0);
     }
+  });
+
+  it("a directory on the way that becomes a link while the Lead decides: denied at the retry", async () => {
+    // Red team: the card showed a new file inside the session ("absent"); while it waited, `d` was
+    // swapped for a link to ~/.ssh, the retry read "absent" again, and the write landed there.
+    const cwd = await makeTempDir("handshake-project-");
+    const home = await makeTempDir("handshake-home-");
+    await mkdir(path.join(cwd, "d"));
+    const input = preToolUse(cwd, "Write", {
+      file_path: "d/authorized_keys",
+      content: "ssh-ed25519 x\n",
+    });
+    const running = hook(input);
+    const request = await pendingRequestOf(input.session_id, "tool_approval");
+    expect(fileOf(request)).toMatchObject({ path: "d/authorized_keys", baseHash: "absent" });
+    await rm(path.join(cwd, "d"), { recursive: true });
+    await symlink(home, path.join(cwd, "d"));
+    await handshake.lead.decide(request.id, approve);
+    const run = await running;
+    expect(run.code, run.stderr).toBe(0);
+    const decision = decisionOf(run.stdout);
+    expect(decision.permissionDecision).toBe("deny");
+    expect(String(decision.permissionDecisionReason)).toMatch(/goes through the symbolic link d\b/);
   });
 
   it("the file changed before the approval was used: denied with FILE_CHANGED", async () => {

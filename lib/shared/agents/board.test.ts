@@ -170,6 +170,21 @@ describe("live patches", () => {
     expect(members[1]).toBe(team[1]);
   });
 
+  it("shows a stopped agent without the task its incarnation gave back", () => {
+    const working = [member("s1", { taskId: "t1", taskTitle: "deploy" })];
+    const { members } = applyBoardEvent(
+      working,
+      event("agent.stopped", {
+        agent: "s1",
+        incarnation: 1,
+        status: "shutdown",
+        isForced: true,
+        reason: "forced",
+      }),
+    );
+    expect(members[0]).toMatchObject({ status: "shutdown", taskId: null, taskTitle: null });
+  });
+
   it("adds a created request with its countdown and removes it when decided or cancelled", () => {
     const created = applyBoardEvent(
       team,

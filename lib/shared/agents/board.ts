@@ -345,7 +345,8 @@ export function applyBoardEvent(members: BoardMember[], event: ConsoleEvent): Bo
       const { agent, incarnation, status, isForced } = event.data;
       return replaceMember(members, agent, (member) =>
         member.incarnation === incarnation
-          ? { ...member, status, isForcedStop: isForced }
+          ? // An ended incarnation holds no task (decision 074).
+            { ...member, status, isForcedStop: isForced, taskId: null, taskTitle: null }
           : member.incarnation < incarnation
             ? null
             : member,

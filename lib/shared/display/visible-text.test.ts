@@ -132,6 +132,25 @@ const rows: Row[] = [
   },
   { name: "a mark on a space", input: "a \u0301b", shows: "a ⟨U+0301⟩b", flags: ["hidden"] },
   { name: "combining grapheme joiner", input: "a\u034Fb", shows: "a⟨U+034F⟩b", flags: ["hidden"] },
+  // Red team: marks after a letter that draw nothing, so a changed line read as unchanged.
+  {
+    name: "Khmer inherent vowel after a Latin letter",
+    input: 'if [ "$T" = "producti\u17B4on" ]',
+    shows: 'if [ "$T" = "producti⟨U+17B4⟩on" ]',
+    flags: ["hidden"],
+  },
+  {
+    name: "Khmer inherent vowel aa",
+    input: "prod\u17B5",
+    shows: "prod⟨U+17B5⟩",
+    flags: ["hidden"],
+  },
+  {
+    name: "musical format mark after a digit",
+    input: "v1\u{1D173}.2",
+    shows: "v1⟨U+1D173⟩.2",
+    flags: ["hidden"],
+  },
   // Look-alikes.
   { name: "Cyrillic с in curl", input: "\u0441url x", shows: "\u0441url x", flags: ["mixed"] },
   {
@@ -160,6 +179,19 @@ const rows: Row[] = [
   { name: "family emoji with joiners", input: "👨‍👩‍👧", shows: "👨‍👩‍👧" },
   { name: "heart with VS16", input: "❤️ ok", shows: "❤️ ok" },
   { name: "keycap", input: "#️⃣", shows: "#️⃣" },
+  { name: "keycap digit", input: "1\uFE0F\u20E3", shows: "1\uFE0F\u20E3" },
+  {
+    name: "a digit's variation selector that starts no keycap",
+    input: "backup-1\uFE0F",
+    shows: "backup-1⟨U+FE0F⟩",
+    flags: ["hidden"],
+  },
+  {
+    name: "a text-style selector after a digit",
+    input: "rm -rf /srv/1\uFE0E",
+    shows: "rm -rf /srv/1⟨U+FE0E⟩",
+    flags: ["hidden"],
+  },
   { name: "CJK", input: "日本語のテキスト", shows: "日本語のテキスト" },
   // Very long and many lines: first and last characters stay visible.
   {

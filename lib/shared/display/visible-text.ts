@@ -61,19 +61,20 @@ const RIGHT_TO_LEFT =
 // Format characters (bidi controls, zero-width, soft hyphen, tags…), private use, unassigned,
 // lone surrogates, line/paragraph separators, and spaces that are not U+0020.
 const INVISIBLE = /[\p{Cf}\p{Co}\p{Cn}\p{Cs}\p{Zl}\p{Zp}\p{Zs}]/u;
-// Letters that draw nothing: Hangul fillers, the blank braille pattern, the combining grapheme joiner.
-const BLANK_LETTERS = new Set([0x115f, 0x1160, 0x3164, 0xffa0, 0x2800, 0x034f]);
+// What Unicode says a renderer draws nothing for when it does not support it, whatever its category:
+// Hangul fillers, the combining grapheme joiner, Khmer inherent vowels (marks after a letter),
+// variation selectors, musical-notation format marks…
+const DEFAULT_IGNORABLE = /\p{Default_Ignorable_Code_Point}/u;
+// Draws nothing yet is no default-ignorable: the blank braille pattern.
+const BLANK_LETTERS = new Set([0x2800]);
 const NONSPACING_MARK = /[\p{Mn}\p{Me}]/u;
 const BASE_FOR_MARKS = /[\p{L}\p{N}]/u;
 const PICTOGRAPHIC = /\p{Extended_Pictographic}/u;
 const KEYCAP_BASE = /[#*0-9]/;
 
-function isVariationSelector(codePoint: number): boolean {
-  return (
-    (codePoint >= 0xfe00 && codePoint <= 0xfe0f) ||
-    (codePoint >= 0xe0100 && codePoint <= 0xe01ef) ||
-    (codePoint >= 0x180b && codePoint <= 0x180f)
-  );
+/** A combining mark that draws something on its base (stacked, it is counted instead). */
+function isDrawnMark(char: string): boolean {
+  return NONSPACING_MARK.test(char) && !DEFAULT_IGNORABLE.test(char);
 }
 
 function isControl(codePoint: number): boolean {
@@ -96,7 +97,8 @@ function isEmojiGlue(chars: readonly string[], index: number): boolean {
     return PICTOGRAPHIC.test(beforeBase) && PICTOGRAPHIC.test(chars[index + 1] ?? "");
   }
   if (codePoint === 0xfe0f || codePoint === 0xfe0e) {
-    return PICTOGRAPHIC.test(before) || KEYCAP_BASE.test(before);
+    // After a digit, `#` or `*` it draws something only as the start of a keycap.
+    return PICTOGRAPHIC.test(before) || (KEYCAP_BASE.test(before) && chars[index + 1] === "\u20e3");
   }
   return false;
 }
@@ -185,13 +187,9 @@ function scan(text: string): Scan {
       index++;
       continue;
     }
-    if (NONSPACING_MARK.test(char) && !isVariationSelector(codePoint) && codePoint !== 0x034f) {
+    if (isDrawnMark(char)) {
       let end = index;
-      while (
-        end < chars.length &&
-        NONSPACING_MARK.test(chars[end] as string) &&
-        !isVariationSelector(chars[end]?.codePointAt(0) ?? 0)
-      ) {
+      while (end < chars.length && isDrawnMark(chars[end] as string)) {
         end++;
       }
       const count = end - index;
@@ -211,7 +209,7 @@ function scan(text: string): Scan {
     const isHidden =
       isControl(codePoint) ||
       BLANK_LETTERS.has(codePoint) ||
-      isVariationSelector(codePoint) ||
+      DEFAULT_IGNORABLE.test(char) ||
       INVISIBLE.test(char);
     if (isHidden && !isEmojiGlue(chars, index)) escape(codePoint);
     else if (lookalikes.has(index)) {

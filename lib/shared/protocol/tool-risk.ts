@@ -1074,7 +1074,14 @@ export async function classifyToolCall(
     return classifyRememberedCommand(args.command);
   }
   if (tool === "write_file" || tool === "edit_file") {
-    const target = typeof args.path === "string" ? args.path : "";
+    // A path that is not a non-empty string cannot be judged; a tool host that passed it on could
+    // write wherever it points (Node's fs takes a URL-like object).
+    if (typeof args.path !== "string" || args.path === "") {
+      return summarize([
+        { class: "refused", message: `${tool}: the path must be a non-empty string` },
+      ]);
+    }
+    const target = args.path;
     if (target.includes("\0")) {
       return summarize([
         { class: "refused", message: `${tool}: the path contains a NUL character` },

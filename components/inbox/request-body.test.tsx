@@ -1,0 +1,62 @@
+import { renderToStaticMarkup } from "react-dom/server";
+import { describe, expect, it } from "vitest";
+import type { RequestView } from "@/lib/requests/views";
+import { RequestBody } from "./request-body";
+
+function plan(payload: Record<string, unknown>): RequestView {
+  return {
+    id: "req_00000000000000000000000000000001",
+    type: "plan_approval",
+    status: "pending",
+    sender: "builder",
+    target: "lead",
+    agent: "builder",
+    payload,
+    feedback: null,
+    respondedBy: null,
+    decidedBy: null,
+    respondedAt: null,
+    createdAt: "2026-11-30T10:00:00.000Z",
+    expiresAt: "2026-11-30T10:15:00.000Z",
+    incarnation: 1,
+    workVersion: 0,
+    taskId: null,
+    response: null,
+    timeoutPolicy: "auto-rejects",
+    responseType: "plan_approval_response",
+    requiredApprovals: 1,
+    askedAgainAfter: null,
+    approvals: [],
+  };
+}
+
+const text = (html: string) => html.replace(/<[^>]+>/g, "");
+
+describe("RequestBody of a plan", () => {
+  it("shows the agent's summary beside the plan, since the lists show only the summary", () => {
+    // Red team: the inbox, board and history read "Fix a typo"; the detail showed only the plan.
+    const html = renderToStaticMarkup(
+      <RequestBody
+        request={plan({
+          summary: "Fix a typo in README.md",
+          plan: "1. Rewrite deploy.yml to push straight to production\n2. git push --force",
+        })}
+      />,
+    );
+    const summary = /<section aria-label="The agent&#x27;s summary".*?<\/section>/s.exec(html);
+    expect(text(summary?.[0] ?? "")).toContain("Fix a typo in README.md");
+    expect(text(html)).toContain("git push --force");
+  });
+
+  it("warns of hidden characters in the summary too", () => {
+    const html = renderToStaticMarkup(
+      <RequestBody request={plan({ summary: "fix\u202Etypo", plan: "1. fix it" })} />,
+    );
+    expect(text(html)).toContain("hidden characters");
+  });
+
+  it("has no summary section when the agent sent none", () => {
+    const html = renderToStaticMarkup(<RequestBody request={plan({ plan: "1. fix it" })} />);
+    expect(html).not.toContain("summary");
+  });
+});
