@@ -1,9 +1,19 @@
 import type { Nodes, Paragraph, Parents, Root, RootContent, Table, TableCell } from "mdast";
+import { defaultSchema } from "rehype-sanitize";
 
 /** Containers whose children are blocks: text put there needs a paragraph of its own. */
 const BLOCK_CONTAINERS = new Set(["root", "blockquote", "listItem", "footnoteDefinition"]);
 
 type Source = { value?: unknown };
+
+/** What the reading of one document has seen so far. */
+type Reading = {
+  file: Source;
+  /** Footnotes cited from outside any footnote: only those are listed under the text. */
+  cited: Set<string>;
+  /** Footnotes defined so far: a second definition of one is never rendered. */
+  defined: Set<string>;
+};
 
 function sourceOf(node: Nodes, file: Source): string {
   const start = node.position?.start.offset;
@@ -16,9 +26,12 @@ function paragraph(value: string): Paragraph {
   return { type: "paragraph", children: [{ type: "text", value }] };
 }
 
-function footnoteReferences(node: Nodes, found: Set<string>): Set<string> {
+function citedFootnotes(node: Nodes, found: Set<string>): Set<string> {
   if (node.type === "footnoteReference") found.add(node.identifier);
-  if ("children" in node) for (const child of node.children) footnoteReferences(child, found);
+  // A footnote cited only from footnotes (itself, or another such) is never listed.
+  if ("children" in node && node.type !== "footnoteDefinition") {
+    for (const child of node.children) citedFootnotes(child, found);
+  }
   return found;
 }
 
@@ -33,55 +46,68 @@ function widenTable(table: Table): void {
   while (table.align && table.align.length < width) table.align.push(null);
 }
 
+/** Whether the sanitizer keeps the URL: relative, or of a protocol it allows for the attribute. */
+function isKept(url: string, attribute: "href" | "src"): boolean {
+  const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(url.trim())?.[1]?.toLowerCase();
+  return scheme === undefined || (defaultSchema.protocols?.[attribute] ?? []).includes(scheme);
+}
+
+/** A link's or image's words that show nowhere else: its title, and a target the sanitizer drops. */
+function unseenOfLink(node: { url: string; title?: string | null }, attribute: "href" | "src") {
+  const parts = [
+    ...(isKept(node.url, attribute) ? [] : [`target: ${node.url}`]),
+    ...(node.title ? [`title: "${node.title}"`] : []),
+  ];
+  return parts.length > 0 ? ` (${parts.join("; ")})` : null;
+}
+
 /** What a node becomes so the Lead reads it; null when it shows as it is. */
-function shown(
-  node: RootContent,
-  parent: Parents,
-  file: Source,
-  referenced: Set<string>,
-): RootContent[] | null {
+function shown(node: RootContent, parent: Parents, reading: Reading): RootContent[] | null {
   const isBlock = BLOCK_CONTAINERS.has(parent.type);
   switch (node.type) {
     case "html":
       return [isBlock ? paragraph(node.value) : { type: "text", value: node.value }];
     case "definition":
       // Kept as well: the links that cite it are resolved from it.
-      return [paragraph(sourceOf(node, file)), node];
-    case "footnoteDefinition":
-      return referenced.has(node.identifier) ? null : [paragraph(sourceOf(node, file))];
-    case "code":
-      return node.meta
-        ? [
-            {
-              type: "paragraph",
-              children: [{ type: "inlineCode", value: `\`\`\`${node.lang ?? ""} ${node.meta}` }],
-            },
-            node,
-          ]
+      return [paragraph(sourceOf(node, reading.file)), node];
+    case "footnoteDefinition": {
+      const isListed = reading.cited.has(node.identifier) && !reading.defined.has(node.identifier);
+      reading.defined.add(node.identifier);
+      return isListed ? null : [paragraph(sourceOf(node, reading.file))];
+    }
+    case "code": {
+      const info = [node.lang, node.meta].filter(Boolean).join(" ");
+      return info
+        ? [{ type: "paragraph", children: [{ type: "inlineCode", value: `\`\`\`${info}` }] }, node]
         : null;
+    }
     case "link":
-    case "image":
-      return node.title ? [node, { type: "text", value: ` (title: "${node.title}")` }] : null;
+    case "image": {
+      const unseen = unseenOfLink(node, node.type === "link" ? "href" : "src");
+      return unseen ? [node, { type: "text", value: unseen }] : null;
+    }
     default:
       return null;
   }
 }
 
-function reveal(parent: Parents, file: Source, referenced: Set<string>): void {
+function reveal(parent: Parents, reading: Reading): void {
   if (parent.type === "table") widenTable(parent);
   parent.children = (parent.children as RootContent[]).flatMap((child) => {
-    const replacement = shown(child, parent, file, referenced) ?? [child];
-    for (const node of replacement) if ("children" in node) reveal(node, file, referenced);
+    const replacement = shown(child, parent, reading) ?? [child];
+    for (const node of replacement) if ("children" in node) reveal(node, reading);
     return replacement;
   }) as typeof parent.children;
 }
 
 /**
  * Markdown drops some of what it is given: raw HTML (never rendered here), link definitions,
- * footnotes nobody cites, table cells past the header's width, a code fence's words after its
- * language, link titles (shown on hover only). An agent can hide a step of its plan in any of
- * them, so each is shown as the text it was.
+ * footnotes nobody cites and a footnote's second definition, table cells past the header's width,
+ * a code fence's info words, link titles (shown on hover only) and targets the sanitizer removes
+ * (`javascript:`, `data:`). An agent can hide a step of its plan in any of them, so each is shown
+ * as the text it was.
  */
 export function remarkShowHiddenSource() {
-  return (tree: Root, file: Source) => reveal(tree, file, footnoteReferences(tree, new Set()));
+  return (tree: Root, file: Source) =>
+    reveal(tree, { file, cited: citedFootnotes(tree, new Set()), defined: new Set() });
 }

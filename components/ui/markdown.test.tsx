@@ -26,7 +26,7 @@ describe("Markdown (agent-written plans)", () => {
 
   it("does not turn a javascript: image into a live link", () => {
     const html = render("![x](javascript:alert(1))");
-    expect(html).not.toContain("javascript:");
+    expect(html).not.toMatch(/(href|src)="javascript:/i);
   });
 
   // Red team: each of these rendered nothing of the part in quotes, so an approved plan held a
@@ -53,6 +53,19 @@ describe("Markdown (agent-written plans)", () => {
     ["a table cell past the header", "| a | b |\n|---|---|\n| 1 | 2 | rm -rf / |", "rm -rf /"],
     ["a code fence's words", "```bash then drop everything\nls\n```", "then drop everything"],
     ["a link title", '[docs](https://example.com "and deploy to prod")', "and deploy to prod"],
+    ["a footnote cited only by itself", "Plan.\n\n[^x]: then delete prod [^x]", "then delete prod"],
+    [
+      "a footnote's second definition",
+      "Plan[^1].\n\n[^1]: fine\n\n[^1]: then delete prod",
+      "then delete prod",
+    ],
+    [
+      "an image the sanitizer strips",
+      "![logo](data:text/plain,then-delete-prod)",
+      "then-delete-prod",
+    ],
+    ["a link the sanitizer strips", "[docs](x-step:then-delete-prod)", "then-delete-prod"],
+    ["a code fence's only word", "```then-delete-backups\nls\n```", "then-delete-backups"],
   ])("shows %s as text", (_what, source, hidden) => {
     const html = render(source);
     const text = html.replace(/<[^>]*>/g, "");

@@ -1,4 +1,4 @@
-import type { PrismaClient, Agent } from "../generated/prisma/client";
+import { Prisma, type PrismaClient, type Agent } from "../generated/prisma/client";
 import type { HumanActor } from "../auth/actor";
 import { evictActorsAfterCommit } from "../auth/actor-cache";
 import type { Db } from "../db";
@@ -7,7 +7,7 @@ import { appendEvent } from "../events/mutations";
 import { deliverMessage, settleUnreadMessages } from "../messages/deliver";
 import { env } from "../env";
 import { hashToken, newAgentToken } from "../tokens/credentials";
-import { lockLiveApiToken } from "../tokens/data";
+import { lockLiveApiToken, lockLiveCaller } from "../tokens/data";
 import { cancelPendingRequests } from "../requests/mutations";
 import { releaseTasksHeldBy } from "../tasks/holder";
 import { findAgentByName, lockActingAgent, lockAgent } from "./data";
@@ -80,6 +80,10 @@ export async function startNewIncarnation(
     );
   }
   const reason = `incarnation ${locked.incarnation} was replaced`;
+  // A name registered by another owner is no longer the session's: its session, connecting again,
+  // gets an agent of its own instead of this one's token.
+  const isTakenOver =
+    config.ownerTokenId !== undefined && config.ownerTokenId !== locked.ownerTokenId;
   await cancelPendingRequests(tx, locked.id, reason);
   await settleUnreadMessages(tx, locked, locked.incarnation + 1);
   await releaseTasksHeldBy(tx, locked);
@@ -98,6 +102,7 @@ export async function startNewIncarnation(
       tokenHash,
       worker: config.worker,
       ownerTokenId: config.ownerTokenId,
+      ...(isTakenOver ? { connectorKey: null, connector: Prisma.DbNull, toolHost: null } : {}),
       isForcedStop: false,
       lastHeartbeatAt: null,
       updatedAt: new Date(),
@@ -181,6 +186,7 @@ export async function respawnAgent(
 ): Promise<RegisteredAgent> {
   const token = newAgentToken();
   return inTransaction(db, async (tx) => {
+    await lockLiveCaller(tx, caller);
     const locked = await lockAgent(tx, (await findAgentByName(tx, name)).id);
     assertMayRespawn(locked, caller);
     const agent = await startNewIncarnation(
@@ -441,9 +447,14 @@ export async function forceOverdueStops(db: PrismaClient, now = new Date()): Pro
  * Hands a fresh token for the current incarnation to whoever runs its worker (the supervisor),
  * invalidating any earlier one, so exactly one process can act as this agent.
  */
-export async function issueWorkerToken(db: PrismaClient, name: string): Promise<RegisteredAgent> {
+export async function issueWorkerToken(
+  db: PrismaClient,
+  name: string,
+  caller: HumanActor,
+): Promise<RegisteredAgent> {
   const token = newAgentToken();
   return inTransaction(db, async (tx) => {
+    await lockLiveCaller(tx, caller);
     const agent = await lockAgent(tx, (await findAgentByName(tx, name)).id);
     assertActive(agent);
     // Only agents the supervisor runs: any other agent's token stays with whoever registered it,

@@ -136,6 +136,12 @@ async function connectOne(
   await tx.$queryRaw`SELECT pg_advisory_xact_lock(hashtextextended(${key}, 0))::text`;
   const parentCwd = connectorCwdOf("row" in parent ? parent.row.connector : parent.connector);
   const existing = await tx.agent.findUnique({ where: { connectorKey: key } });
+  if (existing && existing.ownerTokenId !== caller.tokenId) {
+    throw new AppError(
+      "NOT_AGENT_OWNER",
+      `agent '${existing.name}' was registered again by someone else; start a new session to connect`,
+    );
+  }
   if (existing) return answerExisting(tx, secret, existing, parentCwd);
 
   const parentRow = "row" in parent ? parent.row : null;

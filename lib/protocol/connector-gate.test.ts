@@ -136,6 +136,13 @@ describe("classifyConnectorCall", () => {
       ["MultiEdit", { file_path: "/home/ada/api/.git/config", edits: [] }],
       ["Write", { file_path: ".git/hooks/pre-commit", content: "x" }],
       ["Write", { file_path: "/home/ada/.gitconfig", content: "x" }],
+      // Red team: case (APFS, NTFS), backslashes, git's XDG configuration, husky's hooks.
+      ["Write", { file_path: "/home/ada/api/.CLAUDE/settings.json", content: "{}" }],
+      ["Write", { file_path: "/home/ada/api/.Git/hooks/pre-commit", content: "x" }],
+      ["Edit", { file_path: "/home/ada/.MCP.json", old_string: "a", new_string: "b" }],
+      ["Write", { file_path: "C:\\Users\\ada\\api\\.claude\\settings.json", content: "{}" }],
+      ["Write", { file_path: "/home/ada/.config/git/config", content: "x" }],
+      ["Write", { file_path: "/home/ada/api/.husky/pre-commit", content: "x" }],
     ] as const) {
       expect(await reasonOf(tool, args), args.file_path).toMatch(/makes programs run later/);
     }

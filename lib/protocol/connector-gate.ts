@@ -55,9 +55,10 @@ function subagentProblem(args: Record<string, unknown>): string | null {
 
 /**
  * Files that make programs run later with no call for this gate to judge: Claude Code's settings,
- * hooks, subagents and MCP servers, and git's hooks and configuration (`core.fsmonitor`, aliases).
+ * hooks, subagents and MCP servers, and git's hooks and configuration (`core.fsmonitor`,
+ * `core.hooksPath`, aliases), husky's hooks among them.
  */
-const PROGRAM_CONFIG_DIRECTORIES: ReadonlySet<string> = new Set([".claude", ".git"]);
+const PROGRAM_CONFIG_DIRECTORIES: ReadonlySet<string> = new Set([".claude", ".git", ".husky"]);
 const PROGRAM_CONFIG_FILES: ReadonlySet<string> = new Set([
   ".mcp.json",
   ".claude.json",
@@ -65,8 +66,13 @@ const PROGRAM_CONFIG_FILES: ReadonlySet<string> = new Set([
 ]);
 
 function configuresPrograms(target: string): boolean {
-  const segments = target.split("/");
+  // macOS's and Windows' file systems ignore case by default; Windows paths use backslashes.
+  const segments = target.toLowerCase().split(/[\\/]/);
+  const isGitsOwn = segments.some(
+    (segment, index) => segment === ".config" && segments[index + 1] === "git",
+  );
   return (
+    isGitsOwn ||
     segments.some((segment) => PROGRAM_CONFIG_DIRECTORIES.has(segment)) ||
     PROGRAM_CONFIG_FILES.has(segments.at(-1) ?? "")
   );

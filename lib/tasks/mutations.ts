@@ -1,5 +1,5 @@
 import type { AgentActor } from "../auth/actor";
-import { lockAgent } from "../agents/data";
+import { lockActingAgent } from "../agents/data";
 import { initialGate } from "../agents/mutations";
 import { setAgentState } from "../agents/state";
 import type { Db } from "../db";
@@ -58,7 +58,7 @@ export async function claimTask(
   taskId: string,
 ): Promise<TaskView> {
   return inTransaction(db, async (tx) => {
-    const agent = await lockAgent(tx, actor.agentId);
+    const agent = await lockActingAgent(tx, actor.agentId, actor.incarnation);
     if (agent.status === "stopping") {
       throw new AppError("AGENT_STOPPING", "this agent agreed to stop; it takes no new task");
     }
@@ -94,7 +94,7 @@ async function finishHeldTask(
   outcome: { status: "open" | "done"; beforeFinish?: (agent: Agent) => void },
 ): Promise<TaskView> {
   return inTransaction(db, async (tx) => {
-    const agent = await lockAgent(tx, actor.agentId);
+    const agent = await lockActingAgent(tx, actor.agentId, actor.incarnation);
     outcome.beforeFinish?.(agent);
     const task = await lockTask(tx, taskId);
     const isHeld =

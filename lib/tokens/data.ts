@@ -52,3 +52,12 @@ export async function lockLiveApiToken(db: Db, tokenId: string): Promise<void> {
     throw new AppError("SCOPE_ABOVE_ROLE", `a ${role} cannot hold a '${scope}' token`);
   }
 }
+
+/**
+ * A call that hands out a credential (an API token, an agent's token) holds its caller's token
+ * live until it commits: the caller was read before the handler ran, and a revocation committed in
+ * between must refuse it, not be outlived by what it minted (decision 017).
+ */
+export async function lockLiveCaller(db: Db, caller: HumanActor): Promise<void> {
+  if (caller.via === "token") await lockLiveApiToken(db, caller.tokenId);
+}

@@ -8,7 +8,7 @@ import type { PrismaClient } from "../generated/prisma/client";
 import { inTransaction } from "../transaction";
 import { AppError } from "../errors";
 import { hashToken, newApiToken } from "./credentials";
-import { canManageAllTokens } from "./data";
+import { canManageAllTokens, lockLiveCaller } from "./data";
 import type { CreateTokenInput } from "./schema";
 import { toTokenView, type IssuedToken, type TokenView } from "./views";
 
@@ -41,6 +41,18 @@ export async function createApiToken(
     token,
     createdAt: row.createdAt.toISOString(),
   };
+}
+
+/** A token the caller asked for, issued only while the caller's own credential is live. */
+export function issueApiToken(
+  db: PrismaClient,
+  caller: HumanActor,
+  input: CreateTokenInput,
+): Promise<IssuedToken> {
+  return inTransaction(db, async (tx) => {
+    await lockLiveCaller(tx, caller);
+    return createApiToken(tx, caller.userId, input);
+  });
 }
 
 /** Replaces every earlier token of that name (e.g. the supervisor's from a previous start). */

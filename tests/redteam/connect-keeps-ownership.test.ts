@@ -32,4 +32,30 @@ describe("connect token and a name the Lead took over (red team)", () => {
     expect(respawned.json.token).toBeUndefined();
     expect(respawned.status).toBe(403);
   });
+
+  it("cannot take back, through its session, a name the Lead re-registered", async () => {
+    // Red team: the session's next connect found the agent by its session key, gave it the
+    // session's token (the Lead's stopped working), and the agent, no longer the token's,
+    // outlived the token's revocation.
+    const connect = await createToken("connect");
+    const { headers } = await lead();
+    const session = { sessionId: uniqueName("sess"), cwd: "/home/u/proj" };
+    const first = await api.connectSession(connect.headers, session);
+    const name = String((first.json.agent as { name: string }).name);
+    expect((await api.forceStop(headers, name)).status).toBe(200);
+    const mine = await api.registerAgent(headers, { name, role: "the Lead's own agent" });
+    expect(mine.status).toBe(201);
+    const leadsAgent = { authorization: `Bearer ${String(mine.json.token)}` };
+
+    const again = await api.connectSession(connect.headers, session);
+
+    expect(again.status).toBe(201);
+    expect((again.json.agent as { name: string }).name).not.toBe(name);
+    expect((await api.me(leadsAgent)).status).toBe(200);
+    expect((await api.revokeToken(headers, connect.id)).status).toBe(200);
+    expect((await api.me(leadsAgent)).status).toBe(200);
+    expect((await api.me({ authorization: `Bearer ${String(again.json.token)}` })).status).toBe(
+      401,
+    );
+  });
 });

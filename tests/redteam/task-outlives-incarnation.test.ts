@@ -1,6 +1,9 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { getDb } from "../../lib/db";
 import { api, createTask, lead, registerAgent, submitPlan, type TestAgent } from "../api/fixtures";
+import { holdLock } from "../support/held-lock";
+
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 afterAll(() => getDb().$disconnect());
 
@@ -71,6 +74,39 @@ describe("a task claimed by an ended incarnation (red team)", () => {
     expect(write.json).toMatchObject({ allowed: false, code: "PLAN_GATE_BLOCKED" });
     const complete = await api.completeTask(second.headers, task);
     expect(complete.json.error?.code).toBe("PLAN_GATE_BLOCKED");
+  });
+
+  it("is not claimed by a call that waited on the agent's lock while it was stopped", async () => {
+    // Red team: the token was checked before the stop committed, the claim ran after it, and the
+    // stopped agent held the task again.
+    const agent = await registerAgent();
+    const task = await createTask("claimed in the gap");
+    const held = await holdLock("SELECT 1 FROM agents WHERE name = $1 FOR UPDATE", [agent.name]);
+    const stop = api.forceStop((await lead()).headers, agent.name);
+    await pause(300);
+    const claim = api.claimTask(agent.headers, task);
+    await pause(300);
+    await held.release();
+
+    expect((await stop).status).toBe(200);
+    expect((await claim).json.error?.code).toBe("AGENT_NOT_ACTIVE");
+    expect(await taskStatus(task)).toEqual({ status: "open", assigneeId: null });
+  });
+
+  it("is not claimed for the next incarnation by a call of the one it replaced", async () => {
+    const first = await registerAgent();
+    const task = await createTask("claimed across a respawn");
+    await getDb().agent.update({ where: { name: first.name }, data: { status: "offline" } });
+    const held = await holdLock("SELECT 1 FROM agents WHERE name = $1 FOR UPDATE", [first.name]);
+    const respawn = api.respawn((await lead()).headers, first.name);
+    await pause(300);
+    const claim = api.claimTask(first.headers, task);
+    await pause(300);
+    await held.release();
+
+    expect((await respawn).status).toBe(201);
+    expect((await claim).json.error?.code).toBe("STALE_INCARNATION");
+    expect(await taskStatus(task)).toEqual({ status: "open", assigneeId: null });
   });
 
   it("left claimed by an earlier release cannot be completed or re-taken by a later one", async () => {

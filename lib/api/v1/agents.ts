@@ -153,6 +153,6 @@ export const agentWorkerToken = definePath("/api/v1/agents/{name}/worker-token",
       params: agentParamsSchema,
       responses: { 200: registeredAgentSchema },
     },
-    ({ params }) => issueWorkerToken(getDb(), params.name),
+    ({ actor, params }) => issueWorkerToken(getDb(), params.name, actor),
   ),
 });

@@ -4,7 +4,7 @@ import { getDb } from "../../db";
 import { defineRoute } from "../../http/route";
 import { definePath } from "../../http/router";
 import { listTokens } from "../../tokens/data";
-import { createApiToken, revokeApiToken } from "../../tokens/mutations";
+import { issueApiToken, revokeApiToken } from "../../tokens/mutations";
 import { createTokenSchema, listTokensQuerySchema, tokenParamsSchema } from "../../tokens/schema";
 
 export const tokens = definePath("/api/v1/tokens", {
@@ -25,7 +25,7 @@ export const tokens = definePath("/api/v1/tokens", {
       status: 201,
       responses: { 201: issuedTokenSchema },
     },
-    ({ actor, body }) => createApiToken(getDb(), actor.userId, body),
+    ({ actor, body }) => issueApiToken(getDb(), actor, body),
   ),
 });
 

@@ -175,6 +175,16 @@ const rows: Row[] = [
   { name: "Greek prose is not mixed", input: "καλημέρα", shows: "καλημέρα" },
   // Right-to-left letters (not controls): visible, but reordered by the browser unless isolated.
   { name: "Hebrew letters", input: "echo שלום", shows: "echo שלום", flags: ["rtl"] },
+  // Red team: right-to-left letters of other scripts reordered a diff's line with no warning.
+  {
+    name: "Phoenician letters",
+    input: "x \u{10900} 1, 2",
+    shows: "x \u{10900} 1, 2",
+    flags: ["rtl"],
+  },
+  { name: "Adlam letters", input: "x \u{1E900}", shows: "x \u{1E900}", flags: ["rtl"] },
+  { name: "Samaritan letters", input: "x \u0800", shows: "x \u0800", flags: ["rtl"] },
+  { name: "Hanifi Rohingya letters", input: "x \u{10D00}", shows: "x \u{10D00}", flags: ["rtl"] },
   // Emoji keep their glue.
   { name: "family emoji with joiners", input: "👨‍👩‍👧", shows: "👨‍👩‍👧" },
   { name: "heart with VS16", input: "❤️ ok", shows: "❤️ ok" },

@@ -54,9 +54,11 @@ const LOOKALIKE_PATTERNS = LOOKALIKE_SCRIPTS.map(
 /** Cyrillic and Greek letters that pass for Latin ones: a word made only of them is a disguise. */
 const LATIN_LOOKALIKES = new Set("аеорсухіјѕԁһӏԛԝАВЕКМНОРСТХІЈЅԜαορυνικτχΑΒΕΖΗΙΚΜΝΟΡΤΥΧօսոհ");
 const WORD = /[\p{L}\p{M}\p{N}]+/gu;
-// Letters only: the Arabic letter mark is a control, escaped on its own.
+// Letters of the blocks Unicode gives right-to-left by default (Hebrew to Arabic Extended, the
+// presentation forms, and the historic and African scripts of planes 1's RTL ranges: Phoenician,
+// Kharoshthi, Adlam …). Letters only: the Arabic letter mark is a control, escaped on its own.
 const RIGHT_TO_LEFT =
-  /(?=\p{L})[\p{Script=Hebrew}\p{Script=Arabic}\p{Script=Syriac}\p{Script=Thaana}\p{Script=Nko}]/u;
+  /(?=\p{L})[\u0590-\u08FF\uFB1D-\uFDFF\uFE70-\uFEFC\u{10800}-\u{10FFF}\u{1E800}-\u{1EFFF}]/u;
 
 // Format characters (bidi controls, zero-width, soft hyphen, tags…), private use, unassigned,
 // lone surrogates, line/paragraph separators, and spaces that are not U+0020.
