@@ -46,10 +46,17 @@ function widenTable(table: Table): void {
   while (table.align && table.align.length < width) table.align.push(null);
 }
 
-/** Whether the sanitizer keeps the URL: relative, or of a protocol it allows for the attribute. */
+/**
+ * Whether the sanitizer keeps the URL, by its own rule (hast-util-sanitize's `safeProtocol`): no
+ * colon before the first `/`, `?` or `#`, or what precedes it is one of the protocols it allows
+ * for the attribute, letter for letter.
+ */
 function isKept(url: string, attribute: "href" | "src"): boolean {
-  const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(url.trim())?.[1]?.toLowerCase();
-  return scheme === undefined || (defaultSchema.protocols?.[attribute] ?? []).includes(scheme);
+  const colon = url.indexOf(":");
+  const isRelative =
+    colon < 0 || ["/", "?", "#"].some((mark) => url.includes(mark) && colon > url.indexOf(mark));
+  if (isRelative) return true;
+  return (defaultSchema.protocols?.[attribute] ?? []).includes(url.slice(0, colon));
 }
 
 /** A link's or image's words that show nowhere else: its title, and a target the sanitizer drops. */

@@ -65,6 +65,17 @@ describe("Markdown (agent-written plans)", () => {
       "then-delete-prod",
     ],
     ["a link the sanitizer strips", "[docs](x-step:then-delete-prod)", "then-delete-prod"],
+    [
+      "a link to a protocol of words",
+      "[docs](<then delete the prod database:now>)",
+      "then delete the prod database",
+    ],
+    [
+      "a link to a protocol in capitals",
+      "[docs](HTTPS://example.com/then-delete-prod)",
+      "then-delete-prod",
+    ],
+    ["an image of a protocol with _", "![logo](drop_prod:then-delete-prod)", "then-delete-prod"],
     ["a code fence's only word", "```then-delete-backups\nls\n```", "then-delete-backups"],
   ])("shows %s as text", (_what, source, hidden) => {
     const html = render(source);

@@ -7,7 +7,7 @@ import { appendEvent } from "../events/mutations";
 import { deliverMessage, settleUnreadMessages } from "../messages/deliver";
 import { env } from "../env";
 import { hashToken, newAgentToken } from "../tokens/credentials";
-import { lockLiveApiToken, lockLiveCaller } from "../tokens/data";
+import { lockLiveCaller } from "../tokens/data";
 import { cancelPendingRequests } from "../requests/mutations";
 import { releaseTasksHeldBy } from "../tasks/holder";
 import { findAgentByName, lockActingAgent, lockAgent } from "./data";
@@ -142,8 +142,7 @@ export async function registerAgent(
     ownerTokenId: caller?.via === "token" ? caller.tokenId : null,
   };
   return inTransaction(db, async (tx) => {
-    const connectTokenId = connectTokenOf(caller);
-    if (connectTokenId) await lockLiveApiToken(tx, connectTokenId);
+    if (caller) await lockLiveCaller(tx, caller);
     const existing = await tx.agent.findUnique({ where: { name: input.name } });
     let agent: Agent;
     if (existing) {

@@ -143,6 +143,9 @@ describe("classifyConnectorCall", () => {
       ["Write", { file_path: "C:\\Users\\ada\\api\\.claude\\settings.json", content: "{}" }],
       ["Write", { file_path: "/home/ada/.config/git/config", content: "x" }],
       ["Write", { file_path: "/home/ada/api/.husky/pre-commit", content: "x" }],
+      ["Write", { file_path: "C:\\Users\\ada\\api\\.mcp.json::$DATA", content: "{}" }],
+      ["Write", { file_path: "C:\\Users\\ada\\api\\.git.\\hooks\\pre-commit", content: "x" }],
+      ["Write", { file_path: "C:\\Users\\ada\\api\\.claude \\settings.json", content: "{}" }],
     ] as const) {
       expect(await reasonOf(tool, args), args.file_path).toMatch(/makes programs run later/);
     }

@@ -66,8 +66,14 @@ const PROGRAM_CONFIG_FILES: ReadonlySet<string> = new Set([
 ]);
 
 function configuresPrograms(target: string): boolean {
-  // macOS's and Windows' file systems ignore case by default; Windows paths use backslashes.
-  const segments = target.toLowerCase().split(/[\\/]/);
+  // macOS's and Windows' file systems ignore case by default; Windows paths use backslashes, and
+  // Win32 drops a name's trailing dots and spaces and reads `name::$DATA` as the file itself.
+  const segments = target
+    .toLowerCase()
+    .split(/[\\/]/)
+    .map((segment, index) =>
+      index === 0 ? segment : segment.replace(/:.*$/, "").replace(/[. ]+$/, ""),
+    );
   const isGitsOwn = segments.some(
     (segment, index) => segment === ".config" && segments[index + 1] === "git",
   );

@@ -4,6 +4,7 @@ import { AppError } from "../errors";
 import { appendEvent } from "../events/mutations";
 import type { PrismaClient, Rule } from "../generated/prisma/client";
 import { parseRulePattern } from "../shared/rules/pattern";
+import { lockLiveCaller } from "../tokens/data";
 import { inTransaction } from "../transaction";
 import { raisePendingCardsForRule } from "./raise-pending";
 import { evictRulesAfterCommit } from "./rule-cache";
@@ -62,6 +63,7 @@ export async function createRule(
   checkRulePattern(input.pattern);
   checkRuleShape(input);
   return inTransaction(db, async (tx) => {
+    await lockLiveCaller(tx, actor);
     const rule = await tx.rule.create({
       data: {
         pattern: input.pattern,
@@ -94,6 +96,7 @@ export async function updateRule(
   patch: UpdateRuleInput,
 ): Promise<RuleView> {
   return inTransaction(db, async (tx) => {
+    await lockLiveCaller(tx, actor);
     const current = await lockRule(tx, id);
     const next = {
       effect: patch.effect ?? current.effect,
@@ -127,6 +130,7 @@ export async function deleteRule(
   id: string,
 ): Promise<RuleView> {
   return inTransaction(db, async (tx) => {
+    await lockLiveCaller(tx, actor);
     const rule = await lockRule(tx, id);
     await tx.rule.delete({ where: { id } });
     await recordChange(tx, "rule.deleted", rule, actor);

@@ -54,10 +54,20 @@ export async function lockLiveApiToken(db: Db, tokenId: string): Promise<void> {
 }
 
 /**
- * A call that hands out a credential (an API token, an agent's token) holds its caller's token
- * live until it commits: the caller was read before the handler ran, and a revocation committed in
- * between must refuse it, not be outlived by what it minted (decision 017).
+ * A call whose change outlives it (a credential, an account, a role, a rule) holds its caller live
+ * until it commits: the caller was read before the handler ran, and a revocation, a disable or a
+ * demotion committed in between must refuse it, not be outlived by what it made (decision 017).
  */
 export async function lockLiveCaller(db: Db, caller: HumanActor): Promise<void> {
-  if (caller.via === "token") await lockLiveApiToken(db, caller.tokenId);
+  if (caller.via === "token") {
+    await lockLiveApiToken(db, caller.tokenId);
+    return;
+  }
+  const [user] = await db.$queryRaw<{ disabledAt: Date | null; role: string }[]>`
+    SELECT disabled_at AS "disabledAt", role::text AS role FROM users
+    WHERE id = ${caller.userId} FOR SHARE`;
+  if (!user || user.disabledAt) throw new AppError("UNAUTHENTICATED", "this account is disabled");
+  if (user.role !== caller.role) {
+    throw new AppError("FORBIDDEN", `your role changed to ${user.role} while this call ran`);
+  }
 }

@@ -10,6 +10,7 @@ import { AppError } from "../errors";
 import { appendEvent } from "../events/mutations";
 import type { PrismaClient, User } from "../generated/prisma/client";
 import { isScopeWithinRole } from "../shared/auth/scopes";
+import { lockLiveCaller } from "../tokens/data";
 import { inTransaction } from "../transaction";
 import type { UpdateUserInput } from "./schema";
 
@@ -66,6 +67,18 @@ export async function createUser(db: Db, input: CreateUserInput): Promise<UserVi
   }
 }
 
+/** An account a Lead adds, only while that Lead (or their token) may still add one. */
+export function addUser(
+  db: PrismaClient,
+  by: HumanActor,
+  input: CreateUserInput,
+): Promise<UserView> {
+  return inTransaction(db, async (tx) => {
+    await lockLiveCaller(tx, by);
+    return createUser(tx, input);
+  });
+}
+
 const ACTIVE_LEADS_LOCK = "users:active-leads";
 
 /**
@@ -82,6 +95,7 @@ export async function updateUser(
 ): Promise<UserView> {
   return inTransaction(db, async (tx) => {
     await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtextextended(${ACTIVE_LEADS_LOCK}, 0))`;
+    await lockLiveCaller(tx, by);
     const user = await tx.user.findUnique({ where: { id: userId } });
     if (!user) throw new AppError("USER_NOT_FOUND", `no user ${userId}`);
     const role = input.role ?? user.role;

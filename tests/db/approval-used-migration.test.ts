@@ -1,41 +1,15 @@
-import { readdirSync } from "node:fs";
-import { runner } from "node-pg-migrate";
 import pg from "pg";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { MIGRATIONS_DIR } from "../../lib/migrations";
-import { createScratchDatabase, dropScratchDatabase } from "../test-database";
+import { describe, expect, it } from "vitest";
+import { migrationDatabase } from "../support/migration-database";
 
 // Migration 020 on a database that already holds approvals, used and not: the rows the migration
 // marks are decided requests, which the terminal-state trigger guards.
-let adminUrl: string;
-let databaseUrl: string;
-const client = () => new pg.Client({ connectionString: databaseUrl });
-
-const migrate = (count?: number) =>
-  runner({
-    databaseUrl,
-    dir: MIGRATIONS_DIR,
-    direction: "up",
-    migrationsTable: "pgmigrations",
-    checkOrder: true,
-    ...(count === undefined ? {} : { count }),
-    log: () => undefined,
-  });
-
-beforeAll(async () => {
-  adminUrl = inject("adminDatabaseUrl");
-  databaseUrl = await createScratchDatabase(adminUrl, "handshake_migration_020");
-});
-
-afterAll(async () => {
-  await dropScratchDatabase(adminUrl, databaseUrl);
-});
+const database = migrationDatabase("handshake_migration_020");
 
 describe("migration 020 (approval_used)", () => {
   it("marks the approvals calls already used or voided, and no others", async () => {
-    const before020 = readdirSync(MIGRATIONS_DIR).filter((file) => file < "020_").length;
-    await migrate(before020);
-    const db = client();
+    await database.migrateBefore("020_");
+    const db = new pg.Client({ connectionString: database.url() });
     await db.connect();
     try {
       const {
@@ -66,7 +40,7 @@ describe("migration 020 (approval_used)", () => {
       await call(voided, false, "FILE_CHANGED");
       await call(refused, false, "TOOL_APPROVAL_DENIED");
 
-      expect(await migrate()).toHaveLength(readdirSync(MIGRATIONS_DIR).length - before020);
+      expect(await database.migrateRest()).toHaveLength(database.countFrom("020_"));
 
       const { rows } = await db.query<{ id: string; approval_used: boolean }>(
         "SELECT id, approval_used FROM requests ORDER BY id",

@@ -1,40 +1,15 @@
-import { readdirSync } from "node:fs";
-import { runner } from "node-pg-migrate";
 import pg from "pg";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { MIGRATIONS_DIR } from "../../lib/migrations";
-import { createScratchDatabase, dropScratchDatabase } from "../test-database";
+import { describe, expect, it } from "vitest";
+import { migrationDatabase } from "../support/migration-database";
 
 // Migration 030 on a database that holds claims made before decision 074: those of ended or
 // replaced incarnations go back to the pool, a live incarnation's own claim stays.
-let adminUrl: string;
-let databaseUrl: string;
-
-const migrate = (count?: number) =>
-  runner({
-    databaseUrl,
-    dir: MIGRATIONS_DIR,
-    direction: "up",
-    migrationsTable: "pgmigrations",
-    checkOrder: true,
-    ...(count === undefined ? {} : { count }),
-    log: () => undefined,
-  });
-
-beforeAll(async () => {
-  adminUrl = inject("adminDatabaseUrl");
-  databaseUrl = await createScratchDatabase(adminUrl, "handshake_migration_030");
-});
-
-afterAll(async () => {
-  await dropScratchDatabase(adminUrl, databaseUrl);
-});
+const database = migrationDatabase("handshake_migration_030");
 
 describe("migration 030 (claims of ended incarnations released)", () => {
   it("gives back the tasks no live incarnation holds, each with its event", async () => {
-    const before030 = readdirSync(MIGRATIONS_DIR).filter((file) => file < "030_").length;
-    await migrate(before030);
-    const db = new pg.Client({ connectionString: databaseUrl });
+    await database.migrateBefore("030_");
+    const db = new pg.Client({ connectionString: database.url() });
     await db.connect();
     try {
       const task = async (title: string) =>
@@ -66,7 +41,7 @@ describe("migration 030 (claims of ended incarnations released)", () => {
       await claim(ofStopped, await agent("stopped", "shutdown", ofStopped));
       await claim(ofReplaced, await agent("replaced", "idle", null));
 
-      expect(await migrate()).toHaveLength(readdirSync(MIGRATIONS_DIR).length - before030);
+      expect(await database.migrateRest()).toHaveLength(database.countFrom("030_"));
 
       const tasks = await db.query<{ title: string; status: string; assignee: string | null }>(
         `SELECT title, tasks.status, agents.name AS assignee

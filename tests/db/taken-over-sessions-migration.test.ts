@@ -1,40 +1,15 @@
-import { readdirSync } from "node:fs";
-import { runner } from "node-pg-migrate";
 import pg from "pg";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { MIGRATIONS_DIR } from "../../lib/migrations";
-import { createScratchDatabase, dropScratchDatabase } from "../test-database";
+import { describe, expect, it } from "vitest";
+import { migrationDatabase } from "../support/migration-database";
 
 // Migration 031 on a database where the Lead registered a session's name again before decision
 // 075: that agent lets its session go; a session's own agent keeps its key.
-let adminUrl: string;
-let databaseUrl: string;
-
-const migrate = (count?: number) =>
-  runner({
-    databaseUrl,
-    dir: MIGRATIONS_DIR,
-    direction: "up",
-    migrationsTable: "pgmigrations",
-    checkOrder: true,
-    ...(count === undefined ? {} : { count }),
-    log: () => undefined,
-  });
-
-beforeAll(async () => {
-  adminUrl = inject("adminDatabaseUrl");
-  databaseUrl = await createScratchDatabase(adminUrl, "handshake_migration_031");
-});
-
-afterAll(async () => {
-  await dropScratchDatabase(adminUrl, databaseUrl);
-});
+const database = migrationDatabase("handshake_migration_031");
 
 describe("migration 031 (sessions of taken-over agents released)", () => {
   it("clears the session key of an agent its token no longer owns, and no other", async () => {
-    const before031 = readdirSync(MIGRATIONS_DIR).filter((file) => file < "031_").length;
-    await migrate(before031);
-    const db = new pg.Client({ connectionString: databaseUrl });
+    await database.migrateBefore("031_");
+    const db = new pg.Client({ connectionString: database.url() });
     await db.connect();
     try {
       const {
@@ -60,7 +35,7 @@ describe("migration 031 (sessions of taken-over agents released)", () => {
       await agent("sessions-own", token?.id ?? null, `${token?.id}/s1/`);
       await agent("taken-over", null, `${token?.id}/s2/`);
 
-      expect(await migrate()).toHaveLength(readdirSync(MIGRATIONS_DIR).length - before031);
+      expect(await database.migrateRest()).toHaveLength(database.countFrom("031_"));
 
       const { rows } = await db.query(
         "SELECT name, connector_key IS NOT NULL AS keyed, connector IS NOT NULL AS connected, tool_host FROM agents ORDER BY name",

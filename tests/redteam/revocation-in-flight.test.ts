@@ -1,6 +1,9 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { getDb } from "../../lib/db";
+import { rules as rulesRoute } from "../../lib/api/v1/rules";
+import { user as userRoute } from "../../lib/api/v1/users";
 import { api, createToken, lead, uniqueName, type ApiResponse } from "../api/fixtures";
+import { callRoute, signedInHuman } from "../route-client";
 import { holdLock } from "../support/held-lock";
 
 afterAll(() => getDb().$disconnect());
@@ -12,10 +15,10 @@ const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  * the token row is held, the revocation queues on it, then the call (its `lastUsedAt` write
  * queues too, so the call reads the token before the revocation and acts after it).
  */
-async function callAcrossRevocation(
+async function callAcrossRevocation<T extends { status: number }>(
   tokenId: string,
-  call: () => Promise<ApiResponse>,
-): Promise<{ revoked: ApiResponse; inFlight: ApiResponse }> {
+  call: () => Promise<T>,
+): Promise<{ revoked: ApiResponse; inFlight: T }> {
   await getDb().apiToken.update({
     where: { id: tokenId },
     data: { lastUsedAt: new Date(Date.now() - 120_000) },
@@ -64,5 +67,76 @@ describe("a token revoked while its call is in flight (red team)", () => {
     expect(revoked.status).toBe(200);
     expect(inFlight.status).toBe(401);
     expect(await getDb().apiToken.count({ where: { name } })).toBe(0);
+  });
+
+  // Red team, second pass: the same window let a revoked admin token add a Lead, register an
+  // agent and add a standing allow rule (and promote a viewer: updateUser holds its caller too).
+  const lastingChanges: [
+    string,
+    (headers: Record<string, string>) => Promise<{ status: number }>,
+  ][] = [
+    [
+      "add a Lead",
+      (headers: Record<string, string>) =>
+        api.createUser(headers, {
+          email: `${uniqueName("added")}@example.com`,
+          password: "a long enough password",
+          role: "lead",
+        }),
+    ],
+    [
+      "register an agent",
+      (headers: Record<string, string>) =>
+        api.registerAgent(headers, { name: uniqueName("minted"), role: "x" }),
+    ],
+    [
+      "add an allow rule",
+      (headers: Record<string, string>) =>
+        callRoute(rulesRoute.POST, {
+          path: "/api/v1/rules",
+          headers,
+          body: {
+            pattern: "bash(rm -rf /tmp/x)",
+            effect: "allow",
+            scope: { kind: "role", role: uniqueName("role") },
+          },
+        }),
+    ],
+  ];
+  it.each(lastingChanges)("an admin token being revoked cannot %s", async (_what, call) => {
+    const admin = await createToken("admin");
+    const { revoked, inFlight } = await callAcrossRevocation(admin.id, () => call(admin.headers));
+    expect(revoked.status).toBe(200);
+    expect(inFlight.status).toBe(401);
+  });
+
+  it("a signed-in Lead disabled while adding an account adds it before the disable, or not at all", async () => {
+    const adder = await signedInHuman("lead");
+    const adderId = (await getDb().user.findUniqueOrThrow({ where: { email: adder.email } })).id;
+    const email = `${uniqueName("added")}@example.com`;
+    // An uncommitted account of the same email holds the insert back until the disable is sent.
+    const held = await holdLock(
+      "INSERT INTO users (id, name, email, role) VALUES ($1, 'holder', $2, 'viewer')",
+      [uniqueName("holder"), email],
+    );
+    const finished: string[] = [];
+    const adding = api
+      .createUser(adder.headers, { email, password: "a long enough password", role: "lead" })
+      .finally(() => finished.push("add"));
+    await pause(300);
+    const disabling = callRoute(userRoute.PATCH, {
+      path: `/api/v1/users/${adderId}`,
+      body: { disabled: true },
+      headers: (await lead()).headers,
+      params: { id: adderId },
+    }).finally(() => finished.push("disable"));
+    await pause(300);
+    await held.query("ROLLBACK");
+    await held.release().catch(() => undefined);
+
+    expect((await disabling).status).toBe(200);
+    const added = await adding;
+    if (added.status === 201) expect(finished).toEqual(["add", "disable"]);
+    else expect(added.status).toBe(401);
   });
 });

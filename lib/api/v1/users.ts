@@ -3,7 +3,7 @@ import { createUserSchema } from "../../auth/schema";
 import { getDb } from "../../db";
 import { defineRoute } from "../../http/route";
 import { definePath } from "../../http/router";
-import { createUser, updateUser } from "../../users/mutations";
+import { addUser, updateUser } from "../../users/mutations";
 import { updateUserSchema, userParamsSchema } from "../../users/schema";
 
 export const users = definePath("/api/v1/users", {
@@ -15,7 +15,7 @@ export const users = definePath("/api/v1/users", {
       status: 201,
       responses: { 201: userViewSchema },
     },
-    ({ body }) => createUser(getDb(), body),
+    ({ actor, body }) => addUser(getDb(), actor, body),
   ),
 });
 

@@ -183,6 +183,24 @@ const rows: Row[] = [
     flags: ["rtl"],
   },
   { name: "Adlam letters", input: "x \u{1E900}", shows: "x \u{1E900}", flags: ["rtl"] },
+  {
+    name: "a Hebrew maqaf",
+    input: "sleep \u05BE 1, 600",
+    shows: "sleep \u05BE 1, 600",
+    flags: ["rtl"],
+  },
+  {
+    name: "an Arabic semicolon",
+    input: "sleep \u061B 1, 600",
+    shows: "sleep \u061B 1, 600",
+    flags: ["rtl"],
+  },
+  {
+    name: "Arabic-Indic digits",
+    input: "x = \u0661, \u0662",
+    shows: "x = \u0661, \u0662",
+    flags: ["rtl"],
+  },
   { name: "Samaritan letters", input: "x \u0800", shows: "x \u0800", flags: ["rtl"] },
   { name: "Hanifi Rohingya letters", input: "x \u{10D00}", shows: "x \u{10D00}", flags: ["rtl"] },
   // Emoji keep their glue.

@@ -54,11 +54,12 @@ const LOOKALIKE_PATTERNS = LOOKALIKE_SCRIPTS.map(
 /** Cyrillic and Greek letters that pass for Latin ones: a word made only of them is a disguise. */
 const LATIN_LOOKALIKES = new Set("аеорсухіјѕԁһӏԛԝАВЕКМНОРСТХІЈЅԜαορυνικτχΑΒΕΖΗΙΚΜΝΟΡΤΥΧօսոհ");
 const WORD = /[\p{L}\p{M}\p{N}]+/gu;
-// Letters of the blocks Unicode gives right-to-left by default (Hebrew to Arabic Extended, the
-// presentation forms, and the historic and African scripts of planes 1's RTL ranges: Phoenician,
-// Kharoshthi, Adlam …). Letters only: the Arabic letter mark is a control, escaped on its own.
+// What the blocks Unicode gives right-to-left by default hold (Hebrew to Arabic Extended, the
+// presentation forms, plane 1's RTL ranges: Phoenician, Kharoshthi, Adlam …): letters, but also
+// punctuation, digits and symbols that move their neighbours (a Hebrew maqaf, Arabic-Indic digits).
+// Not marks, which take their base's direction, nor controls (the Arabic letter mark), escaped.
 const RIGHT_TO_LEFT =
-  /(?=\p{L})[\u0590-\u08FF\uFB1D-\uFDFF\uFE70-\uFEFC\u{10800}-\u{10FFF}\u{1E800}-\u{1EFFF}]/u;
+  /(?![\p{M}\p{C}])[\u0590-\u08FF\uFB1D-\uFDFF\uFE70-\uFEFC\u{10800}-\u{10FFF}\u{1E800}-\u{1EFFF}]/u;
 
 // Format characters (bidi controls, zero-width, soft hyphen, tags…), private use, unassigned,
 // lone surrogates, line/paragraph separators, and spaces that are not U+0020.
