@@ -264,6 +264,23 @@ describe("limits", () => {
     expect(outcome.stdout.split("\n").slice(1, 3)).not.toContain("0");
   });
 
+  it("reserves no disk it does not write: fallocate, which RLIMIT_FSIZE does not hold, is refused", async () => {
+    // Red team: `fallocate -n -l 3G` reserved 3 GiB past the file-size limit, even over quota
+    // with writes "disabled": one call could fill the disk the database lives on.
+    const { workspace } = await sandboxed({ limits: { fileBytes: MIB } });
+    const outcome = await run(
+      ": > kept; fallocate -n -l 64M kept; echo $?; fallocate -l 64M grown; echo $?; python3 -c 'import os; f = os.open(\"written\", os.O_CREAT | os.O_WRONLY); os.posix_fallocate(f, 0, 4096); print(os.fstat(f).st_size)'",
+    );
+    const [keepSize, grow, fallback] = outcome.stdout.split("\n");
+    expect(keepSize).not.toBe("0");
+    expect(grow).not.toBe("0");
+    expect(outcome.stderr).toContain("Operation not supported");
+    // posix_fallocate falls back to writing, which the file-size limit holds.
+    expect(fallback).toBe("4096");
+    const allocated = (await stat(path.join(workspace, "kept"))).blocks * 512;
+    expect(allocated).toBeLessThanOrEqual(MIB);
+  });
+
   it("reports a call that pushed the workspace over its quota, then runs with writes disabled until files are removed", async () => {
     const { call } = await sandboxed({ limits: { workspaceQuotaBytes: MIB } });
     const over = await call("bash", { command: "head -c 2000000 /dev/zero > big" });

@@ -1,6 +1,7 @@
 import { bashArgsSchema, MAX_COMMAND_LENGTH } from "../../lib/shared/protocol/tool-args";
 import {
   INSTALL_HINT,
+  isWithinQuota,
   MAX_STREAM_BYTES,
   measureWorkspace,
   runSandboxed,
@@ -30,10 +31,6 @@ function formatOutcome(outcome: BashOutcome, timeoutSeconds: number): string {
 function describeUsage({ bytes, problem }: WorkspaceUsage, quota: number): string {
   if (problem !== null) return `part of the workspace cannot be measured (${problem})`;
   return `the workspace uses more than ${Math.round(quota / MIB)} MiB (its quota; at least ${Math.round(bytes / MIB)} MiB counted)`;
-}
-
-function isWithinQuota(usage: WorkspaceUsage, quota: number): boolean {
-  return usage.problem === null && usage.bytes <= quota;
 }
 
 export const bashTool = defineTool({

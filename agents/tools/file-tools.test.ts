@@ -213,6 +213,22 @@ describe("links and paths made to escape", () => {
   });
 });
 
+describe("edit_file", () => {
+  it("refuses a file that is not UTF-8 text, which it could not write back byte for byte", async () => {
+    // Red team: `caf\xE9` came back as `caf\uFFFD`, a change outside the approved edit.
+    const bytes = Buffer.from("caf\xE9\nkey=1\n", "latin1");
+    await writeFile(workspaceFile("latin1.conf"), bytes);
+    const result = await harness.call("edit_file", {
+      path: "latin1.conf",
+      oldText: "key=1",
+      newText: "key=2",
+    });
+    expect(result.isError).toBe(true);
+    expect(result.content).toContain("is not UTF-8 text");
+    expect(await readFile(workspaceFile("latin1.conf"))).toEqual(bytes);
+  });
+});
+
 describe("read_file", () => {
   it("reads a file", async () => {
     await writeFile(workspaceFile("hello.txt"), "héllo\n");
@@ -277,6 +293,28 @@ describe("list_files", () => {
 });
 
 describe("write_file", () => {
+  it("write_file and edit_file do not grow a workspace over its quota; removing files brings them back", async () => {
+    // Red team: five 1 MB writes went into a workspace already over its quota.
+    await harness.cleanup();
+    harness = await createHarness({ limits: { workspaceQuotaBytes: 1024 * 1024 } });
+    expect(harness.sandbox).toMatchObject({ status: "sandboxed" });
+    await writeFile(workspaceFile("notes.txt"), "key=1\n");
+    await writeFile(workspaceFile("big.bin"), Buffer.alloc(2 * 1024 * 1024, 1));
+
+    const write = await harness.call("write_file", { path: "more.txt", content: "x".repeat(1000) });
+    const edit = await harness.call("edit_file", { path: "notes.txt", oldText: "1", newText: "2" });
+
+    for (const result of [write, edit]) {
+      expect(result.isError).toBe(true);
+      expect(result.content).toContain("over its quota");
+    }
+    expect(await isPresent(workspaceFile("more.txt"))).toBe(false);
+    execFileSync("rm", [workspaceFile("big.bin")]);
+    expect((await harness.call("write_file", { path: "more.txt", content: "x" })).isError).toBe(
+      false,
+    );
+  });
+
   it("creates parent directories", async () => {
     const result = await harness.call("write_file", { path: "a/b/c.txt", content: "deep" });
     expect(result.isError).toBe(false);

@@ -5,6 +5,7 @@ import { z } from "zod";
 import { applyEditFile, FILE_ABSENT, type FileChange } from "../../lib/shared/protocol/file-change";
 import {
   baseHashOf,
+  decodeText,
   readOpenedFile,
   snapshotFileChange,
   type FileOnDisk,
@@ -15,6 +16,7 @@ import {
   toolPathSchema,
   writeFileArgsSchema,
 } from "../../lib/shared/protocol/tool-args";
+import { isWithinQuota, measureWorkspace, WORKSPACE_OVER_QUOTA } from "./sandbox";
 import { defineTool, ToolError, type FileGuard, type ToolContext } from "./tool-definition";
 import { LinkedPathError, openInWorkspace, resolveUnlinkedPath } from "./workspace-path";
 
@@ -235,6 +237,20 @@ export const listFilesTool = defineTool({
   },
 });
 
+/**
+ * Over its quota the workspace may not grow through the file tools either (bash runs with writes
+ * disabled then): removing files with bash is the way back. Five 1 MB writes passed a full one.
+ */
+async function refuseOverQuota(context: ToolContext, requested: string): Promise<void> {
+  if (context.sandbox.status !== "sandboxed") return;
+  const quota = context.sandbox.settings.limits.workspaceQuotaBytes;
+  if (isWithinQuota(await measureWorkspace(context.workspace, quota), quota)) return;
+  throw new ToolError(
+    WORKSPACE_OVER_QUOTA,
+    `the workspace is over its quota of ${Math.round(quota / (1024 * 1024))} MiB: remove files with bash before changing ${requested}`,
+  );
+}
+
 export const writeFileTool = defineTool({
   name: "write_file",
   description:
@@ -245,6 +261,7 @@ export const writeFileTool = defineTool({
   run: async (args, context, guard) => {
     // Before touching the disk, so a contradictory batch leaves neither file nor record behind.
     if (args.batch) context.state.assertBatchFits(args.batch);
+    await refuseOverQuota(context, args.path);
     const file = await withFsErrors(args.path, () =>
       resolveUnlinkedPath(context.workspace, args.path),
     );
@@ -285,6 +302,7 @@ export const editFileTool = defineTool({
   argsSchema: editFileArgsSchema,
   snapshot: (args, context) => snapshotOf("edit_file", args, context),
   run: async (args, context, guard) => {
+    await refuseOverQuota(context, args.path);
     await withGuardedFile(context, args.path, constants.O_RDWR, guard, async (handle) => {
       const info = await handle.stat();
       if (!info.isFile()) throw new Error(`${args.path} is not a regular file`);
@@ -292,7 +310,15 @@ export const editFileTool = defineTool({
       if (info.size - Buffer.byteLength(args.oldText, "utf8") > MAX_WRITE_BYTES) {
         throw new Error(tooLargeAfterEdit(args.path));
       }
-      await replaceContent(handle, args.path, editContent(await handle.readFile("utf8"), args));
+      // Decoded loosely, a byte that is not UTF-8 would be written back as U+FFFD: a change
+      // outside the edit, which no card showed (the card said "not UTF-8 text").
+      const text = decodeText(await handle.readFile());
+      if (text === null) {
+        throw new Error(
+          `${args.path} is not UTF-8 text: edit_file would change bytes outside the edit; rewrite it with write_file or bash`,
+        );
+      }
+      await replaceContent(handle, args.path, editContent(text, args));
     });
     return `edited ${args.path}`;
   },

@@ -4,6 +4,7 @@ import { chmod, lstat, open } from "node:fs/promises";
 import path from "node:path";
 import type { Readable, Writable } from "node:stream";
 import type { AgentEnv } from "../../lib/shared/env/agent-env";
+import { diskReservationFilter } from "./seccomp-filter";
 
 /** Tool result code for a bash call refused because no sandbox can be had on this machine. */
 export const SANDBOX_UNAVAILABLE = "SANDBOX_UNAVAILABLE";
@@ -84,6 +85,9 @@ const ETC_FROM_HOST = ["/etc/ld.so.cache", "/etc/alternatives", "/etc/localtime"
 const ARGS_FD = 3;
 const WORKSPACE_FD = 4;
 const FIRST_DATA_FD = 5;
+/** After the generated /etc files: the seccomp program, where this architecture has one. */
+const SECCOMP_FD = FIRST_DATA_FD + Object.keys(ETC_FILES).length;
+const SECCOMP_FILTER = diskReservationFilter();
 
 /** /bin, /lib, ... are symlinks into /usr on merged-/usr systems and directories elsewhere. */
 function systemRootArgs(): string[] {
@@ -114,6 +118,7 @@ export function buildBwrapOptions(limits: SandboxLimits): string[] {
     file,
   ]);
   return [
+    ...(SECCOMP_FILTER ? ["--seccomp", String(SECCOMP_FD)] : []),
     "--unshare-all",
     "--unshare-user",
     "--disable-userns",
@@ -215,7 +220,7 @@ function captureStream(stream: Readable, limit: number): () => string {
   return () => Buffer.concat(chunks).toString("utf8") + (isTruncated ? "\n[truncated]" : "");
 }
 
-function feed(pipe: Writable, data: string): void {
+function feed(pipe: Writable, data: string | Buffer): void {
   // bwrap may exit before reading (a setup failure); its own error message tells the story.
   pipe.on("error", () => undefined);
   pipe.end(data);
@@ -249,6 +254,7 @@ export async function runSandboxed(
             "pipe",
             workspace.fd,
             ...Object.keys(ETC_FILES).map(() => "pipe" as const),
+            ...(SECCOMP_FILTER ? ["pipe" as const] : []),
           ],
           ...(settings.identity ? { uid: settings.identity.uid, gid: settings.identity.gid } : {}),
         },
@@ -260,6 +266,8 @@ export async function runSandboxed(
         const pipe = dataPipes[index];
         if (pipe) feed(pipe as Writable, content);
       });
+      const seccompPipe = dataPipes[Object.keys(ETC_FILES).length];
+      if (SECCOMP_FILTER && seccompPipe) feed(seccompPipe as Writable, SECCOMP_FILTER);
       const readStdout = captureStream(stdout, MAX_STREAM_BYTES);
       const readStderr = captureStream(stderr, MAX_STREAM_BYTES);
       let isTimedOut = false;
@@ -364,6 +372,11 @@ const MIN_ENTRY_BYTES = 4096;
  * then the caller counts it as over its quota.
  */
 export type WorkspaceUsage = { bytes: number; problem: string | null };
+
+/** Part of the workspace that could not be measured counts as over. */
+export function isWithinQuota(usage: WorkspaceUsage, quota: number): boolean {
+  return usage.problem === null && usage.bytes <= quota;
+}
 
 /**
  * Disk used by the workspace: each entry's allocated blocks, at least MIN_ENTRY_BYTES (so the

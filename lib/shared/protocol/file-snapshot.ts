@@ -42,7 +42,7 @@ export function baseHashOf(found: FileOnDisk): string {
 }
 
 /** Bytes that are UTF-8 text and come back byte for byte, so the diff is of exactly the file. */
-function decodeText(bytes: Uint8Array): string | null {
+export function decodeText(bytes: Uint8Array): string | null {
   try {
     const text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(bytes);
     return Buffer.from(text, "utf8").equals(bytes) ? text : null;
