@@ -281,6 +281,20 @@ describe("limits", () => {
     expect(allocated).toBeLessThanOrEqual(MIB);
   });
 
+  it("reserves no disk through the ioctls that call fallocate either", async () => {
+    // Red team: FS_IOC_RESVSP64 reserved 32 MiB in a call that ran with writes disabled.
+    const { workspace } = await sandboxed({ limits: { fileBytes: MIB } });
+    const reserve = (command: number) =>
+      `python3 -c 'import os, fcntl, struct; fd = os.open("r${command}", os.O_CREAT | os.O_RDWR); fcntl.ioctl(fd, ${command}, struct.pack("=hh4xqqiI4i", 0, 0, 0, 8 << 20, 0, 0, 0, 0, 0, 0))'; echo $?`;
+    const commands = [0x40305828, 0x4030582a, 0x40305839];
+    const outcome = await run(commands.map(reserve).join("; "));
+    expect(outcome.stdout.split("\n").filter(Boolean)).toEqual(["1", "1", "1"]);
+    for (const command of commands) {
+      const allocated = (await stat(path.join(workspace, `r${command}`))).blocks * 512;
+      expect(allocated).toBeLessThanOrEqual(MIB);
+    }
+  });
+
   it("reports a call that pushed the workspace over its quota, then runs with writes disabled until files are removed", async () => {
     const { call } = await sandboxed({ limits: { workspaceQuotaBytes: MIB } });
     const over = await call("bash", { command: "head -c 2000000 /dev/zero > big" });
@@ -301,7 +315,7 @@ describe("limits", () => {
 describe("without a sandbox", () => {
   it("the probe names the fix, and bash is refused with SANDBOX_UNAVAILABLE before the gate is asked", async () => {
     harness = await createHarness({ bwrapPath: "/nonexistent/bwrap" });
-    expect(harness.sandbox).toEqual({
+    expect(harness.sandbox).toMatchObject({
       status: "no_sandbox",
       reason: "/nonexistent/bwrap not found; install bubblewrap: apt-get install bubblewrap",
     });

@@ -315,6 +315,19 @@ describe("write_file", () => {
     );
   });
 
+  it("keep to the quota without a sandbox too", async () => {
+    await harness.cleanup();
+    harness = await createHarness({
+      bwrapPath: "/nonexistent/bwrap",
+      limits: { workspaceQuotaBytes: 1024 * 1024 },
+    });
+    expect(harness.sandbox).toMatchObject({ status: "no_sandbox" });
+    await writeFile(workspaceFile("big.bin"), Buffer.alloc(2 * 1024 * 1024, 1));
+    const write = await harness.call("write_file", { path: "more.txt", content: "x" });
+    expect(write.isError).toBe(true);
+    expect(write.content).toContain("over its quota");
+  });
+
   it("creates parent directories", async () => {
     const result = await harness.call("write_file", { path: "a/b/c.txt", content: "deep" });
     expect(result.isError).toBe(false);

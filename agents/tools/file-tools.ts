@@ -16,7 +16,7 @@ import {
   toolPathSchema,
   writeFileArgsSchema,
 } from "../../lib/shared/protocol/tool-args";
-import { isWithinQuota, measureWorkspace, WORKSPACE_OVER_QUOTA } from "./sandbox";
+import { isWithinQuota, measureWorkspace, WORKSPACE_OVER_QUOTA, workspaceQuotaOf } from "./sandbox";
 import { defineTool, ToolError, type FileGuard, type ToolContext } from "./tool-definition";
 import { LinkedPathError, openInWorkspace, resolveUnlinkedPath } from "./workspace-path";
 
@@ -240,10 +240,12 @@ export const listFilesTool = defineTool({
 /**
  * Over its quota the workspace may not grow through the file tools either (bash runs with writes
  * disabled then): removing files with bash is the way back. Five 1 MB writes passed a full one.
+ * Without a sandbox too: a workspace the model made unwritable for the sandbox's uid turned the
+ * next probe into "no sandbox", and the quota with it.
  */
 async function refuseOverQuota(context: ToolContext, requested: string): Promise<void> {
-  if (context.sandbox.status !== "sandboxed") return;
-  const quota = context.sandbox.settings.limits.workspaceQuotaBytes;
+  const quota = workspaceQuotaOf(context.sandbox);
+  if (quota === undefined) return;
   if (isWithinQuota(await measureWorkspace(context.workspace, quota), quota)) return;
   throw new ToolError(
     WORKSPACE_OVER_QUOTA,

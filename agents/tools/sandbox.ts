@@ -41,7 +41,16 @@ export type SandboxSettings = {
 };
 
 export type SandboxState =
-  { status: "sandboxed"; settings: SandboxSettings } | { status: "no_sandbox"; reason: string };
+  | { status: "sandboxed"; settings: SandboxSettings }
+  /** Without a sandbox the file tools still keep to the quota, when the probe knew it. */
+  | { status: "no_sandbox"; reason: string; workspaceQuotaBytes?: number };
+
+/** The workspace's quota in bytes, whether or not bash can run. */
+export function workspaceQuotaOf(sandbox: SandboxState): number | undefined {
+  return sandbox.status === "sandboxed"
+    ? sandbox.settings.limits.workspaceQuotaBytes
+    : sandbox.workspaceQuotaBytes;
+}
 
 export type BashOutcome = {
   exitCode: number | null;
@@ -351,14 +360,20 @@ export async function probeSandbox(
       return { status: "sandboxed", settings };
     return {
       status: "no_sandbox",
+      workspaceQuotaBytes: settings.limits.workspaceQuotaBytes,
       reason: `bwrap could not start a sandbox (${outcome.stderr.trim() || `exit ${outcome.exitCode}`}); user namespaces must be enabled and the workspace reachable by uid ${settings.identity?.uid ?? "of the worker"}`,
     };
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === "ENOENT")
-      return { status: "no_sandbox", reason: `${settings.bwrapPath} not found; ${INSTALL_HINT}` };
+      return {
+        status: "no_sandbox",
+        workspaceQuotaBytes: settings.limits.workspaceQuotaBytes,
+        reason: `${settings.bwrapPath} not found; ${INSTALL_HINT}`,
+      };
     return {
       status: "no_sandbox",
+      workspaceQuotaBytes: settings.limits.workspaceQuotaBytes,
       reason: `the sandbox probe failed: ${(error as Error).message}`,
     };
   }

@@ -2,8 +2,9 @@
  * The sandbox's seccomp program (decision 076), in the compiled classic-BPF form bwrap's
  * `--seccomp FD` loads. It refuses the calls that reserve disk space without writing it:
  * `fallocate` (with FALLOC_FL_KEEP_SIZE it escapes RLIMIT_FSIZE, so one call could fill the
- * disk while the workspace is over quota and writes are "disabled"), and io_uring, through which
- * the same operation needs no system call a filter could see. glibc's posix_fallocate falls back
+ * disk while the workspace is over quota and writes are "disabled"), the ioctls that call it
+ * (XFS's space reservations, which ext4 honours, and FS_IOC_ZERO_RANGE), and io_uring, through
+ * which the same operation needs no system call a filter could see. glibc's posix_fallocate falls back
  * to writing, which the file-size limit holds. A call of any other architecture (x32, i386 by
  * `int 0x80`) is refused whole: its numbers would not be these.
  */
@@ -18,35 +19,44 @@ const SECCOMP_RET_ERRNO = 0x00050000;
 const EOPNOTSUPP = 95;
 const ENOSYS = 38;
 
-/** Offsets in `struct seccomp_data`. */
+/** Offsets in `struct seccomp_data`: the number, the architecture, the low half of `args[1]`. */
 const NR_OFFSET = 0;
 const ARCH_OFFSET = 4;
+const SECOND_ARGUMENT_OFFSET = 24;
 
 /** x86_64's x32 ABI numbers its calls from here, under the same audit architecture. */
 const X32_SYSCALL_BIT = 0x40000000;
 
+/** FS_IOC_RESVSP, FS_IOC_RESVSP64 and FS_IOC_ZERO_RANGE: each is vfs_fallocate with KEEP_SIZE. */
+const RESERVING_IOCTLS = [0x40305828, 0x4030582a, 0x40305839];
+
 type Architecture = {
   audit: number;
   fallocate: number;
+  ioctl: number;
   /** io_uring_setup, io_uring_enter, io_uring_register: one number apart on every architecture. */
   ioUringSetup: number;
   hasX32: boolean;
 };
 
 const ARCHITECTURES: Readonly<Record<string, Architecture>> = {
-  x64: { audit: 0xc000003e, fallocate: 285, ioUringSetup: 425, hasX32: true },
-  arm64: { audit: 0xc00000b7, fallocate: 47, ioUringSetup: 425, hasX32: false },
+  x64: { audit: 0xc000003e, fallocate: 285, ioctl: 16, ioUringSetup: 425, hasX32: true },
+  arm64: { audit: 0xc00000b7, fallocate: 47, ioctl: 29, ioUringSetup: 425, hasX32: false },
 };
 
-type Instruction = { code: number; jt: number; jf: number; k: number };
+type Label = "allow" | "unsupported" | "unknown";
+/** One instruction; a jump names where it goes, resolved to an offset once the program is laid out. */
+type Step = { code: number; k: number; jt?: Label; jf?: Label; label?: Label };
 
-function encode(program: readonly Instruction[]): Buffer {
-  const buffer = Buffer.alloc(program.length * 8);
-  program.forEach(({ code, jt, jf, k }, index) => {
-    buffer.writeUInt16LE(code, index * 8);
-    buffer.writeUInt8(jt, index * 8 + 2);
-    buffer.writeUInt8(jf, index * 8 + 3);
-    buffer.writeUInt32LE(k >>> 0, index * 8 + 4);
+function assemble(steps: readonly Step[]): Buffer {
+  const at = (label: Label) => steps.findIndex((step) => step.label === label);
+  const buffer = Buffer.alloc(steps.length * 8);
+  steps.forEach((step, index) => {
+    const offset = (label: Label | undefined) => (label ? at(label) - index - 1 : 0);
+    buffer.writeUInt16LE(step.code, index * 8);
+    buffer.writeUInt8(offset(step.jt), index * 8 + 2);
+    buffer.writeUInt8(offset(step.jf), index * 8 + 3);
+    buffer.writeUInt32LE(step.k >>> 0, index * 8 + 4);
   });
   return buffer;
 }
@@ -55,35 +65,27 @@ function encode(program: readonly Instruction[]): Buffer {
 export function diskReservationFilter(arch: string = process.arch): Buffer | null {
   const known = ARCHITECTURES[arch];
   if (!known) return null;
-  const refuse = (errno: number): Instruction => ({
-    code: BPF_RET_K,
-    jt: 0,
-    jf: 0,
-    k: SECCOMP_RET_ERRNO | errno,
+  const refuse = (number: number, label: Label): Step => ({
+    code: BPF_JEQ_K,
+    k: number,
+    jt: label,
   });
-  // Jump offsets count the instructions skipped; the three returns close the program.
-  const checks: Instruction[] = [
-    ...(known.hasX32 ? [{ code: BPF_JGE_K, jt: 0, jf: 0, k: X32_SYSCALL_BIT }] : []),
-    { code: BPF_JEQ_K, jt: 0, jf: 0, k: known.fallocate },
-    { code: BPF_JEQ_K, jt: 0, jf: 0, k: known.ioUringSetup },
-    { code: BPF_JEQ_K, jt: 0, jf: 0, k: known.ioUringSetup + 1 },
-    { code: BPF_JEQ_K, jt: 0, jf: 0, k: known.ioUringSetup + 2 },
-  ];
-  // After the checks: [0] allow, [1] refuse EOPNOTSUPP, [2] refuse ENOSYS.
-  const toReturn = (checkIndex: number, returnIndex: number) =>
-    checks.length - checkIndex - 1 + returnIndex;
-  const resolved = checks.map((check, index) => ({
-    ...check,
-    jt: toReturn(index, check.k === known.fallocate ? 1 : 2),
-  }));
-  return encode([
-    { code: BPF_LD_W_ABS, jt: 0, jf: 0, k: ARCH_OFFSET },
-    // Another architecture: skip the load and the checks, to the last return (ENOSYS).
-    { code: BPF_JEQ_K, jt: 0, jf: resolved.length + 1 + 2, k: known.audit },
-    { code: BPF_LD_W_ABS, jt: 0, jf: 0, k: NR_OFFSET },
-    ...resolved,
-    { code: BPF_RET_K, jt: 0, jf: 0, k: SECCOMP_RET_ALLOW },
-    refuse(EOPNOTSUPP),
-    refuse(ENOSYS),
+  return assemble([
+    { code: BPF_LD_W_ABS, k: ARCH_OFFSET },
+    // Another architecture's numbers are not these: all of its calls are refused.
+    { code: BPF_JEQ_K, k: known.audit, jf: "unknown" },
+    { code: BPF_LD_W_ABS, k: NR_OFFSET },
+    ...(known.hasX32 ? [{ code: BPF_JGE_K, k: X32_SYSCALL_BIT, jt: "unknown" as const }] : []),
+    refuse(known.fallocate, "unsupported"),
+    refuse(known.ioUringSetup, "unknown"),
+    refuse(known.ioUringSetup + 1, "unknown"),
+    refuse(known.ioUringSetup + 2, "unknown"),
+    { code: BPF_JEQ_K, k: known.ioctl, jf: "allow" },
+    // The kernel reads an ioctl's command as 32 bits: the low half of the argument is all of it.
+    { code: BPF_LD_W_ABS, k: SECOND_ARGUMENT_OFFSET },
+    ...RESERVING_IOCTLS.map((command) => refuse(command, "unsupported")),
+    { code: BPF_RET_K, k: SECCOMP_RET_ALLOW, label: "allow" },
+    { code: BPF_RET_K, k: SECCOMP_RET_ERRNO | EOPNOTSUPP, label: "unsupported" },
+    { code: BPF_RET_K, k: SECCOMP_RET_ERRNO | ENOSYS, label: "unknown" },
   ]);
 }
