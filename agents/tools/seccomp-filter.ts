@@ -4,9 +4,9 @@
  * `fallocate` (with FALLOC_FL_KEEP_SIZE it escapes RLIMIT_FSIZE, so one call could fill the
  * disk while the workspace is over quota and writes are "disabled"), the ioctls that call it
  * (XFS's space reservations, which ext4 honours, and FS_IOC_ZERO_RANGE), and io_uring, through
- * which the same operation needs no system call a filter could see. glibc's posix_fallocate falls back
- * to writing, which the file-size limit holds. A call of any other architecture (x32, i386 by
- * `int 0x80`) is refused whole: its numbers would not be these.
+ * which the same operation needs no system call a filter could see. glibc's posix_fallocate
+ * falls back to writing, which the file-size limit holds. A call of any other architecture (x32,
+ * i386 by `int 0x80`) is refused whole: its numbers would not be these.
  */
 
 const BPF_LD_W_ABS = 0x20;
@@ -45,7 +45,7 @@ const ARCHITECTURES: Readonly<Record<string, Architecture>> = {
 };
 
 type Label = "allow" | "unsupported" | "unknown";
-/** One instruction; a jump names where it goes, resolved to an offset once the program is laid out. */
+/** One instruction; a jump names where it goes, an offset once the program is laid out. */
 type Step = { code: number; k: number; jt?: Label; jf?: Label; label?: Label };
 
 function assemble(steps: readonly Step[]): Buffer {

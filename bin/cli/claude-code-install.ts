@@ -19,9 +19,10 @@ function shellQuote(value: string): string {
 }
 
 /**
- * The commands written into settings.json. A decision hook that cannot run (node missing or moved,
- * the CLI moved, a crash) exits 2, which Claude Code treats as a block: it fails closed. A status hook that
- * fails exits 0: a failing `Stop` hook with exit 2 would keep the session from stopping.
+ * The commands written into settings.json. A decision hook that cannot run (node missing or
+ * moved, the CLI moved, a crash) exits 2, which Claude Code treats as a block: it fails closed. A
+ * status hook that fails exits 0: a failing `Stop` hook with exit 2 would keep the session from
+ * stopping.
  */
 export function hookCommands(
   cliPath: string,

@@ -6,7 +6,7 @@ import type { RequestView } from "@/lib/requests/views";
 import { FileDiff } from "./file-diff";
 import { QuestionBody } from "./question-card";
 
-/** What the agent asks, in full: the plan, the tool call with its diff, the question, the reason. */
+/** What the agent asks, in full: the plan, the call and its diff, the question, the reason. */
 export function RequestBody({ request }: { request: RequestView }) {
   const payload = request.payload;
   if (request.type === "plan_approval") {

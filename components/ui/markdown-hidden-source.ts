@@ -59,7 +59,7 @@ function isKept(url: string, attribute: "href" | "src"): boolean {
   return (defaultSchema.protocols?.[attribute] ?? []).includes(url.slice(0, colon));
 }
 
-/** A link's or image's words that show nowhere else: its title, and a target the sanitizer drops. */
+/** A link's or image's words shown nowhere else: its title, a target the sanitizer drops. */
 function unseenOfLink(node: { url: string; title?: string | null }, attribute: "href" | "src") {
   const parts = [
     ...(isKept(node.url, attribute) ? [] : [`target: ${node.url}`]),

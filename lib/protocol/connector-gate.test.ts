@@ -123,7 +123,7 @@ describe("classifyConnectorCall", () => {
   });
 
   it("says on a write's card when the file makes programs run later", async () => {
-    // Red team: an approved "markdown note" under .claude/agents carried a hook a later session ran.
+    // Red team: an approved "markdown note" in .claude/agents carried a hook a later session ran.
     const reasonOf = async (tool: string, args: Record<string, unknown>) =>
       (await classifyConnectorCall(tool, args, CWD)).reasons.at(-1)?.message ?? "";
     for (const [tool, args] of [

@@ -64,9 +64,9 @@ const RIGHT_TO_LEFT =
 // Format characters (bidi controls, zero-width, soft hyphen, tags…), private use, unassigned,
 // lone surrogates, line/paragraph separators, and spaces that are not U+0020.
 const INVISIBLE = /[\p{Cf}\p{Co}\p{Cn}\p{Cs}\p{Zl}\p{Zp}\p{Zs}]/u;
-// What Unicode says a renderer draws nothing for when it does not support it, whatever its category:
-// Hangul fillers, the combining grapheme joiner, Khmer inherent vowels (marks after a letter),
-// variation selectors, musical-notation format marks…
+// What Unicode says a renderer draws nothing for when it does not support it, whatever its
+// category: Hangul fillers, the combining grapheme joiner, Khmer inherent vowels (marks after a
+// letter), variation selectors, musical-notation format marks…
 const DEFAULT_IGNORABLE = /\p{Default_Ignorable_Code_Point}/u;
 // Draws nothing yet is no default-ignorable: the blank braille pattern.
 const BLANK_LETTERS = new Set([0x2800]);
