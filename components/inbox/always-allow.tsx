@@ -62,23 +62,36 @@ export function AlwaysAllow({
   request: RequestView;
   onApprove: () => void;
 }) {
-  const queryClient = useQueryClient();
-  const headingId = useId();
-  const payload = request.payload;
-  const [pattern, setPattern] = useState(() =>
-    patternForCall(
-      String(payload.tool ?? ""),
-      (payload.args ?? {}) as Record<string, unknown>,
-      payload.cwd,
-    ),
-  );
-  const [audience, setAudience] = useState<Audience>("agent");
-  const [expiryMinutes, setExpiryMinutes] = useState(0);
   const agent = useQuery({
     queryKey: queryKeys.agent(request.agent),
     queryFn: () => apiFetch<AgentDetail>(`/agents/${encodeURIComponent(request.agent)}`),
   });
-  const role = agent.data?.role;
+  // The pattern starts from the session's directory, where rules match a path from.
+  if (agent.isPending) return null;
+  return <AlwaysAllowForm request={request} agent={agent.data} onApprove={onApprove} />;
+}
+
+function AlwaysAllowForm({
+  request,
+  agent,
+  onApprove,
+}: {
+  request: RequestView;
+  agent: AgentDetail | undefined;
+  onApprove: () => void;
+}) {
+  const queryClient = useQueryClient();
+  const headingId = useId();
+  const payload = request.payload;
+  const [pattern, setPattern] = useState(() =>
+    patternForCall(String(payload.tool ?? ""), (payload.args ?? {}) as Record<string, unknown>, {
+      root: agent?.connector?.cwd,
+      cwd: payload.cwd,
+    }),
+  );
+  const [audience, setAudience] = useState<Audience>("agent");
+  const [expiryMinutes, setExpiryMinutes] = useState(0);
+  const role = agent?.role;
   const scope = scopeFor(audience, request.agent, role);
   const parsed = parseRulePattern(pattern);
   const isUnclear = hasDisplayWarning(inspectValue(payload.args));

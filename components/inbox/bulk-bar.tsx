@@ -18,10 +18,17 @@ export function summarizeBulkDecision(
   approve: boolean,
   items: readonly RequestView[],
 ): string {
-  const decided = decision.results.filter((result) => result.ok).length;
+  const done = decision.results.flatMap((result) => (result.ok ? [result] : []));
+  // A two-Lead card stays pending after the first approval: it is not approved yet.
+  const waiting = done.filter((result) => approve && result.request.status === "pending").length;
+  const decided = done.length - waiting;
   const failures = decision.results.flatMap((result) => (result.ok ? [] : [result]));
   const verb = approve ? "approved" : "rejected";
-  if (failures.length === 0) return `${decided} ${verb}`;
+  const outcome =
+    waiting > 0
+      ? `${decided} ${verb}, ${waiting} waiting for a second Lead's approval`
+      : `${decided} ${verb}`;
+  if (failures.length === 0) return outcome;
   const reasons = failures.map((failure) => {
     const request = items.find((item) => item.id === failure.id);
     const what = request
@@ -29,7 +36,7 @@ export function summarizeBulkDecision(
       : failure.id;
     return `${what}: ${failure.error.message}`;
   });
-  return `${decided} ${verb}, ${failures.length} failed: ${reasons.join("; ")}`;
+  return `${outcome}, ${failures.length} failed: ${reasons.join("; ")}`;
 }
 
 /**

@@ -38,10 +38,26 @@ describe("ticking requests for a bulk decision", () => {
 
 describe("the bulk decision's summary", () => {
   const items = [{ id: "r2", agent: "brock", type: "tool_approval" }] as RequestView[];
-  const decided = { id: "r1", ok: true } as BulkDecision["results"][number];
+  const decided = {
+    id: "r1",
+    ok: true,
+    request: { status: "approved" },
+  } as BulkDecision["results"][number];
 
   it("counts what was decided", () => {
     expect(summarizeBulkDecision({ results: [decided, decided] }, true, items)).toBe("2 approved");
+  });
+
+  it("does not count a two-Lead card's first approval as approved", () => {
+    // Red team: "2 approved" while one of the two still needed a second Lead.
+    const firstOfTwo = {
+      id: "r3",
+      ok: true,
+      request: { status: "pending" },
+    } as BulkDecision["results"][number];
+    expect(summarizeBulkDecision({ results: [decided, firstOfTwo] }, true, items)).toBe(
+      "1 approved, 1 waiting for a second Lead's approval",
+    );
   });
 
   it("names each failure by agent and type, with the server's reason", () => {

@@ -25,11 +25,16 @@ function sessionRootOf(agent: RuleAgent): string | null {
   return workspaceRootOf(connectorCwdOf(agent.connector));
 }
 
-/** Who a rule's scope is compared with: the agent, its role, its `connect` token, its project. */
+/**
+ * Who a rule's scope is compared with: the agent, its role, its `connect` token, its project. A
+ * role counts only when a Lead gave it (the console, the server's own team): a token's holder
+ * names the role of what it registers, and a `connect` token's (the model may hold it) named
+ * itself a deployer to fall under the deployers' allow rules (decision 077).
+ */
 export function ruleSubjectOf(agent: RuleAgent): RuleSubject {
   return {
     agent: agent.name,
-    role: agent.role,
+    role: agent.ownerTokenId === null ? agent.role : null,
     tokenId: agent.ownerTokenId,
     projectCwd: agent.connectorKey !== null ? sessionRootOf(agent) : null,
   };

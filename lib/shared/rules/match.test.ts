@@ -278,12 +278,14 @@ describe("prepareCall", () => {
 describe("patternForCall", () => {
   it.each([
     ["bash", { command: "npm  test" }, undefined, "bash(npm test)"],
-    ["Bash", { command: "git status" }, "/home/ana/app", "Bash(git status)"],
+    ["Bash", { command: "git status" }, SESSION, "Bash(git status)"],
     ["write_file", { path: "./src/a.ts" }, undefined, "write_file(src/a.ts)"],
-    ["Write", { file_path: "/home/ana/app/src/a.ts" }, "/home/ana/app", "Write(src/a.ts)"],
+    ["Write", { file_path: "/home/ana/app/src/a.ts" }, SESSION, "Write(src/a.ts)"],
+    ["Write", { file_path: "/home/ana/app/web/package.json" }, SUBDIR, "Write(web/package.json)"],
+    ["Write", { file_path: "./package.json" }, SUBDIR, "Write(web/package.json)"],
     ["mcp__github__create_issue", { title: "x" }, undefined, "mcp__github__create_issue"],
-  ])("%s %j → %s", (tool, args, cwd, expected) => {
-    const pattern = patternForCall(tool, args, cwd);
+  ])("%s %j → %s", (tool, args, location, expected) => {
+    const pattern = patternForCall(tool, args, location);
     expect(pattern).toBe(expected);
     expect(parseRulePattern(pattern)).toMatchObject({ ok: true });
   });
@@ -299,6 +301,17 @@ describe("a rule made from a card allows that call, not what a * in it would wid
     const smuggled = `npm test -- --grep "'auth" --require ./evil.js "x'"`;
     expect(allows(pattern, "Bash", { command: smuggled })).toBe(false);
     expect(allows(pattern, "Bash", { command: "npm test -- --grep \"'auth*'\"" })).toBe(true);
+  });
+
+  it("a card's call in a subdirectory gives a rule for that file, not the root's namesake", () => {
+    // Red team: the card's `Write(package.json)`, made relative to the call's directory, allowed
+    // the project root's package.json and not the call it was made from.
+    const call = claudeFile("/home/ana/app/web/package.json");
+    const pattern = patternForCall("Write", call, SUBDIR);
+    const allowsAt = (args: Record<string, unknown>, location: CallLocation) =>
+      judge([rule(pattern, "allow")], "Write", args, location).rule !== null;
+    expect(allowsAt(call, SUBDIR)).toBe(true);
+    expect(allowsAt(claudeFile("/home/ana/app/package.json"), SESSION)).toBe(false);
   });
 
   it("a * or ? in the card's file name matches only itself", () => {

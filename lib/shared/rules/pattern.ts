@@ -105,10 +105,24 @@ export function parseRulePattern(source: string): ParsedPattern {
 }
 
 /** A path relative to the session's directory when it is below it; as given otherwise. */
-function relativeTo(value: string, cwd: unknown): string {
-  if (typeof cwd !== "string" || !value.startsWith("/")) return value;
-  const root = cwd.replace(/\/+$/, "");
-  return value.startsWith(`${root}/`) ? value.slice(root.length + 1) : value;
+/** Where a card's call ran: the session's directory (rules' paths start there) and the call's. */
+export type PatternLocation = { root?: unknown; cwd?: unknown };
+
+/**
+ * A path as rules see it, relative to the session's directory (normalizeRulePath, match.ts, the
+ * server's version): a call in a subdirectory named `package.json` there, and a rule written
+ * relative to the call's own directory allowed the project root's instead.
+ */
+function relativeToRoot(value: string, location: PatternLocation | undefined): string {
+  const trimmed = (text: unknown) => (typeof text === "string" ? text.replace(/\/+$/, "") : null);
+  const root = trimmed(location?.root);
+  if (root === null) return value;
+  if (value.startsWith("/")) {
+    return value.startsWith(`${root}/`) ? value.slice(root.length + 1) : value;
+  }
+  const cwd = trimmed(location?.cwd) ?? root;
+  const below = cwd.startsWith(`${root}/`) ? cwd.slice(root.length + 1) : "";
+  return below ? `${below}/${value.replace(/^\.\//, "")}` : value;
 }
 
 /**
@@ -116,7 +130,11 @@ function relativeTo(value: string, cwd: unknown): string {
  * the rule starts as narrow as the approval it replaces; the Lead may widen it with `*`. A star
  * (or `?` in a path) the call itself contains is escaped: unescaped, it would match far more.
  */
-export function patternForCall(tool: string, args: Record<string, unknown>, cwd?: unknown): string {
+export function patternForCall(
+  tool: string,
+  args: Record<string, unknown>,
+  location?: PatternLocation,
+): string {
   if (COMMAND_TOOLS.has(tool) && typeof args.command === "string") {
     return `${tool}(${args.command
       .trim()
@@ -126,7 +144,7 @@ export function patternForCall(tool: string, args: Record<string, unknown>, cwd?
   const pathArgument = entryOf(PATH_ARGUMENTS, tool);
   const value = pathArgument ? args[pathArgument] : undefined;
   if (typeof value === "string" && value !== "") {
-    const relative = relativeTo(value, cwd).replace(/^\.\//, "");
+    const relative = relativeToRoot(value, location).replace(/^\.\//, "");
     return `${tool}(${relative.replace(/[*?]/g, "\\$&")})`;
   }
   return tool;

@@ -18,7 +18,8 @@ export type JudgedRule = {
 /** Who is calling: what a rule's scope is compared with. */
 export type RuleSubject = {
   agent: string;
-  role: string;
+  /** Null when the agent's role is its registering token's claim, not the Lead's. */
+  role: string | null;
   /** The `connect` token that registered the agent, if any. */
   tokenId: string | null;
   /** A connected session's directory; null for a worker. */
@@ -45,7 +46,7 @@ export function isInScope(scope: RuleScope, subject: RuleSubject): boolean {
     case "agent":
       return scope.agent === subject.agent;
     case "role":
-      return scope.role === subject.role;
+      return subject.role !== null && scope.role === subject.role;
     case "token":
       return subject.tokenId !== null && scope.tokenId === subject.tokenId;
     case "project":
