@@ -1,7 +1,7 @@
 import { expect, test, type APIRequestContext } from "@playwright/test";
 import { TeamPage } from "./pages/team-page";
 import { VisibleTextChecks } from "./pages/visible-text";
-import { humanApi, registerApiAgent } from "./support/api";
+import { humanApi, registerApiAgent, submitPlan } from "./support/api";
 import { closeSignedInPages, signedInPage } from "./support/sign-in";
 
 test.afterEach(closeSignedInPages);
@@ -85,4 +85,32 @@ test("a right-to-left override and a zero-width space show as escapes with a war
   await page.goto(`/agents/${agent.name}`);
   await expect(page.getByText("⟨U+202E⟩").first()).toBeVisible();
   await VisibleTextChecks.expectAbsentFromPage(page.locator("body"), ["\u202E", "\u200B"]);
+});
+
+test("a plan's deepest list item and its widest table's last cell stay inside the card", async ({
+  browser,
+}) => {
+  // Red team: 120 nested levels put the last item 2,900 px to the right, and a 150-column table
+  // put its last cell off the screen, both right above Approve.
+  const nested = Array.from({ length: 120 }, (_, level) => `${"  ".repeat(level)}- L${level}`);
+  const deepest = "then run: rm -rf the-backups";
+  const columns = 150;
+  const lastCell = "and then: drop the-database";
+  const table = [
+    `| ${Array.from({ length: columns }, (_, index) => `c${index}`).join(" | ")} |`,
+    `|${"---|".repeat(columns)}`,
+    `| ${Array.from({ length: columns - 1 }, () => "x").join(" | ")} | ${lastCell} |`,
+  ];
+  const plan = [...nested, `${"  ".repeat(120)}- ${deepest}`, "", ...table].join("\n");
+  const { page, inbox } = await signedInPage(browser);
+  const agent = await registerApiAgent(await humanApi(), { requirePlan: true });
+  await submitPlan(agent.api, plan);
+
+  await page.setViewportSize({ width: 1280, height: 900 });
+  await inbox.select(agent.name, "Plan");
+  const card = inbox.detail();
+  const checks = new VisibleTextChecks(card);
+  await checks.expectNoSidewaysScroll();
+  await checks.expectTextInside(card, deepest);
+  await checks.expectTextInside(card, lastCell);
 });

@@ -1,5 +1,10 @@
 import { TextWarnings, VisibleText } from "@/components/ui/visible-text";
-import { inspectValue } from "@/lib/shared/display/visible-text";
+import {
+  combineFlags,
+  inspectMarkdown,
+  inspectValue,
+  type VisibleTextFlags,
+} from "@/lib/shared/display/visible-text";
 import { describeAnswer, questionResponseSchema } from "@/lib/shared/protocol/question";
 import type { RequestView } from "@/lib/requests/views";
 
@@ -77,6 +82,13 @@ export function OutcomeBadge({ status }: { status: string }) {
   );
 }
 
+/** A plan's flags count its markdown as rendered: `&#x202E;` is the character on the page. */
+function flagsOfRequest(request: RequestView): VisibleTextFlags {
+  const flags = inspectValue(request.payload);
+  const plan = request.type === "plan_approval" ? request.payload.plan : undefined;
+  return typeof plan === "string" ? combineFlags([flags, inspectMarkdown(plan)]) : flags;
+}
+
 /** Characters of a summary shown before "show all": enough for a command's head and tail. */
 const SUMMARY_CHARACTERS = 160;
 
@@ -97,7 +109,7 @@ export function RequestSummary({
   const summary = summarizeRequest(request);
   return (
     <span className={`flex min-w-0 flex-col gap-1 ${className}`}>
-      <TextWarnings flags={inspectValue(request.payload)} isCompact />
+      <TextWarnings flags={flagsOfRequest(request)} isCompact />
       {summary && (
         <VisibleText
           text={summary}

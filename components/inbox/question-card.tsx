@@ -29,18 +29,24 @@ function describeDefault(question: QuestionPayload): string | null {
 export function QuestionBody({ request }: { request: RequestView }) {
   const question = readQuestion(request);
   const fallback = describeDefault(question);
-  const isPending = request.status === "pending";
   return (
     <div className="min-w-0 space-y-2 text-sm">
       <TextWarnings flags={inspectValue(request.payload)} />
       <p className="text-base font-medium">
         <VisibleText text={question.question} />
       </p>
-      {!isPending && question.options && (
+      {/* Read here, whole: inside an answer button, a "show all" click would answer with it. */}
+      {question.options && (
         <ul aria-label="Options" className="list-inside list-disc text-slate-700">
           {question.options.map((option) => (
             <li key={option.id}>
               <VisibleText text={option.label} />
+              {option.description && (
+                <span className="text-slate-600">
+                  {" — "}
+                  <VisibleText text={option.description} />
+                </span>
+              )}
             </li>
           ))}
         </ul>
@@ -99,11 +105,11 @@ export function QuestionAnswerForm({
                 <kbd className="mr-1.5 rounded bg-slate-100 px-1 text-xs text-slate-600">
                   {index + 1}
                 </kbd>
-                <VisibleText text={option.label} />
+                <VisibleText text={option.label} canExpand={false} />
               </span>
               {option.description && (
                 <span className="text-xs font-normal text-slate-600">
-                  <VisibleText text={option.description} />
+                  <VisibleText text={option.description} canExpand={false} />
                 </span>
               )}
             </Button>

@@ -55,6 +55,19 @@ describe("RequestBody of a plan", () => {
     expect(text(html)).toContain("hidden characters");
   });
 
+  it("warns of what a character reference in the plan becomes on the page", () => {
+    // Red team: `&#x202E;` and `&#x5D0;` are ASCII in the source; rendered, they reversed a
+    // line and reordered another, under no warning.
+    const html = renderToStaticMarkup(
+      <RequestBody request={plan({ plan: "1. then delete&#x200B;&#x202E;gol.a&#x202C; x" })} />,
+    );
+    expect(text(html)).toContain("hidden characters");
+    const rtl = renderToStaticMarkup(
+      <RequestBody request={plan({ plan: "copy 1 &#x5D0; 2 -> 3" })} />,
+    );
+    expect(text(rtl)).toMatch(/right-to-left/i);
+  });
+
   it("has no summary section when the agent sent none", () => {
     const html = renderToStaticMarkup(<RequestBody request={plan({ plan: "1. fix it" })} />);
     expect(html).not.toContain("summary");

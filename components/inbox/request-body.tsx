@@ -1,7 +1,7 @@
 import { ToolCallView } from "@/components/tool-calls/tool-call-view";
 import { Markdown } from "@/components/ui/markdown";
 import { TextWarnings, VisibleText } from "@/components/ui/visible-text";
-import { inspectText } from "@/lib/shared/display/visible-text";
+import { combineFlags, inspectMarkdown, inspectText } from "@/lib/shared/display/visible-text";
 import type { RequestView } from "@/lib/requests/views";
 import { FileDiff } from "./file-diff";
 import { QuestionBody } from "./question-card";
@@ -14,7 +14,7 @@ export function RequestBody({ request }: { request: RequestView }) {
     const summary = typeof payload.summary === "string" ? payload.summary : "";
     return (
       <div className="min-w-0 space-y-2">
-        <TextWarnings flags={inspectText(`${summary}\n${plan}`)} />
+        <TextWarnings flags={combineFlags([inspectText(summary), inspectMarkdown(plan)])} />
         {/* The lists show the agent's summary; here it stands beside the plan it claims to sum up. */}
         {summary && (
           <section aria-label="The agent's summary" className="text-sm">

@@ -17,6 +17,15 @@ describe("Markdown (agent-written plans)", () => {
     expect(render(source)).not.toMatch(/<img/i);
   });
 
+  it("keeps an image's alt text, and its 'show all', out of the link", () => {
+    // Red team: "show all" inside the link's long alt text opened the agent's URL: a read receipt.
+    const html = render(`![${"a".repeat(760)}](https://tracker.example/p.png?read=plan)`);
+    const link =
+      /<a [^>]*href="https:\/\/tracker\.example[^"]*"[^>]*>.*?<\/a>/s.exec(html)?.[0] ?? "";
+    expect(link).not.toBe("");
+    expect(link).not.toMatch(/<button|show all|aaaa/);
+  });
+
   it("renders an image as a link to it, without a referrer", () => {
     const html = render("![diagram](https://example.com/d.png)");
     expect(html).toContain('href="https://example.com/d.png"');

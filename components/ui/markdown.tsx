@@ -58,13 +58,16 @@ function textOf(children: ReactNode): string {
 function ImageAsLink({ src, alt }: { src?: unknown; alt?: string }) {
   const label = `image: ${alt || "untitled"}`;
   if (typeof src !== "string" || src === "") return <VisibleText text={`[${label}]`} />;
+  // The agent's words stay out of the link: a "show all" inside it would open the URL.
   return (
     <>
-      <a href={src} rel="noopener noreferrer nofollow" target="_blank">
-        <VisibleText text={`[${label}]`} />
-      </a>
+      <VisibleText text={`[${label}]`} />
       <span data-link-target className="text-slate-500">
         {" ("}
+        <a href={src} rel="noopener noreferrer nofollow" target="_blank">
+          open
+        </a>
+        {": "}
         <VisibleText text={src} variant="code" className="text-[0.85em]" />)
       </span>
     </>

@@ -417,6 +417,16 @@ export function defineRoute<
       return answerError(error);
     }
   };
+  // A human's long-poll answers only while its caller still holds: a wait that began before a
+  // sign-out, a disable or a revocation handed over the decision made after it.
+  const stillTheCaller = async (request: Request, userId: string): Promise<void> => {
+    const again = await resolveActor(getDb(), request.headers);
+    if (again?.kind !== "human" || again.userId !== userId) {
+      throw new AppError("UNAUTHENTICATED", "the credential this wait began with no longer holds");
+    }
+    authorize(spec.access, again);
+    authorizeScope(policy, again, request);
+  };
   // The handler's answer is chained rather than awaited: a long-poll is held for its whole wait
   // in every async frame on the way to it, and a pending `.then` holds less (decision 050).
   const answerTo = async (
@@ -450,6 +460,9 @@ export function defineRoute<
         query,
         params,
       });
+      if (spec.waits && actor?.kind === "human") {
+        result = result.then((value) => stillTheCaller(request, actor.userId).then(() => value));
+      }
     } catch (error) {
       deliver(answerError(error));
       return;

@@ -6,6 +6,8 @@
  * stay visible). Pure and React-free, so every card, the markdown renderer and an editor share it.
  */
 
+import { decodeString } from "micromark-util-decode-string";
+
 export type VisibleSegment =
   | { kind: "text"; text: string }
   /** Letters of another script inside a Latin word (or a whole word of look-alikes). */
@@ -363,6 +365,15 @@ export function renderVisibleText(text: string, options: VisibleTextOptions = {}
 /** The segments as one string, exactly as a card shows them (tests and plain-text contexts). */
 export function toDisplayString(visible: Pick<VisibleText, "segments">): string {
   return visible.segments.map((segment) => segment.text).join("");
+}
+
+/**
+ * Flags of markdown as it will read once rendered: a character reference (`&#x202E;`, `&rlm;`) or
+ * a backslash escape is ASCII in the source and the character itself on the page, so the text is
+ * judged both ways (micromark's own decoder).
+ */
+export function inspectMarkdown(source: string): VisibleTextFlags {
+  return combineFlags([inspectText(source), inspectText(decodeString(source))]);
 }
 
 /**

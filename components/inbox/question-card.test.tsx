@@ -1,0 +1,58 @@
+import { renderToStaticMarkup } from "react-dom/server";
+import { describe, expect, it } from "vitest";
+import type { RequestView } from "@/lib/requests/views";
+import { QuestionAnswerForm, QuestionBody } from "./question-card";
+
+const description = `${"x".repeat(900)} END-OF-DESCRIPTION`;
+
+function question(): RequestView {
+  return {
+    id: "req_00000000000000000000000000000002",
+    type: "question",
+    status: "pending",
+    sender: "eve",
+    target: "lead",
+    agent: "eve",
+    payload: {
+      question: "Which environment should the release notes target?",
+      options: [
+        { id: "staging", label: "Staging" },
+        { id: "production", label: "Production", description },
+      ],
+    },
+    feedback: null,
+    respondedBy: null,
+    decidedBy: null,
+    respondedAt: null,
+    createdAt: "2026-11-30T10:00:00.000Z",
+    expiresAt: "2026-11-30T10:15:00.000Z",
+    incarnation: 1,
+    workVersion: null,
+    taskId: null,
+    response: null,
+    timeoutPolicy: "unanswered",
+    responseType: "question_response",
+    requiredApprovals: 1,
+    askedAgainAfter: null,
+    approvals: [],
+  };
+}
+
+describe("a question's options", () => {
+  it("never put a 'show all' control inside an answer button", () => {
+    // Red team: clicking "show all" to read a long description answered with that option.
+    const html = renderToStaticMarkup(
+      <QuestionAnswerForm request={question()} isDeciding={false} onAnswer={() => undefined} />,
+    );
+    const answers = html.match(/<button[^>]*aria-label="Production"[\s\S]*?<\/button>/)?.[0] ?? "";
+    expect(answers).toContain("Production");
+    expect(answers.slice(1)).not.toMatch(/<button/);
+  });
+
+  it("are readable whole, descriptions included, outside the answer buttons", () => {
+    const html = renderToStaticMarkup(<QuestionBody request={question()} />);
+    const options = /<ul aria-label="Options".*?<\/ul>/s.exec(html)?.[0] ?? "";
+    expect(options).toContain("Production");
+    expect(options).toMatch(/show all|END-OF-DESCRIPTION/);
+  });
+});
