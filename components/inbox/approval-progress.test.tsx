@@ -2,36 +2,13 @@ import { renderToStaticMarkup } from "react-dom/server";
 import { describe, expect, it } from "vitest";
 import { SessionProvider } from "@/components/session/session-context";
 import type { RequestView } from "@/lib/requests/views";
+import { requestView } from "../../tests/support/request-view";
 import { ApprovalCount, ApprovalProgress, OWN_APPROVAL_REASON_ID } from "./approval-progress";
 
 const ada = { userId: "u-ada", name: "Ada", email: "ada@example.com", at: "2026-11-30T12:00:00Z" };
 
 function request(overrides: Partial<RequestView> = {}): RequestView {
-  return {
-    id: "req_1",
-    type: "tool_approval",
-    status: "pending",
-    sender: "alice",
-    target: "lead",
-    agent: "alice",
-    payload: {},
-    feedback: null,
-    respondedBy: null,
-    decidedBy: null,
-    respondedAt: null,
-    createdAt: "2026-11-30T11:59:00Z",
-    expiresAt: "2026-11-30T12:09:00Z",
-    incarnation: 1,
-    workVersion: 0,
-    taskId: null,
-    response: null,
-    timeoutPolicy: "auto-denies",
-    responseType: "tool_approval_response",
-    requiredApprovals: 2,
-    askedAgainAfter: null,
-    approvals: [],
-    ...overrides,
-  };
+  return requestView({ requiredApprovals: 2, ...overrides });
 }
 
 function render(view: RequestView, email = "bob@example.com"): string {

@@ -1,18 +1,14 @@
 import { renderToStaticMarkup } from "react-dom/server";
 import { describe, expect, it } from "vitest";
 import type { RequestView } from "@/lib/requests/views";
+import { requestView } from "../../tests/support/request-view";
 import { QuestionAnswerForm, QuestionBody } from "./question-card";
 
 const description = `${"x".repeat(900)} END-OF-DESCRIPTION`;
 
 function question(): RequestView {
-  return {
-    id: "req_00000000000000000000000000000002",
+  return requestView({
     type: "question",
-    status: "pending",
-    sender: "eve",
-    target: "lead",
-    agent: "eve",
     payload: {
       question: "Which environment should the release notes target?",
       options: [
@@ -20,22 +16,10 @@ function question(): RequestView {
         { id: "production", label: "Production", description },
       ],
     },
-    feedback: null,
-    respondedBy: null,
-    decidedBy: null,
-    respondedAt: null,
-    createdAt: "2026-11-30T10:00:00.000Z",
-    expiresAt: "2026-11-30T10:15:00.000Z",
-    incarnation: 1,
     workVersion: null,
-    taskId: null,
-    response: null,
     timeoutPolicy: "unanswered",
     responseType: "question_response",
-    requiredApprovals: 1,
-    askedAgainAfter: null,
-    approvals: [],
-  };
+  });
 }
 
 describe("a question's options", () => {

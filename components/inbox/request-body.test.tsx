@@ -1,33 +1,16 @@
 import { renderToStaticMarkup } from "react-dom/server";
 import { describe, expect, it } from "vitest";
 import type { RequestView } from "@/lib/requests/views";
+import { requestView } from "../../tests/support/request-view";
 import { RequestBody } from "./request-body";
 
 function plan(payload: Record<string, unknown>): RequestView {
-  return {
-    id: "req_00000000000000000000000000000001",
+  return requestView({
     type: "plan_approval",
-    status: "pending",
-    sender: "builder",
-    target: "lead",
-    agent: "builder",
     payload,
-    feedback: null,
-    respondedBy: null,
-    decidedBy: null,
-    respondedAt: null,
-    createdAt: "2026-11-30T10:00:00.000Z",
-    expiresAt: "2026-11-30T10:15:00.000Z",
-    incarnation: 1,
-    workVersion: 0,
-    taskId: null,
-    response: null,
     timeoutPolicy: "auto-rejects",
     responseType: "plan_approval_response",
-    requiredApprovals: 1,
-    askedAgainAfter: null,
-    approvals: [],
-  };
+  });
 }
 
 const text = (html: string) => html.replace(/<[^>]+>/g, "");
