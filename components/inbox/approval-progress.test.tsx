@@ -2,13 +2,19 @@ import { renderToStaticMarkup } from "react-dom/server";
 import { describe, expect, it } from "vitest";
 import { SessionProvider } from "@/components/session/session-context";
 import type { RequestView } from "@/lib/requests/views";
-import { requestView } from "../../tests/support/request-view";
+import { makeRequestView } from "../../tests/support/request-view";
 import { ApprovalCount, ApprovalProgress, OWN_APPROVAL_REASON_ID } from "./approval-progress";
 
 const ada = { userId: "u-ada", name: "Ada", email: "ada@example.com", at: "2026-11-30T12:00:00Z" };
 
 function request(overrides: Partial<RequestView> = {}): RequestView {
-  return requestView({ requiredApprovals: 2, ...overrides });
+  return makeRequestView({
+    type: "tool_approval",
+    timeoutPolicy: "auto-denies",
+    responseType: "tool_approval_response",
+    requiredApprovals: 2,
+    ...overrides,
+  });
 }
 
 function render(view: RequestView, email = "bob@example.com"): string {

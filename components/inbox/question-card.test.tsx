@@ -1,13 +1,13 @@
 import { renderToStaticMarkup } from "react-dom/server";
 import { describe, expect, it } from "vitest";
 import type { RequestView } from "@/lib/requests/views";
-import { requestView } from "../../tests/support/request-view";
+import { makeRequestView } from "../../tests/support/request-view";
 import { QuestionAnswerForm, QuestionBody } from "./question-card";
 
 const description = `${"x".repeat(900)} END-OF-DESCRIPTION`;
 
 function question(): RequestView {
-  return requestView({
+  return makeRequestView({
     type: "question",
     payload: {
       question: "Which environment should the release notes target?",

@@ -1,16 +1,11 @@
 import { renderToStaticMarkup } from "react-dom/server";
 import { describe, expect, it } from "vitest";
 import type { RequestView } from "@/lib/requests/views";
-import { requestView } from "../../tests/support/request-view";
+import { makeRequestView } from "../../tests/support/request-view";
 import { RequestBody } from "./request-body";
 
 function plan(payload: Record<string, unknown>): RequestView {
-  return requestView({
-    type: "plan_approval",
-    payload,
-    timeoutPolicy: "auto-rejects",
-    responseType: "plan_approval_response",
-  });
+  return makeRequestView({ payload });
 }
 
 const text = (html: string) => html.replace(/<[^>]+>/g, "");

@@ -17,36 +17,9 @@ import {
 } from "../../agents/tools/sandbox";
 import type { ToolContext } from "../../agents/tools/tool-definition";
 import { WorkState } from "../../agents/tools/work-state";
+import { makeRequestView } from "./request-view";
 
 export type RecordedCall = { method: string; args: unknown[] };
-
-export function makeRequestView(overrides: Partial<RequestView> = {}): RequestView {
-  return {
-    id: "req-1",
-    type: "plan_approval",
-    status: "pending",
-    sender: "alice",
-    target: "lead",
-    agent: "alice",
-    payload: {},
-    feedback: null,
-    respondedBy: null,
-    decidedBy: null,
-    response: null,
-    requiredApprovals: 1,
-    approvals: [],
-    respondedAt: null,
-    createdAt: "2025-01-01T00:00:00.000Z",
-    expiresAt: "2025-01-01T00:15:00.000Z",
-    incarnation: 1,
-    workVersion: 1,
-    taskId: null,
-    timeoutPolicy: "auto-rejects",
-    responseType: "plan_approval_response",
-    askedAgainAfter: null,
-    ...overrides,
-  };
-}
 
 function makeTaskView(id: string, status: string): TaskView {
   const completedAt = status === "done" ? "2025-01-01T01:00:00.000Z" : null;

@@ -1,10 +1,10 @@
 import type { RequestView } from "../../lib/requests/views";
 
-/** A pending request to the Lead as the console receives it, for rendering tests. */
-export function requestView(overrides: Partial<RequestView> = {}): RequestView {
+/** A pending plan to the Lead as an agent or the console receives it; override what a test needs. */
+export function makeRequestView(overrides: Partial<RequestView> = {}): RequestView {
   return {
-    id: "req_1",
-    type: "tool_approval",
+    id: "req-1",
+    type: "plan_approval",
     status: "pending",
     sender: "alice",
     target: "lead",
@@ -13,18 +13,18 @@ export function requestView(overrides: Partial<RequestView> = {}): RequestView {
     feedback: null,
     respondedBy: null,
     decidedBy: null,
-    respondedAt: null,
-    createdAt: "2026-11-30T11:59:00Z",
-    expiresAt: "2026-11-30T12:09:00Z",
-    incarnation: 1,
-    workVersion: 0,
-    taskId: null,
     response: null,
-    timeoutPolicy: "auto-denies",
-    responseType: "tool_approval_response",
     requiredApprovals: 1,
-    askedAgainAfter: null,
     approvals: [],
+    respondedAt: null,
+    createdAt: "2025-01-01T00:00:00.000Z",
+    expiresAt: "2025-01-01T00:15:00.000Z",
+    incarnation: 1,
+    workVersion: 1,
+    taskId: null,
+    timeoutPolicy: "auto-rejects",
+    responseType: "plan_approval_response",
+    askedAgainAfter: null,
     ...overrides,
   };
 }
