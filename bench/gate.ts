@@ -19,6 +19,8 @@ export async function measureLoad(options: {
   clients: number;
   durationMs: number;
   call: (worker: number) => Promise<Response>;
+  /** An answer that is not what the side measures (a verdict that did not allow) is an error. */
+  isAnswerRight?: (body: ArrayBuffer) => boolean;
 }): Promise<LoadResult> {
   const latenciesMs: number[] = [];
   let errors = 0;
@@ -30,8 +32,11 @@ export async function measureLoad(options: {
         const sentAt = now();
         try {
           const response = await options.call(worker);
-          await response.arrayBuffer();
+          const body = await response.arrayBuffer();
           if (!response.ok) throw new Error(`HTTP ${response.status}`);
+          if (options.isAnswerRight && !options.isAnswerRight(body)) {
+            throw new Error(`not the answer measured: ${Buffer.from(body).toString("utf8")}`);
+          }
           latenciesMs.push(now() - sentAt);
         } catch (error) {
           errors += 1;
@@ -52,11 +57,29 @@ export const ALLOWED_TOOL_CALL = { tool: "read_file", args: { path: "README.md" 
  * it, matches the rules and writes the rule's approval besides the attempt (issue 15).
  */
 export const RULE_ALLOWED_TOOL_CALL = { tool: "bash", args: { command: "git push origin main" } };
-export const RULE_FOR_BENCH = {
-  pattern: "bash(git push origin main)",
-  effect: "allow",
-  scope: { kind: "role", role: "bench" },
-};
+
+/**
+ * The allow rule for the agents the bench's token registers. Scoped to that token: a role names
+ * no agent a token registered (decision 077), so a role-scoped rule left every call a card.
+ */
+export function ruleForBench(tokenId: string) {
+  return {
+    pattern: "bash(git push origin main)",
+    effect: "allow",
+    scope: { kind: "token", tokenId },
+  };
+}
+
+/** A verdict side measures allowed calls only: a refusal or a card is not the path measured. */
+export function isAllowedVerdict(body: ArrayBuffer): boolean {
+  try {
+    return (
+      (JSON.parse(Buffer.from(body).toString("utf8")) as { allowed?: unknown }).allowed === true
+    );
+  } catch {
+    return false;
+  }
+}
 
 export function gateVerdictCall(
   baseUrl: string,

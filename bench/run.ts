@@ -35,8 +35,9 @@ import { measureBoard, summarizeBoard } from "./board";
 import { measureSubmissionBreakdown } from "./breakdown";
 import {
   gateVerdictCall,
+  isAllowedVerdict,
   RULE_ALLOWED_TOOL_CALL,
-  RULE_FOR_BENCH,
+  ruleForBench,
   healthCall,
   measureLoad,
   plainCall,
@@ -298,8 +299,10 @@ async function main(): Promise<void> {
   // A Lead API token for scripted decisions and registrations; a session cookie for the consoles.
   const db = createDb(databaseUrl);
   const leadUser = await db.user.findFirstOrThrow({ where: { role: "lead" } });
-  const leadToken = (await createApiToken(db, leadUser.id, { name: "bench", scope: "admin" }))
-    .token;
+  const { token: leadToken, id: leadTokenId } = await createApiToken(db, leadUser.id, {
+    name: "bench",
+    scope: "admin",
+  });
 
   const connectToken = (
     await createApiToken(db, leadUser.id, { name: "bench-connect", scope: "connect" })
@@ -470,7 +473,7 @@ async function main(): Promise<void> {
       { token: leadToken },
       "POST",
       "/rules",
-      RULE_FOR_BENCH,
+      ruleForBench(leadTokenId),
     )
       .then(() => true)
       .catch((error: unknown) => {
@@ -478,23 +481,29 @@ async function main(): Promise<void> {
         throw error;
       });
     gate = { plainInsert: [], verdict: [], ruleAllowed: [], plainHealth: [], health: [] };
-    const load = (call: (worker: number) => Promise<Response>, durationMs = sizes.gateMs) =>
-      measureLoad({ clients: sizes.gateClients, durationMs, call });
-    const sides = {
-      plainInsert: plainCall(plain.url, "/tool-calls"),
-      verdict: gateVerdictCall(server.url, gateAgents),
-      ...(hasRules
-        ? { ruleAllowed: gateVerdictCall(server.url, gateAgents, RULE_ALLOWED_TOOL_CALL) }
-        : {}),
-      plainHealth: plainCall(plain.url, "/health"),
-      health: healthCall(server.url),
+    type Side = {
+      call: (worker: number) => Promise<Response>;
+      isAnswerRight?: (body: ArrayBuffer) => boolean;
     };
-    for (const call of Object.values(sides)) await load(call, 500);
+    const load = (side: Side, durationMs = sizes.gateMs) =>
+      measureLoad({ clients: sizes.gateClients, durationMs, ...side });
+    const sides: Partial<Record<keyof NonNullable<typeof gate>, Side>> = {
+      plainInsert: { call: plainCall(plain.url, "/tool-calls") },
+      verdict: { call: gateVerdictCall(server.url, gateAgents), isAnswerRight: isAllowedVerdict },
+      ...(hasRules
+        ? {
+            ruleAllowed: {
+              call: gateVerdictCall(server.url, gateAgents, RULE_ALLOWED_TOOL_CALL),
+              isAnswerRight: isAllowedVerdict,
+            },
+          }
+        : {}),
+      plainHealth: { call: plainCall(plain.url, "/health") },
+      health: { call: healthCall(server.url) },
+    };
+    for (const side of Object.values(sides)) await load(side, 500);
     for (let roundIndex = 0; roundIndex < sizes.rounds; roundIndex++) {
-      for (const [side, call] of Object.entries(sides) as [
-        keyof typeof sides,
-        (worker: number) => Promise<Response>,
-      ][]) {
+      for (const [side, call] of Object.entries(sides) as [keyof typeof gate, Side][]) {
         // The server process of the side: the plain floor's own, or Handshake's.
         const readServerCpu = side.startsWith("plain")
           ? plain.readCpuSeconds
@@ -516,8 +525,8 @@ async function main(): Promise<void> {
         `gate round ${roundIndex + 1}/${sizes.rounds}: plain ${gate.plainInsert.at(-1)?.perSecond.toFixed(0)}/s, verdict ${gate.verdict.at(-1)?.perSecond.toFixed(0)}/s, rule-allowed ${gate.ruleAllowed.at(-1)?.perSecond.toFixed(0) ?? "—"}/s, plain health ${gate.plainHealth.at(-1)?.perSecond.toFixed(0)}/s, health ${gate.health.at(-1)?.perSecond.toFixed(0)}/s`,
       );
     }
-    await profiledPass("verdict", hotPaths.verdict, () => load(sides.verdict));
-    const { ruleAllowed } = sides;
+    const { verdict, ruleAllowed } = sides;
+    if (verdict) await profiledPass("verdict", hotPaths.verdict, () => load(verdict));
     if (ruleAllowed)
       await profiledPass("ruleAllowed", hotPaths.ruleAllowed, () => load(ruleAllowed));
     results.gate = Object.fromEntries(
