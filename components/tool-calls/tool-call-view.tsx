@@ -178,6 +178,8 @@ export function ToolCallView({ payload }: { payload: Record<string, unknown> }) 
   const card = buildToolCallCard(payload);
   const args = isRecord(payload.args) ? payload.args : {};
   const reason = typeof payload.reason === "string" ? payload.reason : "";
+  // Only the gate's own cards carry `reasonBy`; an agent cannot send it (the payload is strict).
+  const isGateReason = payload.reasonBy === "gate";
   return (
     <div className="min-w-0 space-y-3 text-sm">
       <TextWarnings flags={inspectValue({ tool: payload.tool, args, reason })} />
@@ -198,7 +200,9 @@ export function ToolCallView({ payload }: { payload: Record<string, unknown> }) 
       )}
       {reason && (
         <p className="text-slate-700">
-          <span className="font-medium">Asked because: </span>
+          <span className="font-medium">
+            {isGateReason ? "Asked because: " : "Reason given by the agent: "}
+          </span>
           <VisibleText text={reason} />
         </p>
       )}

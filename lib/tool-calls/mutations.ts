@@ -127,6 +127,8 @@ async function decideRiskyCall(
       tool: input.tool,
       args: input.args as Prisma.InputJsonObject,
       reason,
+      // The console labels a reason as the gate's only by this: an agent's own card cannot carry it.
+      reasonBy: "gate",
       callHash,
       risk: risk as unknown as Prisma.InputJsonObject,
       ...(input.cwd ? { cwd: input.cwd } : {}),

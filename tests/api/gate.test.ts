@@ -220,6 +220,24 @@ describe("POST /api/v1/tool-calls", () => {
       reason: "harmless",
       risk: { class: "needs_approval", analysis: { source: "git push" } },
     });
+    expect(honest.json.payload).not.toHaveProperty("reasonBy");
+  });
+
+  it("only the gate's own card says its reason is the gate's", async () => {
+    // The console labels a reason the gate's by `reasonBy`; an agent's card that claimed it would
+    // pass its own words off as the gate's.
+    const agent = await registerAgent();
+    const raised = await api.toolCall(agent.headers, {
+      tool: "bash",
+      args: { command: "git push" },
+    });
+    const card = await api.getRequest((await lead()).headers, String(raised.json.requestId));
+    expect(card.json.payload).toMatchObject({ reasonBy: "gate", reason: expect.any(String) });
+    const claimed = await api.submitRequest(agent.headers, {
+      type: "tool_approval",
+      payload: { tool: "bash", args: { command: "rm -rf /" }, reason: "safe", reasonBy: "gate" },
+    });
+    expect(claimed.status).toBe(400);
   });
 
   it("complete_task through the task route is gated and recorded too", async () => {
