@@ -33,7 +33,7 @@ export type RegisterAgentInput = z.infer<typeof registerAgentSchema>;
 export const agentParamsSchema = z.strictObject({ name: agentNameSchema });
 
 /** `GET /agents?name=`: one row of the board, for a board patching itself after an event. */
-export const listAgentsQuerySchema = z.object({ name: agentNameSchema.optional() });
+export const listAgentsQuerySchema = z.strictObject({ name: agentNameSchema.optional() });
 
 export const reasonSchema = z.strictObject({ reason: z.string().trim().max(2_000).optional() });
 

@@ -18,9 +18,11 @@ type Context = {
   agentName: string;
   requestId: string;
   taskId: string;
+  ruleId: string;
+  tokenId: string;
 };
 /** A row of the route table: its path template and method. */
-type RouteRef = { template: string; method: "GET" | "POST" | "PATCH" };
+type RouteRef = { template: string; method: "GET" | "POST" | "PATCH" | "DELETE" };
 type CallShape = {
   path?: string;
   params?: Record<string, string>;
@@ -58,6 +60,19 @@ const ROUTES = {
   tokens: { template: "/api/v1/tokens", method: "POST" },
   events: { template: "/api/v1/events", method: "GET" },
   login: { template: "/api/v1/auth/login", method: "POST" },
+  workerToken: { template: "/api/v1/agents/{name}/worker-token", method: "POST" },
+  connect: { template: "/api/v1/connect/sessions", method: "POST" },
+  bulkResponses: { template: "/api/v1/responses", method: "POST" },
+  export: { template: "/api/v1/requests/export", method: "GET" },
+  deadline: { template: "/api/v1/requests/{id}/deadline", method: "POST" },
+  ruleSuggestion: { template: "/api/v1/requests/{id}/rule-suggestion", method: "GET" },
+  createRule: { template: "/api/v1/rules", method: "POST" },
+  previewRule: { template: "/api/v1/rules/preview", method: "POST" },
+  updateRule: { template: "/api/v1/rules/{id}", method: "PATCH" },
+  deleteRule: { template: "/api/v1/rules/{id}", method: "DELETE" },
+  release: { template: "/api/v1/tasks/{id}/release", method: "POST" },
+  listTokens: { template: "/api/v1/tokens", method: "GET" },
+  revokeToken: { template: "/api/v1/tokens/{id}", method: "DELETE" },
 } satisfies Record<string, RouteRef>;
 
 const NUL = "bad\u0000value";
@@ -457,6 +472,160 @@ const CASES: Case[] = [
   },
 ];
 
+// ---- Routes added after the corpus was first written: every route that takes input is fed some
+// (the last test of this file holds the corpus to the route table).
+const UNKNOWN_UUID = "6f1c2b1e-0000-4000-8000-000000000000";
+const BAD_UUIDS = ["not-a-uuid", SQL, "../../x", NUL, "x".repeat(101)];
+const ruleBody = { pattern: "Bash(npm test)", effect: "allow", scope: { kind: "role", role: "r" } };
+
+const LATER_ROUTE_CASES: Case[] = [
+  ...queryCases("GET /agents", ROUTES.listAgents, [
+    "name=..%2F..",
+    `name=${"x".repeat(41)}`,
+    "bogus=1",
+  ]),
+  ...queryCases("GET /tokens", ROUTES.listTokens, [
+    "cursor=" + encodeURIComponent(SQL),
+    "limit=0",
+    "limit=201",
+    "bogus=1",
+  ]),
+  ...paramCases("POST /agents/{name}/worker-token", ROUTES.workerToken, "name", [
+    "../x",
+    SQL,
+    NUL,
+    "nobody-here",
+  ]),
+  ...bodyCases("POST /connect/sessions", ROUTES.connect, { sessionId: "s-1", cwd: "/tmp/corpus" }),
+  ...[
+    { sessionId: "../s", cwd: "/tmp/corpus" },
+    { sessionId: "s-1", cwd: "relative/dir" },
+    { sessionId: "s-1", cwd: "/tmp/a\u0001b" },
+    { sessionId: "s-1", cwd: `/${"x".repeat(4_096)}` },
+    { sessionId: "s-1", cwd: "/tmp/corpus", model: "m\u0007" },
+    { sessionId: "s-1", cwd: "/tmp/corpus", agentType: "   " },
+    { sessionId: "s-1", cwd: "/tmp/corpus", parentSessionId: SQL },
+  ].map((body, index) => ({
+    name: `POST /connect/sessions: session #${index + 1}`,
+    run: (c: Context) => c.call(ROUTES.connect, { body }),
+  })),
+  ...bodyCases("POST /responses", ROUTES.bulkResponses, {
+    ids: ["req_00000000000000000000000000000000"],
+    approve: true,
+    feedback: "ok",
+  }),
+  ...[
+    { ids: [], approve: true },
+    { ids: [NUL], approve: true },
+    { ids: ["x".repeat(101)], approve: true },
+    { agent: SQL, approve: true },
+    { agent: "nobody-here", approve: true, ids: ["a"] },
+    { approve: true },
+  ].map((body, index) => ({
+    name: `POST /responses: batch #${index + 1}`,
+    run: (c: Context) => c.call(ROUTES.bulkResponses, { body }),
+  })),
+  {
+    name: "POST /responses: the same id twice",
+    run: (c) =>
+      c.call(ROUTES.bulkResponses, { body: { ids: [c.requestId, c.requestId], approve: true } }),
+  },
+  {
+    name: "POST /responses: reject without feedback",
+    run: (c) => c.call(ROUTES.bulkResponses, { body: { ids: [c.requestId], approve: false } }),
+  },
+  ...queryCases("GET /requests/export", ROUTES.export, [
+    "",
+    "format=xml",
+    "format=csv&status=open",
+    "format=csv&agent=..%2F..",
+    "format=csv&limit=5",
+    "format=" + "x".repeat(41),
+    "format=csv&decider=",
+  ]),
+  ...bodyCases(
+    "POST /requests/{id}/deadline",
+    ROUTES.deadline,
+    { extendSeconds: 600 },
+    { params: { id: "req_00000000000000000000000000000000" } },
+  ),
+  ...[59, 86_401, 1.5, -600, 1e12].map((extendSeconds) => ({
+    name: `POST /requests/{id}/deadline: extendSeconds = ${extendSeconds}`,
+    run: (c: Context) =>
+      c.call(ROUTES.deadline, { params: { id: c.requestId }, body: { extendSeconds } }),
+  })),
+  ...paramCases("POST /requests/{id}/deadline", ROUTES.deadline, "id", BAD_REQUEST_IDS, "lead", {
+    extendSeconds: 600,
+  }),
+  ...paramCases("GET /requests/{id}/rule-suggestion", ROUTES.ruleSuggestion, "id", [
+    ...BAD_REQUEST_IDS,
+    "req_00000000000000000000000000000000",
+  ]),
+  {
+    name: "GET /requests/{id}?wait: out of range",
+    run: (c) => c.call(ROUTES.request, { params: { id: c.requestId }, path: "/api/v1/x?wait=31" }),
+  },
+  ...bodyCases("POST /rules", ROUTES.createRule, ruleBody),
+  ...[
+    { ...ruleBody, pattern: "Bash(" },
+    { ...ruleBody, pattern: "" },
+    { ...ruleBody, pattern: "x".repeat(501) },
+    { ...ruleBody, effect: "maybe" },
+    { ...ruleBody, scope: { kind: "nobody" } },
+    { ...ruleBody, scope: { kind: "token", tokenId: SQL } },
+    { ...ruleBody, scope: { kind: "project", cwd: "relative" } },
+    { ...ruleBody, requiredApprovals: 3 },
+    { ...ruleBody, expiresAt: "tomorrow" },
+    { ...ruleBody, expiresAt: "2001-01-01T00:00:00Z" },
+    { ...ruleBody, mode: "loud" },
+  ].map((body, index) => ({
+    name: `POST /rules: rule #${index + 1}`,
+    run: (c: Context) => c.call(ROUTES.createRule, { body }),
+  })),
+  ...bodyCases("POST /rules/preview", ROUTES.previewRule, {
+    pattern: ruleBody.pattern,
+    scope: ruleBody.scope,
+  }),
+  {
+    name: "POST /rules/preview: a pattern that does not parse",
+    run: (c) => c.call(ROUTES.previewRule, { body: { pattern: "Bash(", scope: ruleBody.scope } }),
+  },
+  ...bodyCases(
+    "PATCH /rules/{id}",
+    ROUTES.updateRule,
+    { effect: "deny" },
+    { params: { id: UNKNOWN_UUID } },
+  ),
+  ...[
+    {},
+    { pattern: "Read(*)" },
+    { requiredApprovals: 0 },
+    { expiresAt: "2001-01-01T00:00:00Z" },
+  ].map((body, index) => ({
+    name: `PATCH /rules/{id}: change #${index + 1}`,
+    run: (c: Context) => c.call(ROUTES.updateRule, { params: { id: c.ruleId }, body }),
+  })),
+  ...paramCases(
+    "PATCH /rules/{id}",
+    ROUTES.updateRule,
+    "id",
+    [...BAD_UUIDS, UNKNOWN_UUID],
+    "lead",
+    {
+      effect: "deny",
+    },
+  ),
+  ...paramCases("DELETE /rules/{id}", ROUTES.deleteRule, "id", [...BAD_UUIDS, UNKNOWN_UUID]),
+  ...paramCases("POST /tasks/{id}/release", ROUTES.release, "id", BAD_TASK_IDS, "agent"),
+  {
+    name: "POST /tasks/{id}/release: a task the agent does not hold",
+    run: (c) => c.call(ROUTES.release, { params: { id: c.taskId }, as: "agent" }),
+  },
+  ...paramCases("DELETE /tokens/{id}", ROUTES.revokeToken, "id", [...BAD_UUIDS, UNKNOWN_UUID]),
+];
+CASES.push(...LATER_ROUTE_CASES);
+// ---- end of the later routes
+
 // ---- Deep nesting (issue 12, item 6): JSON nested far below the body limit but deeper than the
 // 64-level cap, in every place a route accepts free-form JSON, as objects and as arrays.
 const nestedObjects = (depth: number) => `${'{"a":'.repeat(depth)}1${"}".repeat(depth)}`;
@@ -500,6 +669,7 @@ let context: Context;
 let snapshot: () => Promise<string>;
 let errorStatus: Record<string, number>;
 let disconnect: () => Promise<void>;
+const routesFed = new Set<string>();
 const results: {
   name: string;
   status: number;
@@ -523,6 +693,10 @@ beforeAll(async () => {
   const agent = await fixtures.registerAgent({ name: "corpus-worker", requirePlan: true });
   const plan = await fixtures.submitPlan(agent);
   const taskId = await fixtures.createTask("corpus task");
+  const tokenId = (await fixtures.createToken("read")).id;
+  const { rules } = await import("../../lib/api/v1/rules");
+  const rule = await callRoute(rules.POST, { body: ruleBody, headers: lead.headers });
+  const ruleId = String(rule.json?.id);
   const handlers = new Map<string, Handler>();
   context = {
     lead: lead.headers,
@@ -530,8 +704,11 @@ beforeAll(async () => {
     agentName: agent.name,
     requestId: String(plan.json.id),
     taskId,
+    ruleId,
+    tokenId,
     call: async (route, shape) => {
       const key = `${route.method} ${route.template}`;
+      routesFed.add(key);
       if (!handlers.has(key)) {
         const { API_ROUTES } = await import("../../lib/api/v1/routes");
         const found = API_ROUTES.find(
@@ -563,7 +740,13 @@ beforeAll(async () => {
         (SELECT string_agg(concat_ws(':', name, status, gate, work_version, incarnation, require_plan), ',' ORDER BY name) FROM agents),
         (SELECT string_agg(concat_ws(':', id, status), ',' ORDER BY id) FROM requests),
         (SELECT count(*) FROM messages), (SELECT count(*) FROM tool_calls), (SELECT count(*) FROM events),
-        (SELECT max(inbox_acked_id) FROM agents)
+        (SELECT max(inbox_acked_id) FROM agents),
+        (SELECT string_agg(concat_ws(':', name, connector_key, owner_token_id), ',' ORDER BY name) FROM agents),
+        (SELECT string_agg(concat_ws(':', id, expires_at, required_approvals), ',' ORDER BY id) FROM requests),
+        (SELECT count(*) FROM request_approvals),
+        (SELECT string_agg(concat_ws(':', id, pattern, effect, scope, mode, required_approvals, expires_at), ',' ORDER BY id) FROM rules),
+        (SELECT string_agg(concat_ws(':', id, revoked_at), ',' ORDER BY id) FROM api_tokens),
+        (SELECT string_agg(concat_ws(':', id, role, disabled_at), ',' ORDER BY id) FROM users)
       ) AS state`;
     return rows[0]?.state ?? "";
   };
@@ -795,5 +978,16 @@ describe("malformed-input corpus: /console socket and users", () => {
       role: "lead",
       disabledAt: null,
     });
+  });
+});
+
+describe("malformed-input corpus: coverage", () => {
+  it("fed bad input to every route of the table that takes any", async () => {
+    const { API_ROUTES } = await import("../../lib/api/v1/routes");
+    const takingInput = API_ROUTES.filter(({ handler: { schemas } }) =>
+      Boolean(schemas.body ?? schemas.query ?? schemas.params),
+    ).map((route) => `${route.method} ${route.path}`);
+    expect(takingInput.length).toBeGreaterThan(30);
+    expect(takingInput.filter((route) => !routesFed.has(route))).toEqual([]);
   });
 });
