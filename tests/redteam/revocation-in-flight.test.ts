@@ -56,6 +56,27 @@ describe("a token revoked while its call is in flight (red team)", () => {
     expect(agent.status).toBe("shutdown");
   });
 
+  it("a supervisor token's worker token is refused, and the worker's own token still works", async () => {
+    const name = uniqueName("w");
+    const registered = await api.registerAgent((await lead()).headers, {
+      name,
+      role: "worker",
+      worker: { model: "scripted", script: "careful-planner" },
+    });
+    expect(registered.status).toBe(201);
+    const supervisor = await createToken("supervisor");
+
+    const { revoked, inFlight } = await callAcrossRevocation(supervisor.id, () =>
+      api.workerToken(supervisor.headers, name),
+    );
+
+    expect(revoked.status).toBe(200);
+    expect(inFlight.status).toBe(401);
+    expect(inFlight.json.token).toBeUndefined();
+    const own = { authorization: `Bearer ${String(registered.json.token)}` };
+    expect((await api.me(own)).status).toBe(200);
+  });
+
   it("an admin token cannot mint another while it is being revoked", async () => {
     const admin = await createToken("admin");
     const name = uniqueName("minted");
