@@ -6,7 +6,8 @@ import type { RequestView } from "../lib/requests/views";
 import type { HandshakeClient } from "../lib/sdk/agent-client";
 import { ApiError } from "../lib/sdk/errors";
 import type { Model, ProtocolNotice, ToolResult, TranscriptEntry } from "./models/model";
-import { dispatchToolCall, TOOL_SPECS, type ToolContext } from "./tools/dispatch";
+import { dispatchToolCall, TOOL_SPECS } from "./tools/dispatch";
+import type { ToolContext } from "./tools/tool-definition";
 import type { SandboxState } from "./tools/sandbox";
 import { WorkState } from "./tools/work-state";
 

@@ -2,9 +2,9 @@ import { z } from "zod";
 import { agentEnvSchema, parseEnv, pickSandboxSettings } from "./shared/env/agent-env";
 
 // The server's only reader of process.env (agents/env.ts is the agents'). Every variable is listed
-// here or in the agents' schema it extends, with its meaning; README's configuration table mirrors
-// both.
-const envSchema = agentEnvSchema.extend({
+// here or in the agents' schema it extends, with its meaning; README's configuration names every
+// one (lib/env.test.ts).
+export const envSchema = agentEnvSchema.extend({
   NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
   /** PostgreSQL connection URL. Without it `npm start` boots an embedded PostgreSQL. */
   DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }).optional(),
@@ -61,7 +61,7 @@ const envSchema = agentEnvSchema.extend({
     .default(21_600),
   /** Open `GET /requests/{id}?wait=` long-polls per agent: one per parallel tool call it waits on. */
   HANDSHAKE_AGENT_OPEN_REQUEST_WAITS: z.coerce.number().int().min(1).default(32),
-  /** Start the three scripted demo agents with `npm start`. */
+  /** Start the scripted demo team (scripts/demo-team.ts) with `npm start`. */
   HANDSHAKE_DEMO: z.stringbool().default(true),
   ANTHROPIC_API_KEY: z.string().min(1).optional(),
   CI: z.stringbool().default(false),

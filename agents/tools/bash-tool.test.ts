@@ -5,8 +5,14 @@ import { createServer, type Server } from "node:net";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { MAX_COMMAND_LENGTH, MAX_STREAM_BYTES } from "./bash-tool";
-import { probeSandbox, runSandboxed, SANDBOX_UNAVAILABLE, WORKSPACE_OVER_QUOTA } from "./sandbox";
+import { MAX_COMMAND_LENGTH } from "../../lib/shared/protocol/tool-args";
+import {
+  MAX_STREAM_BYTES,
+  probeSandbox,
+  runSandboxed,
+  SANDBOX_UNAVAILABLE,
+  WORKSPACE_OVER_QUOTA,
+} from "./sandbox";
 import { createHarness, testSandboxSettings, type Harness } from "../../tests/support/agent-tools";
 
 const MIB = 1024 * 1024;

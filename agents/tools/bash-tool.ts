@@ -1,4 +1,4 @@
-import { bashArgsSchema, MAX_COMMAND_LENGTH } from "../../lib/shared/protocol/tool-args";
+import { bashArgsSchema } from "../../lib/shared/protocol/tool-args";
 import {
   INSTALL_HINT,
   isWithinQuota,
@@ -11,8 +11,6 @@ import {
   type WorkspaceUsage,
 } from "./sandbox";
 import { defineTool, ToolError } from "./tool-definition";
-
-export { MAX_COMMAND_LENGTH, MAX_STREAM_BYTES };
 
 const MIB = 1024 * 1024;
 

@@ -11,8 +11,6 @@ import { FILE_TOOLS } from "./file-tools";
 import { PROTOCOL_TOOLS } from "./protocol-tools";
 import { ToolError, type ToolContext, type ToolDefinition } from "./tool-definition";
 
-export type { ToolContext, ToolDefinition } from "./tool-definition";
-
 /** A Map, not an object: a model-chosen name like "constructor" must not find anything. */
 export const TOOLS: ReadonlyMap<string, ToolDefinition> = new Map(
   [...FILE_TOOLS, bashTool, ...PROTOCOL_TOOLS].map((tool) => [tool.spec.name, tool]),

@@ -2,7 +2,8 @@ import { execFileSync } from "node:child_process";
 import { access, link, mkdir, readdir, readFile, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { MAX_LIST_ENTRIES, MAX_READ_BYTES, MAX_WRITE_BYTES } from "./file-tools";
+import { MAX_WRITE_BYTES } from "../../lib/shared/protocol/tool-args";
+import { MAX_LIST_ENTRIES, MAX_READ_BYTES } from "./file-tools";
 import { createHarness, type Harness } from "../../tests/support/agent-tools";
 
 let harness: Harness;

@@ -20,7 +20,6 @@ import { isWithinQuota, measureWorkspace, WORKSPACE_OVER_QUOTA, workspaceQuotaOf
 import { defineTool, ToolError, type FileGuard, type ToolContext } from "./tool-definition";
 import { LinkedPathError, openInWorkspace, resolveUnlinkedPath } from "./workspace-path";
 
-export { MAX_WRITE_BYTES };
 // A read lands in the model's context; past this it costs more than it can help.
 export const MAX_READ_BYTES = 256 * 1024;
 export const MAX_LIST_ENTRIES = 500;
