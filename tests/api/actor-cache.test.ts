@@ -11,7 +11,7 @@ import { getDb } from "../../lib/db";
 import { requireDatabaseUrl } from "../../lib/env";
 import { hashToken } from "../../lib/tokens/credentials";
 import { callRoute, signedInHuman } from "../route-client";
-import { api, createToken, lead, registerAgent, uniqueName } from "./fixtures";
+import { api, createToken, lead, registerAgent, registerWorker, uniqueName } from "./fixtures";
 
 // The node that makes a change must refuse the next call at once, before any notification could
 // arrive: the cache here is switched on with no eviction listener, so only the code path's own
@@ -95,18 +95,11 @@ describe("the actor cache on the node that changed something", () => {
   });
 
   it("refuses a worker's old token once the supervisor was handed a new one", async () => {
-    const name = uniqueName("w");
-    const registered = await api.registerAgent((await lead()).headers, {
-      name,
-      role: "worker",
-      worker: { model: "scripted", script: "careful-planner" },
-    });
-    expect(registered.status).toBe(201);
-    const old = { authorization: `Bearer ${String(registered.json.token)}` };
-    expect((await api.me(old)).status).toBe(200);
-    await expectCached(String(registered.json.token));
-    expect((await api.workerToken((await lead()).headers, name)).status).toBe(200);
-    expect((await api.me(old)).status).toBe(401);
+    const worker = await registerWorker();
+    expect((await api.me(worker.headers)).status).toBe(200);
+    await expectCached(worker.token);
+    expect((await api.workerToken((await lead()).headers, worker.name)).status).toBe(200);
+    expect((await api.me(worker.headers)).status).toBe(401);
   });
 });
 

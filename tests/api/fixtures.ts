@@ -193,6 +193,19 @@ export async function registerAgent(
   return { name, token, headers: { authorization: `Bearer ${token}` } };
 }
 
+/** An agent the supervisor runs (a scripted worker), registered by the signed-in Lead. */
+export async function registerWorker(): Promise<TestAgent> {
+  const name = uniqueName("w");
+  const response = await api.registerAgent((await lead()).headers, {
+    name,
+    role: "worker",
+    worker: { model: "scripted", script: "careful-planner" },
+  });
+  if (response.status !== 201) throw new Error(`register failed: ${JSON.stringify(response.json)}`);
+  const token = String(response.json.token);
+  return { name, token, headers: { authorization: `Bearer ${token}` } };
+}
+
 export async function submitPlan(
   agent: TestAgent,
   plan = "1. write the file\n2. run the tests",

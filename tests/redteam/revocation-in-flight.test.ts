@@ -2,7 +2,14 @@ import { afterAll, describe, expect, it } from "vitest";
 import { getDb } from "../../lib/db";
 import { rules as rulesRoute } from "../../lib/api/v1/rules";
 import { user as userRoute } from "../../lib/api/v1/users";
-import { api, createToken, lead, uniqueName, type ApiResponse } from "../api/fixtures";
+import {
+  api,
+  createToken,
+  lead,
+  registerWorker,
+  uniqueName,
+  type ApiResponse,
+} from "../api/fixtures";
 import { callRoute, signedInHuman } from "../route-client";
 import { holdLock } from "../support/held-lock";
 
@@ -57,24 +64,17 @@ describe("a token revoked while its call is in flight (red team)", () => {
   });
 
   it("a supervisor token's worker token is refused, and the worker's own token still works", async () => {
-    const name = uniqueName("w");
-    const registered = await api.registerAgent((await lead()).headers, {
-      name,
-      role: "worker",
-      worker: { model: "scripted", script: "careful-planner" },
-    });
-    expect(registered.status).toBe(201);
+    const worker = await registerWorker();
     const supervisor = await createToken("supervisor");
 
     const { revoked, inFlight } = await callAcrossRevocation(supervisor.id, () =>
-      api.workerToken(supervisor.headers, name),
+      api.workerToken(supervisor.headers, worker.name),
     );
 
     expect(revoked.status).toBe(200);
     expect(inFlight.status).toBe(401);
     expect(inFlight.json.token).toBeUndefined();
-    const own = { authorization: `Bearer ${String(registered.json.token)}` };
-    expect((await api.me(own)).status).toBe(200);
+    expect((await api.me(worker.headers)).status).toBe(200);
   });
 
   it("an admin token cannot mint another while it is being revoked", async () => {
