@@ -233,11 +233,13 @@ export async function classifyConnectorCall(
   if (pathField) {
     const target = typeof args[pathField] === "string" ? String(args[pathField]) : "(no path)";
     const changes = `${tool} changes ${target} on the user's machine`;
-    return needsApproval(
-      configuresPrograms(target.trim())
-        ? `${changes}: a file that makes programs run later, unseen by this gate (Claude Code's hooks, subagents and MCP servers; git's hooks and config)`
-        : changes,
-    );
+    if (!configuresPrograms(target.trim())) return needsApproval(changes);
+    return {
+      ...needsApproval(
+        `${changes}: a file that makes programs run later, unseen by this gate (Claude Code's hooks, subagents and MCP servers; git's hooks and config); no allow rule covers it`,
+      ),
+      isBeyondAllowRules: true,
+    };
   }
   if (tool.startsWith("mcp__")) {
     const server = tool.split("__")[1] ?? "";

@@ -22,22 +22,47 @@ const APPROVAL_USER = {
 
 type StoredApproval = ApprovalRow & {
   user: { name: string; email: string; role: string; disabledAt: Date | null };
+  /** Whether the Lead's role or standing changed after this approval (a `user.updated` event). */
+  isStandingChangedSince: boolean;
 };
 
 /**
- * An approval counts while its Lead could still approve: a Lead disabled or demoted after
- * approving (perhaps because the account was taken over) no longer makes half of a decision.
+ * An approval counts while its Lead could still approve and has not changed since: a Lead
+ * disabled or demoted after approving (perhaps because the account was taken over) no longer makes
+ * half of a decision, nor does it again once re-enabled or promoted back.
  */
 function isCounted(approval: StoredApproval): boolean {
-  return approval.user.role === "lead" && approval.user.disabledAt === null;
+  return (
+    approval.user.role === "lead" &&
+    approval.user.disabledAt === null &&
+    !approval.isStandingChangedSince
+  );
 }
 
 async function listStoredApprovals(db: Db, requestIds: string[]): Promise<StoredApproval[]> {
   if (requestIds.length === 0) return [];
-  return db.requestApproval.findMany({
+  const approvals = await db.requestApproval.findMany({
     where: { requestId: { in: requestIds } },
     include: { user: APPROVAL_USER },
     orderBy: [{ createdAt: "asc" }, { userId: "asc" }],
+  });
+  if (approvals.length === 0) return [];
+  // Every change of a role or standing writes a `user.updated` event (lib/users/mutations.ts).
+  const lastChanges = await db.event.groupBy({
+    by: ["subject"],
+    where: {
+      kind: "user.updated",
+      subject: { in: [...new Set(approvals.map((approval) => `user:${approval.userId}`))] },
+    },
+    _max: { createdAt: true },
+  });
+  const lastChangeOf = new Map(lastChanges.map((row) => [row.subject, row._max.createdAt]));
+  return approvals.map((approval) => {
+    const lastChange = lastChangeOf.get(`user:${approval.userId}`);
+    return {
+      ...approval,
+      isStandingChangedSince: !!lastChange && lastChange >= approval.createdAt,
+    };
   });
 }
 

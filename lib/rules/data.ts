@@ -74,8 +74,17 @@ export async function suggestRule(
     select: { type: true, payload: true },
   });
   if (!request) throw new AppError("REQUEST_NOT_FOUND", `no request ${requestId}`);
-  const payload = request.payload as { tool?: unknown; args?: unknown };
-  if (request.type !== "tool_approval" || typeof payload.tool !== "string") {
+  const payload = request.payload as {
+    tool?: unknown;
+    args?: unknown;
+    risk?: { isBeyondAllowRules?: unknown };
+  };
+  // A rule that could never apply is not offered (a write of a session's hooks, say).
+  if (
+    request.type !== "tool_approval" ||
+    typeof payload.tool !== "string" ||
+    payload.risk?.isBeyondAllowRules === true
+  ) {
     return { approvals: 0, isSuggested: false };
   }
   const [row] = await db.$queryRaw<{ approvals: bigint }[]>`

@@ -42,17 +42,17 @@ export function ruleSubjectOf(agent: RuleAgent): RuleSubject {
 
 /**
  * Where a call's relative paths start. A worker's are relative to its workspace; a connected
- * session's to its directory, or to the call's own when that is below it. A session with no
- * directory that bounds anything (none, or `/`) has no location: its paths match no allow.
+ * session's to its directory, or to the call's own, which must be below it. A session with no
+ * directory that bounds anything (none, or `/`), or a call from above or beside it (`src/a.ts`
+ * written from the project's parent is not the project's `src/a.ts`), has no location: its paths
+ * match no allow, as the gate judges them bounded by nothing (`judgedCwdOf`).
  */
 export function callLocationOf(agent: RuleAgent, callCwd: string | undefined): CallLocation | null {
   if (agent.connectorKey === null) return { root: null, cwd: null };
   const root = sessionRootOf(agent);
   if (root === null) return null;
-  return {
-    root,
-    cwd: callCwd !== undefined && isBelowWorkspaceRoot(callCwd, root) ? callCwd : root,
-  };
+  if (callCwd === undefined) return { root, cwd: root };
+  return isBelowWorkspaceRoot(callCwd, root) ? { root, cwd: callCwd } : null;
 }
 
 /**
@@ -71,9 +71,17 @@ export function prepareAgentCall(
   return prepareCall(tool, args, callLocationOf(agent, cwd), analyze);
 }
 
-/** A call no allow rule may let through: a refused path among its reasons, or no location. */
-export function isRefusedAnywhere(agent: RuleAgent, input: ToolCallInput, risk: ToolRisk): boolean {
+/**
+ * A call no allow rule may let through: a refused path among its reasons, no location, or a write
+ * of a file that makes programs run later (`isBeyondAllowRules`).
+ */
+export function isBeyondAllowRules(
+  agent: RuleAgent,
+  input: ToolCallInput,
+  risk: ToolRisk,
+): boolean {
   return (
+    risk.isBeyondAllowRules === true ||
     risk.reasons.some((reason) => reason.class === "refused") ||
     callLocationOf(agent, input.cwd) === null
   );
@@ -224,7 +232,7 @@ export async function decideWithRules(
         trace,
       };
     case "allow": {
-      if (gate.allowed || !gate.needsApproval || isRefusedAnywhere(agent, input, risk)) {
+      if (gate.allowed || !gate.needsApproval || isBeyondAllowRules(agent, input, risk)) {
         return { verdict: await gateVerdict(), trace: shadowTrace };
       }
       // The Lead's own yes to this call, given before the rule was made, is spent before the

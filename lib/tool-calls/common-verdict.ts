@@ -3,7 +3,7 @@ import { queryHot, type Db } from "../db";
 import { GroupCommitPerPool } from "../group-commit";
 import type { Agent } from "../generated/prisma/client";
 import {
-  isRefusedAnywhere,
+  isBeyondAllowRules,
   prepareAgentCall,
   ruleApprovalOf,
   ruleSubjectOf,
@@ -274,7 +274,7 @@ export async function tryRecordCommonVerdict(
     : {};
   const rule = judged?.rule ?? null;
   // An enforced deny or ask, and an allow of a call it may not let through: the full path.
-  if (rule !== null && (rule.effect !== "allow" || isRefusedAnywhere(worker, input, risk))) {
+  if (rule !== null && (rule.effect !== "allow" || isBeyondAllowRules(worker, input, risk))) {
     return null;
   }
   const { gates, statuses } =

@@ -427,6 +427,22 @@ describe("preview and suggestion", () => {
       isSuggested: true,
     });
   });
+
+  it("suggests no rule for a call no allow rule could cover (a session's own hooks)", async () => {
+    const { headers } = await lead();
+    const connectToken = await createToken("connect");
+    const write = { tool: "Write", args: { file_path: ".claude/settings.json", content: "{}" } };
+    let lastRequestId = "";
+    for (let round = 0; round < 3; round++) {
+      const session = await connectSession(connectToken, `/home/ada/${uniqueName("proj")}`);
+      lastRequestId = String((await api.toolCall(session.headers, write)).json.requestId);
+      await api.respond(headers, lastRequestId, { type: "tool_approval_response", approve: true });
+    }
+    expect((await rulesApi.suggestion(lastRequestId)).json).toEqual({
+      approvals: 0,
+      isSuggested: false,
+    });
+  });
 });
 
 /** A connected Claude Code session in its own fresh directory, so project rules touch nobody else. */

@@ -278,22 +278,45 @@ describe("the two-person rule", () => {
     expect(await approvalCount(question.id)).toBe(0);
   });
 
+  async function setDisabled(email: string, disabled: boolean): Promise<void> {
+    const id = await userIdOf(email);
+    const changed = await callRoute(userRoute.PATCH, {
+      method: "PATCH",
+      path: `/api/v1/users/${id}`,
+      params: { id },
+      body: { disabled },
+      headers: (await lead()).headers,
+    });
+    expect(changed.status).toBe(200);
+  }
+
   it("an approval from a Lead since disabled no longer counts: the next Lead is the first again", async () => {
     const { first, second, id } = await setUp();
-    const admin = await lead();
     await api.respond(first.headers, id, approve);
-    const firstId = await userIdOf(first.email);
-    const disabled = await callRoute(userRoute.PATCH, {
-      method: "PATCH",
-      path: `/api/v1/users/${firstId}`,
-      params: { id: firstId },
-      body: { disabled: true },
-      headers: admin.headers,
-    });
-    expect(disabled.status).toBe(200);
+    await setDisabled(first.email, true);
     expect((await api.getRequest(second.headers, id)).json.approvals).toEqual([]);
     const partial = await api.respond(second.headers, id, approve);
     expect(partial.json).toMatchObject({ status: "pending", approvals: [{ email: second.email }] });
+  });
+
+  it("nor once the Lead is enabled again: the card needs a second Lead, not a stuck 2 of 2", async () => {
+    // Red team: re-enabled, the first Lead's approval counted again beside the second's, and the
+    // card showed two approvals of two while pending; a third Lead's then dropped the second's.
+    const third = await signedInHuman("lead");
+    const { first, second, id } = await setUp();
+    await api.respond(first.headers, id, approve);
+    await setDisabled(first.email, true);
+    await api.respond(second.headers, id, approve);
+    await setDisabled(first.email, false);
+
+    const waiting = await api.getRequest(second.headers, id);
+    expect(waiting.json).toMatchObject({ status: "pending", approvals: [{ email: second.email }] });
+    const decided = await api.respond(third.headers, id, approve);
+    const approvers = (decided.json.decidedBy as { approvals: { userId: string }[] }).approvals;
+    expect(approvers.map((person) => person.userId)).toEqual([
+      await userIdOf(second.email),
+      await userIdOf(third.email),
+    ]);
   });
 
   it("a first approval past the deadline is refused by the database's clock and expires the request", async () => {

@@ -140,14 +140,20 @@ export const READ_ONLY_COMMANDS: Readonly<Record<string, ReadOnlyCommand>> = {
  * Commands that run another command, or code from a string, or change how later commands run.
  * The wrapped command is not unwrapped: a person judges the whole call.
  */
-export const COMMAND_RUNNERS: ReadonlySet<string> = new Set([
+const COMMAND_RUNNERS: ReadonlySet<string> = new Set([
   ".",
   "alias",
+  "arch",
   "at",
   "batch",
   "bind",
   "builtin",
   "busybox",
+  "caffeinate",
+  "catchsegv",
+  "cgexec",
+  "choom",
+  "chronic",
   "chroot",
   "chrt",
   "command",
@@ -155,32 +161,51 @@ export const COMMAND_RUNNERS: ReadonlySet<string> = new Set([
   "complete",
   "coproc",
   "crontab",
+  "cross-env",
+  "dbus-run-session",
   "disown",
   "doas",
+  "dotenv",
   "enable",
   "env",
+  "env-cmd",
   "eval",
   "exec",
+  "fakeroot",
+  "faketime",
   "fc",
+  "firejail",
   "flock",
   "gdb",
+  "ifne",
   "ionice",
   "let",
+  "linux32",
+  "linux64",
   "ltrace",
   "mapfile",
   "nice",
+  "nocorrect",
+  "noglob",
   "nohup",
   "nsenter",
   "numactl",
   "parallel",
+  "pkexec",
   "prlimit",
+  "proxychains",
+  "proxychains4",
   "readarray",
+  "rlwrap",
   "runuser",
   "script",
+  "setarch",
   "setpriv",
   "setsid",
+  "sg",
   "shopt",
   "source",
+  "ssh-agent",
   "stdbuf",
   "strace",
   "su",
@@ -189,13 +214,55 @@ export const COMMAND_RUNNERS: ReadonlySet<string> = new Set([
   "taskset",
   "time",
   "timeout",
+  "torsocks",
   "trap",
   "unalias",
   "unbuffer",
   "unshare",
+  "valgrind",
   "watch",
   "xargs",
+  "xvfb-run",
 ]);
+
+/**
+ * Programs whose subcommand runs another command given as its arguments (`uv run git push`,
+ * `pnpm exec rm`, `bundle exec …`): with that subcommand among their words they are runners too.
+ * Package runners (`npx`, `npm exec`, `uvx`, `pipx run`, `pnpm dlx`, `nix run`) run a package's
+ * program, not any command: not here.
+ */
+const RUNNING_SUBCOMMANDS: Readonly<Record<string, readonly string[]>> = {
+  asdf: ["exec"],
+  bundle: ["exec"],
+  conda: ["run"],
+  direnv: ["exec"],
+  hatch: ["run"],
+  mamba: ["run"],
+  micromamba: ["run"],
+  mise: ["exec", "x"],
+  nix: ["develop", "shell"],
+  pdm: ["run"],
+  pipenv: ["run"],
+  pixi: ["exec", "run"],
+  pnpm: ["exec"],
+  poetry: ["run"],
+  rye: ["run"],
+  uv: ["run"],
+  yarn: ["exec"],
+};
+
+/**
+ * Does the program run another command: a runner, or a program given one of its running
+ * subcommands? Any of its words counts (`uv --directory x run …`): a false alarm only asks the
+ * Lead.
+ */
+export function isCommandRunner(program: string, words: readonly (string | null)[]): boolean {
+  if (COMMAND_RUNNERS.has(program)) return true;
+  const subcommands = entryOf(RUNNING_SUBCOMMANDS, program);
+  return (
+    subcommands !== undefined && words.some((word) => word !== null && subcommands.includes(word))
+  );
+}
 
 /** Shells: given `-c` they run a string; given no script they run what they read. */
 export const SHELLS: ReadonlySet<string> = new Set([

@@ -67,6 +67,11 @@ export type ShellConstruct =
   /** `${x:=…}`, `${x=…}`: a word that sets a variable. */
   | { kind: "assigning_expansion"; name: string; span: ShellSpan }
   /**
+   * `for x in …` and `select x in …` set x for the commands of the loop, as an assignment before
+   * a command would: `for HOME in docs; do git status; done` runs git with HOME=docs.
+   */
+  | { kind: "loop_variable"; name: string; span: ShellSpan }
+  /**
    * `${x@P}` expands a value as a prompt, which runs the `$(…)` in it; `${!x}` reads the variable
    * a value names, evaluating its subscript. Either runs code that is only text until then, and
    * the text can be built at run time without `$(` ever being written (`${d:=$}${d}(…)`).
@@ -518,6 +523,17 @@ class ShellWalker {
       case "heredoc_redirect":
         this.checkHeredocEnd(node);
         break;
+      case "for_statement": {
+        const variable = node.childForFieldName("variable");
+        if (variable) {
+          this.constructs.push({
+            kind: "loop_variable",
+            name: variable.text,
+            span: spanOf(variable),
+          });
+        }
+        break;
+      }
       case "case_statement": {
         const subject = node.childForFieldName("value");
         if (subject) this.constructs.push({ kind: "case", span: spanOf(subject) });

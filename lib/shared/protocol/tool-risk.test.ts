@@ -155,6 +155,15 @@ const TABLE: readonly [command: string, expected: ToolRiskClass, reason: RegExp]
   ["unbuffer bash -c 'echo hi'", "needs_approval", /unbuffer runs another command/],
   ["nice -n 10 make", "needs_approval", /nice runs another command/],
   ["sudo apt-get install x", "needs_approval", /sudo runs another command/],
+  // Red team, round eight: runners the list did not know, and the subcommands that run others.
+  ["linux64 git push --force", "needs_approval", /linux64 runs another command/],
+  ["setarch x86_64 rm -rf build", "needs_approval", /setarch runs another command/],
+  ["uv run git push", "needs_approval", /uv runs another command/],
+  ["pnpm exec rm -rf build", "needs_approval", /pnpm runs another command/],
+  ["uv pip list", "workspace", /uv is not on the read-only list/],
+  // A loop's variable is an assignment to the commands of the loop.
+  ["for HOME in docs; do git status; done", "needs_approval", /a loop sets HOME/],
+  ["for f in a b; do echo hi; done", "workspace", /a loop sets the variable f/],
   ["time ls", "needs_approval", /time runs another command/],
   ["trap 'rm -rf x' EXIT", "needs_approval", /trap runs another command/],
   ["alias ls='rm -rf x'; ls", "needs_approval", /alias runs another command/],

@@ -1,7 +1,7 @@
 import path from "node:path/posix";
 import {
   ALLOWED_ABSOLUTE_PATHS,
-  COMMAND_RUNNERS,
+  isCommandRunner,
   entryOf,
   GIT_DANGEROUS_GLOBAL_OPTIONS,
   GIT_DESTRUCTIVE_OPTIONS,
@@ -56,6 +56,11 @@ export type ToolRisk = {
   reasons: ToolRiskReason[];
   /** The parse the class was judged on (bash only). */
   analysis?: ShellAnalysis;
+  /**
+   * No allow rule lets it through, however broad: a write of a file that makes programs run later
+   * (a session's hooks among them, which this gate depends on). The Lead sees its card.
+   */
+  isBeyondAllowRules?: true;
 };
 
 /** The worker's bash tool takes no more; nobody can review more as one command. */
@@ -653,7 +658,7 @@ function judgeCommand(command: SimpleCommand, context: CommandContext, judge: Ma
   );
   if (marked) mark("needs_approval", `${marked} is marked as needing the Lead's approval`);
 
-  if (COMMAND_RUNNERS.has(program)) {
+  if (isCommandRunner(program, values)) {
     mark("needs_approval", `${program} runs another command or code that cannot be checked here`);
     return;
   }
@@ -859,6 +864,15 @@ function judgeConstructs(analysis: ShellAnalysis, mark: Mark): void {
         break;
       case "assigning_expansion":
         mark("workspace", `sets the variable ${construct.name} inside a word`, construct.span);
+        break;
+      case "loop_variable":
+        if (isSensitiveVariable(construct.name)) {
+          mark(
+            "needs_approval",
+            `a loop sets ${construct.name}, which changes what runs`,
+            construct.span,
+          );
+        } else mark("workspace", `a loop sets the variable ${construct.name}`, construct.span);
         break;
       case "test":
         if (/\s-(eq|ne|lt|le|gt|ge|v)\s/.test(text)) {

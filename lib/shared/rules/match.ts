@@ -1,5 +1,5 @@
 import path from "node:path/posix";
-import { COMMAND_RUNNERS, entryOf, SHELLS } from "../protocol/command-lists";
+import { entryOf, isCommandRunner, SHELLS } from "../protocol/command-lists";
 import {
   RAW_EVALUATION,
   RAW_SUBSTITUTION,
@@ -9,7 +9,13 @@ import {
   type SimpleCommand,
 } from "../protocol/shell-command";
 import { ANY_ONE, ANY_RUN, matchesGlob, matchesText, textGlob, type GlobToken } from "./glob";
-import { COMMAND_TOOLS, PATH_ARGUMENTS, type RulePattern } from "./pattern";
+import {
+  COMMAND_TOOLS,
+  FILE_TOOL_FAMILIES,
+  PATH_ARGUMENTS,
+  SEARCH_ARGUMENTS,
+  type RulePattern,
+} from "./pattern";
 
 /**
  * Does a rule's pattern match a tool call? Two questions, because the two mistakes cost differently
@@ -42,6 +48,8 @@ export type PreparedCall = {
   analysis: ShellAnalysis | null;
   /** A file tool's path argument, normalised. */
   path: RulePath | null;
+  /** A searching tool's directory (Grep, Glob), normalised; null for any other tool. */
+  searchRoot: RulePath | null;
 };
 
 /** Normalises a path before matching: `src/../..` is not under `src/`, absolute paths are outside. */
@@ -73,15 +81,19 @@ export function prepareCall(
 ): PreparedCall {
   const command = args.command;
   const analysis = COMMAND_TOOLS.has(tool) && typeof command === "string" ? analyze(command) : null;
+  const pathOf = (argument: string | undefined, value: unknown): RulePath | null =>
+    !argument ? null : location === null ? { kind: "unknown" } : normalizeRulePath(value, location);
   const pathArgument = entryOf(PATH_ARGUMENTS, tool);
+  const searchArgument = entryOf(SEARCH_ARGUMENTS, tool);
   return {
     tool,
     analysis,
-    path: !pathArgument
-      ? null
-      : location === null
-        ? { kind: "unknown" }
-        : normalizeRulePath(args[pathArgument], location),
+    path: pathOf(pathArgument, pathArgument === undefined ? undefined : args[pathArgument]),
+    // Without a path a search starts where the call runs.
+    searchRoot: pathOf(
+      searchArgument,
+      searchArgument === undefined ? undefined : (args[searchArgument] ?? "."),
+    ),
   };
 }
 
@@ -131,6 +143,34 @@ function toolMatcher(tool: string): TextMatcher {
 
 export function matchesToolName(pattern: RulePattern, tool: string): boolean {
   return pattern.tool.startsWith("mcp__") ? toolMatcher(pattern.tool)(tool) : pattern.tool === tool;
+}
+
+/**
+ * Could something the path glob matches lie at or below `directory` (a search's root)? `.env` could
+ * for the project's root, not for `src`; a glob that starts with `**` could for any directory.
+ */
+function couldMatchBelow(spec: string, directory: string): boolean {
+  const globs = spec.toLowerCase().split("/");
+  const segments = directory === "" ? [] : directory.toLowerCase().split("/");
+  for (const [index, segment] of segments.entries()) {
+    const glob = globs[index];
+    if (glob === "**") return true;
+    if (glob === undefined) return false;
+    if (!matchesText(textGlob(glob, { "*": ANY_RUN, "?": ANY_ONE }), segment)) return false;
+  }
+  return true;
+}
+
+/** A deny or ask of `Read`/`Edit` against another tool of its family (`FILE_TOOL_FAMILIES`). */
+function matchesInFamily(pattern: RulePattern, call: PreparedCall): boolean {
+  if (!entryOf(FILE_TOOL_FAMILIES, pattern.tool)?.includes(call.tool)) return false;
+  if (pattern.spec === null) return true;
+  const target = call.searchRoot ?? call.path;
+  if (target === null || target.kind === "unknown") return true;
+  if (target.kind === "outside") return false;
+  return call.searchRoot !== null
+    ? couldMatchBelow(pattern.spec, target.relative)
+    : pathMatcher(pattern.spec, true)(target.relative);
 }
 
 const HIDDEN =
@@ -252,10 +292,11 @@ function isPossiblyCommand(analysis: ShellAnalysis, spec: string): boolean {
     if (command.name === null) return false;
     const words = wordsOf(command);
     const name = command.name.value?.toLowerCase();
-    // `/bin/rm` and `./rm` are rm to a deny, as they are to the classifier.
-    const program = name?.includes("/") ? path.basename(name) : name;
+    // `/bin/rm` and `./rm` are rm to a deny, as they are to the classifier, and so is zsh's `=rm`.
+    const unprefixed = name?.replace(/^=(?=.)/, "");
+    const program = unprefixed?.includes("/") ? path.basename(unprefixed) : unprefixed;
     // Whatever a runner or a shell runs is out of the parser's sight: count it as a match.
-    if (program !== undefined && (COMMAND_RUNNERS.has(program) || SHELLS.has(program))) {
+    if (program !== undefined && (isCommandRunner(program, words) || SHELLS.has(program))) {
       return true;
     }
     if (program === "find" && words.some((word) => word !== null && FIND_RUNS.has(word))) {
@@ -275,9 +316,9 @@ export function matchesPattern(
   call: PreparedCall,
   strength: MatchStrength,
 ): boolean {
-  if (!matchesToolName(pattern, call.tool)) return false;
-  if (pattern.spec === null) return true;
   const isSure = strength === "surely";
+  if (!matchesToolName(pattern, call.tool)) return !isSure && matchesInFamily(pattern, call);
+  if (pattern.spec === null) return true;
   switch (pattern.kind) {
     case "command":
       if (call.analysis === null) return !isSure;

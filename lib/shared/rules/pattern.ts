@@ -36,6 +36,18 @@ export const PATH_ARGUMENTS: Readonly<Record<string, string>> = {
   list_files: "path",
 };
 
+/**
+ * Claude Code's file tools that read or edit as a family: a rule naming `Read` or `Edit` speaks for
+ * each. Only a `deny` or `ask` widens to them (fail closed); an `allow` names its tool exactly.
+ */
+export const FILE_TOOL_FAMILIES: Readonly<Record<string, readonly string[]>> = {
+  Read: ["NotebookRead", "LS", "Grep", "Glob"],
+  Edit: ["Write", "MultiEdit", "NotebookEdit"],
+};
+
+/** Tools that search below a directory (their path argument; the call's directory without one). */
+export const SEARCH_ARGUMENTS: Readonly<Record<string, string>> = { Grep: "path", Glob: "path" };
+
 export const MAX_PATTERN_LENGTH = 500;
 
 const TOOL_NAME = /^[A-Za-z][A-Za-z0-9_-]*$/;
