@@ -33,8 +33,11 @@ export type EffectContext = {
   agent: Agent;
   direction: Direction;
   setAgentState: (patch: { status?: AgentStatus; gate?: GateState }) => Promise<void>;
-  /** Whether another request of this incarnation still waits on the Lead. */
-  isWaitingOnLead: () => Promise<boolean>;
+  /**
+   * The agent's status once this request is answered: still waiting, as its type says, while
+   * another request of this incarnation waits on the Lead (the newest), else `working`.
+   */
+  statusAfterAnswer: () => Promise<AgentStatus>;
   /** Ends the agent's incarnation now (forced stop): status `shutdown`, requests cancelled. */
   endIncarnation: (reason: string) => Promise<void>;
 };

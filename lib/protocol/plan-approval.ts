@@ -40,10 +40,12 @@ export const planApproval: ProtocolTypeDefinition = {
   onDuplicatePending: "supersede",
   isFencedToWork: true,
   onCreated: ({ setAgentState }) => setAgentState({ gate: "pending" }),
-  onApproved: ({ setAgentState }) => setAgentState({ gate: "approved", status: "working" }),
-  onRejected: ({ setAgentState }) => setAgentState({ gate: "rejected", status: "working" }),
+  onApproved: async ({ setAgentState, statusAfterAnswer }) =>
+    setAgentState({ gate: "approved", status: await statusAfterAnswer() }),
+  onRejected: async ({ setAgentState, statusAfterAnswer }) =>
+    setAgentState({ gate: "rejected", status: await statusAfterAnswer() }),
   onExpired: async (context) => {
     if (isForCurrentWork(context))
-      await context.setAgentState({ gate: "rejected", status: "working" });
+      await context.setAgentState({ gate: "rejected", status: await context.statusAfterAnswer() });
   },
 };

@@ -47,9 +47,9 @@ function timeoutOf(payload: QuestionPayload): TimeoutOutcome {
   return { policy: "answer_default", outcome: "answered", response: { answer } };
 }
 
-/** Answered, the agent works again, unless a tool approval of its own still waits on the Lead. */
-async function statusAfterAnswer({ setAgentState, isWaitingOnLead }: EffectContext) {
-  await setAgentState({ status: (await isWaitingOnLead()) ? "waiting_approval" : "working" });
+/** Answered, the agent works again, unless another request of its own still waits on the Lead. */
+async function statusAfterAnswer({ setAgentState, statusAfterAnswer }: EffectContext) {
+  await setAgentState({ status: await statusAfterAnswer() });
 }
 
 /**

@@ -1,4 +1,5 @@
 import { AppError } from "../errors";
+import type { AgentStatus } from "../shared/agents/schema";
 import type { ProtocolTypeDefinition } from "./definition";
 import { planApproval } from "./plan-approval";
 import { question } from "./question";
@@ -17,6 +18,14 @@ const byType = new Map(definitions.map((definition) => [definition.type, definit
 
 export const PROTOCOL_TYPES = definitions.map((definition) => definition.type);
 export const PROTOCOL_RESPONSE_TYPES = definitions.map((definition) => definition.responseType);
+
+/** The status an agent waits in while its request of each type waits on the Lead. */
+export const LEAD_WAITING_STATUSES: Readonly<Record<string, AgentStatus>> = Object.fromEntries(
+  definitions.flatMap((definition) => {
+    const status = definition.waitingStatus("agent_to_lead");
+    return status === null ? [] : [[definition.type, status]];
+  }),
+);
 
 export function findProtocolType(type: string): ProtocolTypeDefinition | undefined {
   return byType.get(type);

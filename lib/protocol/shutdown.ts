@@ -37,7 +37,8 @@ export const shutdown: ProtocolTypeDefinition = {
   isFencedToWork: false,
   stopGraceSeconds: 60,
   onApproved: ({ setAgentState }) => setAgentState({ status: "stopping" }),
-  onRejected: ({ setAgentState }) => setAgentState({ status: "working" }),
+  onRejected: async ({ setAgentState, statusAfterAnswer }) =>
+    setAgentState({ status: await statusAfterAnswer() }),
   onExpired: async ({ direction, setAgentState, endIncarnation }) => {
     if (direction === "lead_to_agent")
       await endIncarnation("shutdown request timed out: forced stop");

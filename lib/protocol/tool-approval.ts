@@ -58,8 +58,8 @@ export function classifyAnyToolCall(tool: string, args: Record<string, unknown>,
 }
 
 /** Parallel tool calls each wait on their own card: the agent works again once none is left. */
-async function statusAfterAnswer({ setAgentState, isWaitingOnLead }: EffectContext) {
-  await setAgentState({ status: (await isWaitingOnLead()) ? "waiting_approval" : "working" });
+async function statusAfterAnswer({ setAgentState, statusAfterAnswer }: EffectContext) {
+  await setAgentState({ status: await statusAfterAnswer() });
 }
 
 /** One specific risky tool call the gate sends to the Lead, even when the plan is approved. */

@@ -1,11 +1,12 @@
 import { isDataException, isTransactionRollback, queryHot, type Db } from "../db";
 import { GroupCommitPerPool } from "../group-commit";
-import type { GateState } from "../shared/agents/schema";
+import type { AgentStatus, GateState } from "../shared/agents/schema";
 import type { PrismaClient, Request } from "../generated/prisma/client";
 import { expectDecisionMessage } from "../messages/decision-messages";
 import { getEventHub } from "../realtime/event-hub";
 import type { ProtocolTypeDefinition } from "../protocol/definition";
 import { planApproval } from "../protocol/plan-approval";
+import { LEAD_WAITING_STATUSES } from "../protocol/registry";
 import { toolApproval } from "../protocol/tool-approval";
 import { decidedByOf, responderLabel } from "./decided-by";
 import type { Responder } from "./mutations";
@@ -16,12 +17,12 @@ import { toRequestView, type RequestView } from "./views";
  * The common decisions, committed in groups (decisions 031 and 054): one Lead approving or
  * rejecting, as asked, a pending plan or tool call that needs one approval. The full path
  * (`decideRequest` in ./mutations.ts) is a transaction of six round trips; this is one call of
- * `decide_common_requests` (migration 025) for the decisions that arrive while the pool's groups
- * commit. For each decision it locks the agent, then the request, checks every fence under those
- * locks, decides the request and writes the agent, the answer and the events as the full path
- * would. A decision it does not recognise, or whose agent or request another transaction holds,
- * writes nothing: the caller then takes the full path, which decides the unusual case or produces
- * the right refusal.
+ * `decide_common_requests` (migration 025; 029 and 032 replaced it) for the decisions that arrive
+ * while the pool's groups commit. For each decision it locks the agent, then the request, checks
+ * every fence under those locks, decides the request and writes the agent, the answer and the
+ * events as the full path would. A decision it does not recognise, or whose agent or request
+ * another transaction holds, writes nothing: the caller then takes the full path, which decides the
+ * unusual case or produces the right refusal.
  */
 
 /** What each covered type does to the agent, restated from its definition's onApproved/onRejected. */
@@ -29,17 +30,14 @@ type CommonEffect = {
   definition: ProtocolTypeDefinition;
   /** The gate after the decision; null leaves it alone. */
   gateAfter: (approve: boolean) => GateState | null;
-  /** The agent waits on the Lead while another request of its incarnation does (parallel calls). */
-  isWaitingWhileOthersPend: boolean;
 };
 
 const COMMON_EFFECTS: readonly CommonEffect[] = [
   {
     definition: planApproval,
     gateAfter: (approve) => (approve ? "approved" : "rejected"),
-    isWaitingWhileOthersPend: false,
   },
-  { definition: toolApproval, gateAfter: () => null, isWaitingWhileOthersPend: true },
+  { definition: toolApproval, gateAfter: () => null },
 ];
 
 // Every column, aliased to the client's field names, so the row is what `findUnique` returns.
@@ -91,7 +89,8 @@ type DecisionRow = {
   at: string;
   responseType: string;
   gate: GateState | null;
-  isWaitingWhileOthersPend: boolean;
+  /** What the agent waits in while another of its requests waits on the Lead, by type. */
+  waitingStatuses: Readonly<Record<string, AgentStatus>>;
 };
 
 type DecidedRow = Request & {
@@ -171,7 +170,7 @@ export async function tryDecideCommonRequest(
     at: new Date().toISOString(),
     responseType: definition.responseType,
     gate: effect.gateAfter(approve),
-    isWaitingWhileOthersPend: effect.isWaitingWhileOthersPend,
+    waitingStatuses: LEAD_WAITING_STATUSES,
   });
   expectDecisionMessage(
     requestId,

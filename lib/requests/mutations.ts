@@ -47,8 +47,8 @@ function effectContext(db: Db, request: Request, agent: Agent): EffectContext {
     request,
     agent,
     direction: directionOf(request),
-    isWaitingOnLead: async () =>
-      (await db.request.count({
+    statusAfterAnswer: async () => {
+      const waiting = await db.request.findFirst({
         where: {
           agentId: agent.id,
           incarnation: agent.incarnation,
@@ -56,7 +56,13 @@ function effectContext(db: Db, request: Request, agent: Agent): EffectContext {
           target: "lead",
           id: { not: request.id },
         },
-      })) > 0,
+        orderBy: [{ createdAt: "desc" }, { id: "desc" }],
+        select: { type: true },
+      });
+      return waiting
+        ? (getProtocolType(waiting.type).waitingStatus("agent_to_lead") ?? "working")
+        : "working";
+    },
     setAgentState: async (patch) => {
       if (isEnded) return;
       const { stopGraceSeconds } = getProtocolType(request.type);

@@ -52,6 +52,14 @@ async function raiseToolApproval(agent: TestAgent, call = RISKY): Promise<string
   return String(asked.json.requestId);
 }
 
+async function askQuestion(agent: TestAgent): Promise<void> {
+  const asked = await api.submitRequest(agent.headers, {
+    type: "question",
+    payload: { question: "Which region?", options: [{ id: "eu", label: "Europe" }] },
+  });
+  expect(asked.status).toBe(201);
+}
+
 async function raisePlan(agent: TestAgent): Promise<string> {
   const submitted = await submitPlan(agent);
   expect(submitted.status).toBe(201);
@@ -143,6 +151,8 @@ type Case = {
   name: string;
   raise: (agent: TestAgent) => Promise<string>;
   input: RespondInput;
+  /** The agent's status after the decision, both ways. */
+  statusAfter?: string;
 };
 
 const CASES: Case[] = [
@@ -174,11 +184,33 @@ const CASES: Case[] = [
       return first;
     },
     input: { type: "tool_approval_response", approve: true },
+    statusAfter: "waiting_approval",
+  },
+  // Red team: the agent was left `waiting_approval` (a tool call) or `working` (a plan) while
+  // its question still waited on the Lead, and a heartbeat could then take it to `idle`.
+  {
+    name: "a tool call approved while the agent's question waits",
+    raise: async (agent) => {
+      await askQuestion(agent);
+      return raiseToolApproval(agent);
+    },
+    input: { type: "tool_approval_response", approve: true },
+    statusAfter: "waiting_answer",
+  },
+  {
+    name: "a plan approved while the agent's question waits",
+    raise: async (agent) => {
+      const plan = await raisePlan(agent);
+      await askQuestion(agent);
+      return plan;
+    },
+    input: { type: "plan_approval_response", approve: true },
+    statusAfter: "waiting_answer",
   },
 ];
 
 describe("the common decision", () => {
-  for (const { name, raise, input } of CASES) {
+  for (const { name, raise, input, statusAfter = "working" } of CASES) {
     it(`writes what the full path writes: ${name}`, async () => {
       for (const lead of [TOKEN_LEAD, SESSION_LEAD]) {
         const [common, full] = [await registerAgent(), await registerAgent()];
@@ -193,6 +225,7 @@ describe("the common decision", () => {
         );
         const viaFull = await decideAndRead(decideRequestInFull, lead, full, fullRequest, input);
         expect(viaCommon).toEqual(viaFull);
+        expect((await agentRow(common)).status).toBe(statusAfter);
         expect(viaCommon).toMatchObject({
           request: { status: input.approve ? "approved" : "rejected" },
           events: [

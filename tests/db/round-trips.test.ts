@@ -80,12 +80,13 @@ describe("statements per mutation", () => {
     expect(sent.filter((query) => query.includes('INSERT INTO "public"."events"'))).toHaveLength(1);
   });
 
-  it("a decision in full: read, lock, compare-and-set, update, message, events", async () => {
+  it("a decision in full: read, lock, compare-and-set, what else waits, update, message, events", async () => {
     const { request } = await submitRequest(db, agent, plan("third"));
     const sent = await statementsOf(() =>
       decideRequestInFull(db, lead, request.id, { type: "plan_approval_response", approve: true }),
     );
-    expect(sent).toHaveLength(6);
+    // What else of the agent's waits on the Lead sets the status it is left in (a question's).
+    expect(sent).toHaveLength(7);
     expect(sent.filter((query) => query.includes('INSERT INTO "public"."events"'))).toHaveLength(1);
   });
 
