@@ -28,6 +28,7 @@ import { rememberNewRequestRow } from "./new-rows";
 import { directionOf, toRequestView, type RequestView } from "./views";
 import { inTransaction } from "../transaction";
 import {
+  findApprovals,
   raiseRequiredApprovals,
   refuseRaisedToTwoLeads,
   takeApprovalStep,
@@ -198,6 +199,15 @@ export async function createRequestInTransaction(
     const existing = await raiseRequiredApprovals(tx, pending, input.requiredApprovals);
     return { request: toRequestView(existing), isCreated: false };
   }
+  if (pending && perField) {
+    // The same call asked again while its card awaits a second Lead keeps that card: superseding
+    // it threw the first Lead's approval away, and the two-Lead count with it.
+    const recorded = (await findApprovals(tx, [pending])).get(pending.id) ?? [];
+    if (recorded.length > 0) {
+      const existing = await raiseRequiredApprovals(tx, pending, input.requiredApprovals);
+      return { request: toRequestView(existing, recorded), isCreated: false };
+    }
+  }
   if (pending) {
     await compareAndSetStatus(tx, pending.id, {
       status: "superseded",
@@ -240,7 +250,8 @@ export async function createRequestInTransaction(
       workVersion: definition.isFencedToWork ? agent.workVersion : null,
       taskId: definition.isFencedToWork ? agent.taskId : null,
       idempotencyKey: input.idempotencyKey ?? null,
-      requiredApprovals: input.requiredApprovals ?? 1,
+      // A newer ask never needs fewer Leads than the one it supersedes: the stricter answer wins.
+      requiredApprovals: Math.max(input.requiredApprovals ?? 1, pending?.requiredApprovals ?? 1),
       expiresAt: new Date(Date.now() + timeoutSeconds * 1000),
       ...(askedAgainAfter ? { askedAgainAfter } : {}),
     },

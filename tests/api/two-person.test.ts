@@ -6,6 +6,7 @@ import { getProtocolType } from "../../lib/protocol/registry";
 import { createRequestInTransaction, decideRequest } from "../../lib/requests/mutations";
 import { inTransaction } from "../../lib/transaction";
 import { callRoute, signedInHuman } from "../route-client";
+import { rules as rulesRoute } from "../../lib/api/v1/rules";
 import { user as userRoute } from "../../lib/api/v1/users";
 import { api, createToken, lead, registerAgent, type TestAgent } from "./fixtures";
 
@@ -422,5 +423,67 @@ describe("a rule raising a card to two Leads while one Lead decides it", () => {
     const stored = await getDb().request.findUniqueOrThrow({ where: { id: request.id } });
     expect(stored).toMatchObject({ status: "pending", requiredApprovals: 2, decidedBy: null });
     expect(await approvalCount(request.id)).toBe(0);
+  });
+});
+
+/**
+ * Red team: the agent sent the same call as its own card (`POST /requests`), which superseded the
+ * two-Lead card the gate raised: the new card needed one Lead, and the first Lead's approval was
+ * gone with the old one.
+ */
+describe("the agent asking again for a call whose card needs two Leads", () => {
+  const call = { tool: "bash", args: { command: "rm -rf build" } };
+  const approveCall = { type: "tool_approval_response", approve: true };
+
+  async function twoLeadCard() {
+    const first = await signedInHuman("lead");
+    const second = await signedInHuman("lead");
+    const agent = await registerAgent();
+    const rule = await callRoute(rulesRoute.POST, {
+      path: "/api/v1/rules",
+      body: {
+        pattern: "bash(rm *)",
+        effect: "ask",
+        requiredApprovals: 2,
+        scope: { kind: "agent", agent: agent.name },
+      },
+      headers: (await lead()).headers,
+    });
+    expect(rule.status).toBe(201);
+    await sleep(5);
+    const asked = await api.toolCall(agent.headers, call);
+    return { first, second, agent, id: String(asked.json.requestId) };
+  }
+
+  it("keeps the card and the first Lead's approval: the second Lead's decides it", async () => {
+    const { first, second, agent, id } = await twoLeadCard();
+    expect((await api.respond(first.headers, id, approveCall)).json).toMatchObject({
+      status: "pending",
+    });
+
+    const again = await api.submitRequest(agent.headers, { type: "tool_approval", payload: call });
+
+    expect(again.status).toBe(200);
+    expect(again.json).toMatchObject({
+      id,
+      requiredApprovals: 2,
+      approvals: [{ email: first.email }],
+    });
+    expect((await api.respond(second.headers, id, approveCall)).json).toMatchObject({
+      status: "approved",
+    });
+    expect((await api.toolCall(agent.headers, call)).json).toMatchObject({ allowed: true });
+  });
+
+  it("a card with no approval yet is superseded by one that still needs two", async () => {
+    const { agent, id } = await twoLeadCard();
+
+    const again = await api.submitRequest(agent.headers, { type: "tool_approval", payload: call });
+
+    expect(again.status).toBe(201);
+    expect(again.json).toMatchObject({ requiredApprovals: 2 });
+    expect(await getDb().request.findUniqueOrThrow({ where: { id } })).toMatchObject({
+      status: "superseded",
+    });
   });
 });
