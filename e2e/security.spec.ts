@@ -1,5 +1,6 @@
 import { expect, test } from "@playwright/test";
-import { humanApi } from "./support/api";
+import { BoardPage } from "./pages/board-page";
+import { humanApi, registerApiAgent } from "./support/api";
 import { E2E_BASE_URL } from "./support/accounts";
 import { closeSignedInPages, signedInPage } from "./support/sign-in";
 
@@ -23,6 +24,15 @@ test("pages carry a nonce-based CSP that the console runs under without a single
   await expect(page).toHaveURL(/\/team$/);
   await page.getByRole("link", { name: "History" }).click();
   await expect(page).toHaveURL(/\/history/);
+  // Loaded from the server, the board's grid and table once carried `style` attributes, which
+  // the policy refuses: a row of the table stood 57 px high instead of 48.
+  const { name } = await registerApiAgent(await humanApi(), { requirePlan: false });
+  const board = new BoardPage(page);
+  await board.goto();
+  await expect(page.getByRole("link", { name, exact: true }).first()).toBeVisible();
+  await board.goto("view=table");
+  await expect(board.row(name)).toBeVisible();
+  expect(await board.row(name).evaluate((row) => row.getBoundingClientRect().height)).toBe(48);
 
   const response = await page.request.get("/");
   const policy = response.headers()["content-security-policy"] ?? "";

@@ -2,6 +2,7 @@
 
 import { useWindowVirtualizer } from "@tanstack/react-virtual";
 import { useEffect, useRef, useSyncExternalStore } from "react";
+import { useIsHydrated } from "@/components/ui/use-is-hydrated";
 import type { BoardMember } from "@/lib/shared/agents/board";
 import { AgentCard } from "./agent-card";
 import { useOffsetTop } from "./use-offset-top";
@@ -40,6 +41,7 @@ export function AgentGrid({
 }) {
   const columns = useSyncExternalStore(subscribeToWidth, columnCount, () => 3);
   const listRef = useRef<HTMLDivElement>(null);
+  const isHydrated = useIsHydrated();
   const scrollMargin = useOffsetTop(listRef);
   const lines = Math.ceil(rows.length / columns);
   const virtualizer = useWindowVirtualizer({
@@ -61,14 +63,20 @@ export function AgentGrid({
   }, [activeIndex, columns, rows, virtualizer]);
 
   return (
-    <div ref={listRef} className="relative" style={{ height: virtualizer.getTotalSize() }}>
+    <div
+      ref={listRef}
+      className="relative"
+      style={isHydrated ? { height: virtualizer.getTotalSize() } : undefined}
+    >
       {virtualizer.getVirtualItems().map((line) => (
         <div
           key={line.key}
           data-index={line.index}
           ref={virtualizer.measureElement}
           className="absolute top-0 left-0 grid w-full gap-4 pb-4 md:grid-cols-2 xl:grid-cols-3"
-          style={{ transform: `translateY(${line.start - scrollMargin}px)` }}
+          style={
+            isHydrated ? { transform: `translateY(${line.start - scrollMargin}px)` } : undefined
+          }
         >
           {rows.slice(line.index * columns, (line.index + 1) * columns).map((member) => (
             <AgentCard

@@ -11,7 +11,9 @@ import { isAgentActive } from "@/lib/shared/agents/schema";
 import { GateLabel, StatusBadge } from "./agent-badges";
 import { isOrphaned, STALE_HEARTBEAT_MS, type AgentAction } from "./agent-card";
 import { useOffsetTop } from "./use-offset-top";
+import { useIsHydrated } from "@/components/ui/use-is-hydrated";
 
+/** A row's height, as its class `h-12` gives it. */
 const ROW_HEIGHT = 48;
 
 export type RowHandlers = {
@@ -160,8 +162,7 @@ const AgentRow = memo(function AgentRow({
       data-agent={member.name}
       data-index={index}
       aria-rowindex={index + 2}
-      style={{ height: ROW_HEIGHT }}
-      className={`border-t border-slate-100 ${isActiveRow ? "bg-indigo-50" : isSelected ? "bg-sky-50" : "bg-white"}`}
+      className={`h-12 border-t border-slate-100 ${isActiveRow ? "bg-indigo-50" : isSelected ? "bg-sky-50" : "bg-white"}`}
     >
       {canAct && (
         <td className="px-2">
@@ -249,6 +250,7 @@ export function AgentTable({
 }) {
   const bodyRef = useRef<HTMLTableSectionElement>(null);
   const scrollMargin = useOffsetTop(bodyRef);
+  const isHydrated = useIsHydrated();
   const virtualizer = useWindowVirtualizer({
     count: rows.length,
     estimateSize: () => ROW_HEIGHT,
@@ -333,7 +335,7 @@ export function AgentTable({
       </thead>
       <tbody ref={bodyRef}>
         {paddingTop > 0 && (
-          <tr aria-hidden style={{ height: paddingTop }}>
+          <tr aria-hidden style={isHydrated ? { height: paddingTop } : undefined}>
             <td colSpan={columns} />
           </tr>
         )}
@@ -354,7 +356,7 @@ export function AgentTable({
           );
         })}
         {paddingBottom > 0 && (
-          <tr aria-hidden style={{ height: paddingBottom }}>
+          <tr aria-hidden style={isHydrated ? { height: paddingBottom } : undefined}>
             <td colSpan={columns} />
           </tr>
         )}
