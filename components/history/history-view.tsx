@@ -49,7 +49,7 @@ function HistoryTable({ items }: { items: RequestView[] }) {
   return (
     <div className="overflow-x-auto rounded-xl bg-white shadow-sm ring-1 ring-slate-200">
       <table className="w-full min-w-[56rem] text-left text-sm">
-        <caption className="sr-only">Decided requests, newest first</caption>
+        <caption className="sr-only">Decided requests, the most recently asked first</caption>
         <thead className="border-b border-slate-200 bg-slate-50 text-xs font-medium text-slate-600">
           <tr>
             <th scope="col" className="px-4 py-2.5">
@@ -223,7 +223,7 @@ export function HistoryView({
             History
           </h1>
           <p className="mt-1 text-sm text-slate-600">
-            Every decided, expired, cancelled and superseded request, newest first.
+            Every decided, expired, cancelled and superseded request, the most recently asked first.
           </p>
         </div>
         <ExportLinks filters={filters} />
