@@ -106,7 +106,7 @@ function buildProgram(): Command {
     .option("--plan <file>", "a plan for the Lead to approve instead of a tool call")
     .option(
       "--agent <name>",
-      "act as the connect token's session NAME, judged as Claude Code's are",
+      "act as the connect token's session keyed NAME, judged as Claude Code's are (the console names its agent after the current directory, e.g. proj-3f2a)",
     )
     .option("--url <url>", "the Handshake server (or HANDSHAKE_URL, or the installed one)")
     .addOption(timeoutOption())
@@ -146,7 +146,7 @@ function buildProgram(): Command {
     .option("--default <answer>", "an option id (or, with --allow-text, a text) a timeout answers")
     .option(
       "--agent <name>",
-      "act as the connect token's session NAME, judged as Claude Code's are",
+      "act as the connect token's session keyed NAME, judged as Claude Code's are (the console names its agent after the current directory, e.g. proj-3f2a)",
     )
     .option("--url <url>", "the Handshake server (or HANDSHAKE_URL, or the installed one)")
     .addOption(

@@ -25,11 +25,17 @@ export type Actor = HumanActor | AgentActor;
 function bearerToken(headers: Headers): string | null {
   const header = headers.get("authorization");
   if (!header) return null;
-  const match = /^Bearer ([A-Za-z0-9_-]{16,200})$/.exec(header.trim());
-  if (!match?.[1]) {
+  const token = /^Bearer (\S+)$/.exec(header.trim())?.[1];
+  if (!token) {
     throw new AppError("UNAUTHENTICATED", "Authorization header must be 'Bearer <token>'");
   }
-  return match[1];
+  if (!/^[A-Za-z0-9_-]{16,200}$/.test(token)) {
+    throw new AppError(
+      "UNAUTHENTICATED",
+      "that is not a Handshake token (16–200 letters, digits, _ and -): was it cut short when copied?",
+    );
+  }
+  return token;
 }
 
 async function findAgentActor(db: Db, tokenHash: string): Promise<AgentActor | null> {

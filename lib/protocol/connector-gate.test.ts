@@ -159,6 +159,23 @@ describe("classifyConnectorCall", () => {
     expect(risk.analysis?.source).toBe("rm -rf build");
     expect(risk.reasons.at(-1)?.message).toMatch(/unsandboxed on the user's machine/);
   });
+
+  it("says each reason a card is asked for once", async () => {
+    // A card read "rm -r deletes recursively; runs unsandboxed on the user's machine: rm -r
+    // deletes recursively".
+    const asked = async (command: string) =>
+      decideConnectorGate(
+        "not_required",
+        false,
+        await classifyConnectorCall("Bash", { command }, CWD),
+      );
+    expect(await asked("rm -rf build && echo hi > x.txt")).toMatchObject({
+      reason: "rm -r deletes recursively; runs unsandboxed on the user's machine",
+    });
+    expect(await asked("echo hi > x.txt")).toMatchObject({
+      reason: "runs unsandboxed on the user's machine: writes to x.txt (>)",
+    });
+  });
 });
 
 describe("decideConnectorGate", () => {

@@ -220,12 +220,16 @@ export async function classifyConnectorCall(
       risk.class === "read_only" && risk.analysis ? userShellProblem(risk.analysis) : null;
     if (unseen) return { ...needsApproval(unseen, risk.reasons), analysis: risk.analysis };
     if (risk.class === "read_only") return risk;
-    const why = risk.reasons
-      .filter((reason) => reason.class === risk.class)
-      .map((reason) => reason.message)
-      .join("; ");
+    // Reasons that need the Lead are the card's already; others (a write) say why it runs here.
+    const why =
+      risk.class === "needs_approval"
+        ? ""
+        : `: ${risk.reasons
+            .filter((reason) => reason.class === risk.class)
+            .map((reason) => reason.message)
+            .join("; ")}`;
     return {
-      ...needsApproval(`runs unsandboxed on the user's machine: ${why}`, risk.reasons),
+      ...needsApproval(`runs unsandboxed on the user's machine${why}`, risk.reasons),
       ...(risk.analysis ? { analysis: risk.analysis } : {}),
     };
   }

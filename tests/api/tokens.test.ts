@@ -60,6 +60,14 @@ describe("the token API", () => {
     expect((await api.revokeToken(headers, id)).json.revokedAt).toBe(revoked.json.revokedAt);
   });
 
+  it("tells a header of another form from a token cut short, and both from an unknown one", async () => {
+    const messageOf = async (authorization: string) =>
+      (await api.me({ authorization })).json.error?.message;
+    expect(await messageOf("Token abc")).toBe("Authorization header must be 'Bearer <token>'");
+    expect(await messageOf("Bearer hs_lead_bogus")).toMatch(/not a Handshake token.*cut short/);
+    expect(await messageOf(`Bearer ${"x".repeat(32)}`)).toBe("unknown or revoked token");
+  });
+
   it("refuses an unknown scope with 400 and creates nothing", async () => {
     const { headers } = await lead();
     const name = uniqueName("bad");
