@@ -48,7 +48,9 @@ export function decideGate(gate: string, tool: string, risk: ToolRisk): GateVerd
   if (risk.class === "read_only" && KNOWN_GATES.has(gate)) return { allowed: true };
   if (!OPEN_GATES.has(gate)) {
     const reasons: Record<string, string> = {
-      required: "a plan must be approved first: call submit_plan",
+      // Our workers have the tool; an agent over HTTP sends the request.
+      required:
+        "a plan must be approved first: submit one (the submit_plan tool, or POST /api/v1/requests of type plan_approval)",
       pending: "your plan is waiting for the Lead's approval",
       rejected: "your plan was rejected: revise it and submit a new one",
     };
