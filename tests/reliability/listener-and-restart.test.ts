@@ -436,3 +436,11 @@ describe("listener death and PostgreSQL restart under load", () => {
     expect(node.serverErrors()).toBe(0);
   }, 90_000);
 });
+
+describe("a second embedded PostgreSQL on the same data directory", () => {
+  it("is refused as the directory being in use, not as a port taken", async () => {
+    // A new user's second `npm start` was told to pick another port, which failed the same way.
+    const started = startEmbeddedPostgres({ dataDir, port: await freePort(), password: PASSWORD });
+    await expect(started).rejects.toThrow(/data directory .* is in use by process \d+/);
+  });
+});
