@@ -16,6 +16,11 @@ test("a request from the agent API appears without reload, is approved with feed
     "## Plan\n1. Add **tests** for the parser's edge cases\n2. Fix the off-by-one in `tokenize()`\n3. Run `npm test` and report back\n\nTouches only `src/parser/`.",
   );
   await expect(inbox.requestItem(agent.name)).toBeVisible();
+  // A filter that matches nothing says so, rather than leaving an empty list.
+  const filter = page.getByLabel("Filter requests");
+  await filter.fill("no-such-agent-zzz");
+  await expect(page.getByRole("status").filter({ hasText: "No request matches" })).toBeVisible();
+  await filter.fill("");
   await inbox.select(agent.name);
   await expect(inbox.detail().getByRole("strong")).toHaveText("tests");
   await expect(inbox.detail()).toContainText(/auto-rejects in \d+:\d\d/);

@@ -33,6 +33,9 @@ test("pages carry a nonce-based CSP that the console runs under without a single
   await board.goto("view=table");
   await expect(board.row(name)).toBeVisible();
   expect(await board.row(name).evaluate((row) => row.getBoundingClientRect().height)).toBe(48);
+  // The page names its icon, which is served (a browser asked /favicon.ico, a 404, before).
+  const icon = await page.locator('link[rel="icon"]').first().getAttribute("href");
+  expect((await page.request.get(icon ?? "/favicon.ico")).status()).toBe(200);
 
   const response = await page.request.get("/");
   const policy = response.headers()["content-security-policy"] ?? "";

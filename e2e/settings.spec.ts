@@ -11,6 +11,11 @@ test("a Lead creates a token, sees it listed, revokes it, and the API then refus
   const { page } = await signedInPage(browser, undefined, { isLive: false });
   const settings = new SettingsPage(page);
   await settings.open();
+  // The button waits for a name, and the field says why.
+  await expect(page.getByRole("button", { name: "Create token" })).toBeDisabled();
+  await expect(page.getByLabel("Name", { exact: true })).toHaveAccessibleDescription(
+    /Name it to create it/,
+  );
 
   const name = uniqueAgentName("ci-bot");
   const secret = await settings.createToken(name, "decide");

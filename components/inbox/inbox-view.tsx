@@ -187,14 +187,20 @@ export function InboxView() {
                 remember={inbox.remember}
               />
             )}
-            <RequestList
-              items={visible}
-              selectedId={selected?.id ?? null}
-              now={now}
-              onSelect={(id) => setSelectedId(id)}
-              checkedIds={bulk.checkedSet}
-              onCheck={canAct ? bulk.toggle : undefined}
-            />
+            {visible.length === 0 ? (
+              <p role="status" className="rounded-md bg-white px-3 py-4 text-sm text-slate-600">
+                No request matches “{filter.trim()}”.
+              </p>
+            ) : (
+              <RequestList
+                items={visible}
+                selectedId={selected?.id ?? null}
+                now={now}
+                onSelect={(id) => setSelectedId(id)}
+                checkedIds={bulk.checkedSet}
+                onCheck={canAct ? bulk.toggle : undefined}
+              />
+            )}
             {inbox.items.some((request) => request.status !== "pending") && (
               <button
                 type="button"

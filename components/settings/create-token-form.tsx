@@ -89,6 +89,7 @@ export function CreateTokenForm() {
           required
           maxLength={100}
           placeholder="ci-bot"
+          hint={name.trim() ? undefined : "Name it to create it (what will use it)"}
           className="w-56"
         />
         <SelectField

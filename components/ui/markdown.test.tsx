@@ -17,6 +17,12 @@ describe("Markdown (agent-written plans)", () => {
     expect(render(source)).not.toMatch(/<img/i);
   });
 
+  it("puts the agent's headings below the card's own title, an h2", () => {
+    const html = render("# Goal\n\n## Plan\n\n### Risk\n\n###### Last");
+    expect(html).not.toMatch(/<h[12]\b/);
+    expect(html).toMatch(/<h3>Goal<\/h3>.*<h4>Plan<\/h4>.*<h5>Risk<\/h5>.*<h6>Last<\/h6>/s);
+  });
+
   it("keeps an image's alt text, and its 'show all', out of the link", () => {
     // Red team: "show all" inside the link's long alt text opened the agent's URL: a read receipt.
     const html = render(`![${"a".repeat(760)}](https://tracker.example/p.png?read=plan)`);

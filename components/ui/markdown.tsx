@@ -75,6 +75,13 @@ function ImageAsLink({ src, alt }: { src?: unknown; alt?: string }) {
 }
 
 const components: Components = {
+  // The agent's headings sit below the card's own title, an h2: `#` is an h3, `##` an h4 …
+  h1: ({ node: _node, ...props }) => <h3 {...props} />,
+  h2: ({ node: _node, ...props }) => <h4 {...props} />,
+  h3: ({ node: _node, ...props }) => <h5 {...props} />,
+  h4: ({ node: _node, ...props }) => <h6 {...props} />,
+  h5: ({ node: _node, ...props }) => <h6 {...props} />,
+  h6: ({ node: _node, ...props }) => <h6 {...props} />,
   img: ({ src, alt }) => <ImageAsLink src={src} alt={alt} />,
   // A link says where it goes: its text can claim anything, the target beside it cannot.
   a: ({ href, children, node: _node, ...props }) => {
