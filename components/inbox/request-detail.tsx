@@ -18,6 +18,7 @@ import type { RequestView } from "@/lib/requests/views";
 import { AlwaysAllow } from "./always-allow";
 import { ApprovalProgress, OWN_APPROVAL_REASON_ID, useHasOwnApproval } from "./approval-progress";
 import { AskedAgain } from "./asked-again";
+import { requestAge } from "./request-age";
 import { CardViewers } from "./card-viewers";
 import { ExtendDeadline } from "./extend-deadline";
 import { ApprovedEdits, EditCall } from "./edit-call";
@@ -170,7 +171,7 @@ export const RequestDetail = forwardRef<HTMLTextAreaElement, Props>(function Req
           {typeLabel(request.type)} from {request.agent}
         </h2>
         <p className="text-xs break-all text-slate-500">
-          {request.id} · waiting {formatAge(now - Date.parse(request.createdAt))}
+          {request.id} · {requestAge(request, now)}
           {isPending &&
             ` · ${request.timeoutPolicy ?? "expires"} in ${formatClock(Date.parse(request.expiresAt) - now)}`}
         </p>

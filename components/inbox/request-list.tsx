@@ -1,10 +1,11 @@
 "use client";
 
 import { RequestSummary } from "@/components/history/request-text";
-import { formatAge, formatClock } from "@/components/ui/use-now";
+import { formatClock } from "@/components/ui/use-now";
 import type { RequestView } from "@/lib/requests/views";
 import { ApprovalCount } from "./approval-progress";
 import { AskedAgain } from "./asked-again";
+import { requestAge } from "./request-age";
 import { isBulkDecidable } from "./use-bulk-selection";
 
 const TYPE_LABELS: Record<string, string> = {
@@ -87,9 +88,7 @@ export function RequestList({
                     risk: {risk}
                   </span>
                 )}
-                <span className="ml-auto text-xs text-slate-600">
-                  waiting {formatAge(now - Date.parse(request.createdAt))}
-                </span>
+                <span className="ml-auto text-xs text-slate-600">{requestAge(request, now)}</span>
               </span>
               <AskedAgain request={request} isCompact />
               <RequestSummary
