@@ -497,7 +497,7 @@ export function TeamBoard({
       {dialog?.kind === "broadcast" && (
         <ActionDialog
           title="Broadcast to the team"
-          description={`Every active agent (${members.length - counts.ended}) receives it at its next step.`}
+          description={`Every agent not ended (${members.length - counts.ended}) receives it at its next step.`}
           field={{ label: "Message", isRequired: true }}
           confirmLabel="Broadcast"
           pendingLabel="Sending…"
