@@ -27,10 +27,11 @@ test("pages carry a nonce-based CSP that the console runs under without a single
   // Loaded from the server, the board's grid and table once carried `style` attributes, which
   // the policy refuses: a row of the table stood 57 px high instead of 48.
   const { name } = await registerApiAgent(await humanApi(), { requirePlan: false });
+  // Searched for, so the suite's thousand-agent board does not scroll it out of sight.
   const board = new BoardPage(page);
-  await board.goto();
+  await board.goto(`view=cards&q=${name}`);
   await expect(page.getByRole("link", { name, exact: true }).first()).toBeVisible();
-  await board.goto("view=table");
+  await board.goto(`view=table&q=${name}`);
   await expect(board.row(name)).toBeVisible();
   expect(await board.row(name).evaluate((row) => row.getBoundingClientRect().height)).toBe(48);
   // The page names its icon, which is served (a browser asked /favicon.ico, a 404, before).

@@ -8,6 +8,7 @@ import { requireDatabaseUrl } from "../../lib/env";
 import { applyMigrations } from "../../lib/migrations";
 import { sendMessage } from "../../lib/messages/mutations";
 import { readInbox } from "../../lib/messages/data";
+import { LEAD_WAITING_STATUSES } from "../../lib/protocol/registry";
 import { EventHub } from "../../lib/realtime/event-hub";
 import {
   COMMON_VERDICTS_SQL,
@@ -198,7 +199,6 @@ async function insertAgent(
 
 /** One Lead's approval, as `decide_common_requests` takes it (lib/requests/common-decision.ts). */
 function leadApproval(requestId: string, type: "plan_approval" | "tool_approval") {
-  const isToolCall = type === "tool_approval";
   return {
     position: 0,
     requestId,
@@ -210,8 +210,8 @@ function leadApproval(requestId: string, type: "plan_approval" | "tool_approval"
     decidedBy: { kind: "human", userId: "lead" },
     at: new Date().toISOString(),
     responseType: `${type}_response`,
-    gate: isToolCall ? null : "approved",
-    isWaitingWhileOthersPend: isToolCall,
+    gate: type === "tool_approval" ? null : "approved",
+    waitingStatuses: LEAD_WAITING_STATUSES,
   };
 }
 
