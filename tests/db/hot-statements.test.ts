@@ -400,6 +400,45 @@ describe("a common decision's plan, made while the tables were new", () => {
     expect(approved.fetched, "request rows fetched by index").toBeLessThan(20);
   });
 
+  it("leaves to the full path a decision whose agent waits on a type the caller did not describe", async () => {
+    // A node of an older build sends no waiting statuses: it must not guess the agent's status.
+    const agent = await insertAgent(client, "undescribed", { status: "waiting_approval" });
+    const ask = (id: string, type: string) =>
+      client.query(
+        `INSERT INTO requests (id, type, agent_id, sender, target, payload, incarnation,
+                               work_version, expires_at)
+         VALUES ($1, $2, $3, $4, 'lead', jsonb_build_object('callHash', $1::text), 1, 0,
+                 now() + interval '1 hour')`,
+        [id, type, agent.id, agent.name],
+      );
+    const [toolCall, question] = [`req_${"c".repeat(32)}`, `req_${"d".repeat(32)}`];
+    await ask(toolCall, "tool_approval");
+    await ask(question, "question");
+    const decide = async (waitingStatuses: Record<string, string>) => {
+      await client.query("BEGIN");
+      try {
+        const decision = { ...leadApproval(toolCall, "tool_approval"), waitingStatuses };
+        const { rows } = await client.query(
+          "SELECT decision_position FROM decide_common_requests($1)",
+          [JSON.stringify([decision])],
+        );
+        const {
+          rows: [after],
+        } = await client.query<{ status: string }>("SELECT status FROM agents WHERE id = $1", [
+          agent.id,
+        ]);
+        return { decided: rows.length, agentStatus: after?.status };
+      } finally {
+        await client.query("ROLLBACK");
+      }
+    };
+    expect(await decide({})).toEqual({ decided: 0, agentStatus: "waiting_approval" });
+    expect(await decide(LEAD_WAITING_STATUSES)).toEqual({
+      decided: 1,
+      agentStatus: "waiting_answer",
+    });
+  });
+
   it("a common decision reads its agent's newest two live messages, not the agent's history", async () => {
     const agent = await insertAgent(client, "messaged", { status: "working" });
     const newestTwo = async () => {
