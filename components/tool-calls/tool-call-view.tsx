@@ -9,6 +9,7 @@ import {
   type ToolCallCardReason,
 } from "@/lib/shared/display/tool-call-card";
 import { inspectValue } from "@/lib/shared/display/visible-text";
+import { isDiffShown } from "@/lib/shared/protocol/file-change";
 import type { ToolRiskClass } from "@/lib/shared/protocol/tool-risk";
 
 const CLASS_STYLES: Record<ToolRiskClass, string> = {
@@ -28,8 +29,12 @@ export function RiskBadge({ riskClass }: { riskClass: ToolRiskClass }) {
   );
 }
 
-/** Both ends of a long part stay in view; the middle opens on a click. */
-const REASON_EXCERPT_CHARACTERS = 240;
+/**
+ * A command's own line is never collapsed, nor a part of the command on no line (a `for` list, a
+ * `case` subject): what the middle of one command does is what the Lead approves, and a "show all"
+ * there is one click the Lead may not make.
+ */
+const WHOLE = { maxCharacters: Infinity, maxLines: Infinity } as const;
 
 function ReasonList({ reasons, label }: { reasons: ToolCallCardReason[]; label: string }) {
   if (reasons.length === 0) return null;
@@ -41,12 +46,7 @@ function ReasonList({ reasons, label }: { reasons: ToolCallCardReason[]; label: 
           <span className="min-w-0 space-y-0.5 pt-0.5">
             <VisibleText text={reason.message} />
             {reason.excerpt !== undefined && (
-              <VisibleText
-                text={reason.excerpt}
-                variant="code"
-                maxCharacters={REASON_EXCERPT_CHARACTERS}
-                className="block"
-              />
+              <VisibleText text={reason.excerpt} variant="code" className="block" {...WHOLE} />
             )}
           </span>
         </li>
@@ -66,12 +66,6 @@ function LineContext({ line }: { line: ShellCardLine }) {
   if (notes.length === 0) return null;
   return <p className="text-xs wrap-anywhere text-slate-500 italic">{notes.join(" · ")}</p>;
 }
-
-/**
- * A command's own line is never collapsed: what the middle of one command does is what the Lead
- * approves, and a "show all" there is one click the Lead may not make.
- */
-const WHOLE = { maxCharacters: Infinity, maxLines: Infinity } as const;
 
 function ShellLine({ line }: { line: ShellCardLine }) {
   return (
@@ -143,8 +137,21 @@ export function ShellCommandView({ shell }: { shell: NonNullable<ToolCallCard["s
   );
 }
 
+/**
+ * A value no other part of the card shows whole (a parsed command's lines, a diff) is itself what
+ * the call does: it stays whole like a command's line, up to a size a page still draws at once.
+ * Past that the collapse says how long it is.
+ */
+const UNSHOWN_VALUE = { maxCharacters: 20_000, maxLines: Infinity } as const;
+
 /** Arguments as key → value, each value wrapped and escaped; never a box that scrolls sideways. */
-export function ToolArgs({ args }: { args: Record<string, unknown> }) {
+export function ToolArgs({
+  args,
+  isShownElsewhere,
+}: {
+  args: Record<string, unknown>;
+  isShownElsewhere: boolean;
+}) {
   const entries = Object.entries(args);
   if (entries.length === 0) return <p className="text-xs text-slate-500">no arguments</p>;
   return (
@@ -161,6 +168,7 @@ export function ToolArgs({ args }: { args: Record<string, unknown> }) {
             <VisibleText
               text={typeof value === "string" ? value : (JSON.stringify(value, null, 2) ?? "")}
               variant="code"
+              {...(!isShownElsewhere && UNSHOWN_VALUE)}
             />
           </dd>
         </div>
@@ -180,6 +188,8 @@ export function ToolCallView({ payload }: { payload: Record<string, unknown> }) 
   const reason = typeof payload.reason === "string" ? payload.reason : "";
   // Only the gate's own cards carry `reasonBy`; an agent cannot send it (the payload is strict).
   const isGateReason = payload.reasonBy === "gate";
+  const isShownElsewhere =
+    (card.shell !== null && !card.shell.isSourceMismatch) || isDiffShown(payload);
   return (
     <div className="min-w-0 space-y-3 text-sm">
       <TextWarnings flags={inspectValue({ tool: payload.tool, args, reason })} />
@@ -212,7 +222,7 @@ export function ToolCallView({ payload }: { payload: Record<string, unknown> }) 
         <h3 className="text-xs font-semibold tracking-wide text-slate-500 uppercase">
           Exact arguments
         </h3>
-        <ToolArgs args={args} />
+        <ToolArgs args={args} isShownElsewhere={isShownElsewhere} />
       </section>
     </div>
   );

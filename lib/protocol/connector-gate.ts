@@ -65,6 +65,38 @@ const PROGRAM_CONFIG_FILES: ReadonlySet<string> = new Set([
   ".gitconfig",
 ]);
 
+const PROGRAM_CONFIG_WHY =
+  "a file that makes programs run later, unseen by this gate (Claude Code's hooks, subagents and MCP servers; git's hooks and config)";
+
+/** The same files as a part of any word: `--output=.git/config`, `-o.claude/settings.json`. */
+function mentionsProgramConfig(word: string): boolean {
+  const text = word.toLowerCase().replaceAll("\\", "/");
+  return [...PROGRAM_CONFIG_DIRECTORIES, ...PROGRAM_CONFIG_FILES, ".config/git"].some((name) => {
+    for (let at = text.indexOf(name); at !== -1; at = text.indexOf(name, at + 1)) {
+      // A name ends at a separator, or at what Win32 drops from a name's end (dots, spaces, `:…`).
+      const after = text[at + name.length];
+      if (after === undefined || "/:. ".includes(after)) return true;
+    }
+    return false;
+  });
+}
+
+/**
+ * A Bash command no allow rule covers: one whose word names such a file. An allow rule matches
+ * only commands of plain words, and a program that reads may still write through an option
+ * (`git log --output=.git/config`, `sort -o`): a word that names the file is what the gate can
+ * see.
+ */
+function programConfigNamedBy(analysis: ShellAnalysis): string | null {
+  for (const command of analysis.commands) {
+    const words = [command.name, ...command.args, ...command.redirects.map((r) => r.target)];
+    for (const word of words) {
+      if (word?.value && mentionsProgramConfig(word.value)) return word.value;
+    }
+  }
+  return null;
+}
+
 function configuresPrograms(target: string): boolean {
   // macOS's and Windows' file systems ignore case by default; Windows paths use backslashes, and
   // Win32 drops a name's trailing dots and spaces and reads `name::$DATA` as the file itself.
@@ -228,10 +260,16 @@ export async function classifyConnectorCall(
             .filter((reason) => reason.class === risk.class)
             .map((reason) => reason.message)
             .join("; ")}`;
-    return {
-      ...needsApproval(`runs unsandboxed on the user's machine${why}`, risk.reasons),
-      ...(risk.analysis ? { analysis: risk.analysis } : {}),
-    };
+    const verdict = needsApproval(`runs unsandboxed on the user's machine${why}`, risk.reasons);
+    const config = risk.analysis ? programConfigNamedBy(risk.analysis) : null;
+    if (config !== null) {
+      verdict.reasons.push({
+        class: "needs_approval",
+        message: `names ${config}, ${PROGRAM_CONFIG_WHY}; no allow rule covers a command that names one`,
+      });
+      verdict.isBeyondAllowRules = true;
+    }
+    return { ...verdict, ...(risk.analysis ? { analysis: risk.analysis } : {}) };
   }
   const pathField = FILE_CHANGING_TOOLS[tool];
   if (pathField) {
@@ -239,9 +277,7 @@ export async function classifyConnectorCall(
     const changes = `${tool} changes ${target} on the user's machine`;
     if (!configuresPrograms(target.trim())) return needsApproval(changes);
     return {
-      ...needsApproval(
-        `${changes}: a file that makes programs run later, unseen by this gate (Claude Code's hooks, subagents and MCP servers; git's hooks and config); no allow rule covers it`,
-      ),
+      ...needsApproval(`${changes}: ${PROGRAM_CONFIG_WHY}; no allow rule covers it`),
       isBeyondAllowRules: true,
     };
   }

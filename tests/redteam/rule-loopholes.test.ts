@@ -113,6 +113,27 @@ describe("rule loopholes (red team)", () => {
     }
   });
 
+  it("no allow of a command covers one that names such a file, written through an option", async () => {
+    // Round nine: under Bash(git log:*), git log's --output wrote .git/config (core.fsmonitor
+    // runs at the next git status) and Claude Code's settings (a hook this gate never sees).
+    const { call, scope } = await connectedSession();
+    await makeRule("Bash(git log:*)", "allow", scope);
+    await makeRule("Bash(sort:*)", "allow", scope);
+    expect(await call("Bash", { command: "git log -1 --output=notes.txt" })).toMatchObject({
+      allowed: true,
+    });
+    for (const command of [
+      `git log -1 --format='[core]%nfsmonitor = "touch PWNED; false"' --output=.git/config`,
+      `git log -1 --format='{"hooks":{}}' --output=.claude/settings.json`,
+      "git log -1 --output .husky/pre-commit",
+      "sort -o.mcp.json notes.txt",
+      "sort -o .config/git/config notes.txt",
+      "git log -1 --output=.GIT/config",
+    ]) {
+      expect(await call("Bash", { command }), command).toMatchObject(CARD);
+    }
+  });
+
   it("a relative path from a shell above the project is not the project's path", async () => {
     const { call, project, scope } = await connectedSession();
     await makeRule("Write(src/**)", "allow", scope);

@@ -43,6 +43,13 @@ const rows: Row[] = [
   { name: "trailing spaces are counted", input: "ok     ", shows: "ok⟨5 spaces⟩" },
   { name: "a tab is shown", input: "a\tb", shows: "a⟨tab⟩b" },
   { name: "newlines stay", input: "one\ntwo\nthree", shows: "one\ntwo\nthree" },
+  { name: "two empty lines stay", input: "a\n\n\nb", shows: "a\n\n\nb" },
+  {
+    // Round nine: one python3 -c line put its payload 1,500 rows below its first.
+    name: "more empty lines are counted, blanks and tabs in them too",
+    input: `print('hello')${"\n".repeat(1500)}import os\n \t\n\n\n"`,
+    shows: "print('hello')\n⟨1499 empty lines⟩\nimport os\n⟨3 empty lines⟩\n\"",
+  },
   // Bidi controls.
   {
     name: "right-to-left override of issue 17",

@@ -45,6 +45,11 @@ export const DEFAULT_MAX_LINES = 24;
 const MAX_SPACE_RUN = 3;
 /** Indentation is legitimate in plans and code, up to a point. */
 const MAX_INDENT = 8;
+/**
+ * Empty lines in a row beyond this are shown as a count: code keeps two between its parts, and a
+ * thousand push what follows them out of the box the Lead reads.
+ */
+const MAX_BLANK_LINES = 2;
 /** Vietnamese and Hebrew stack two or three; more is an overlay trick. */
 const MAX_STACKED_MARKS = 3;
 
@@ -140,6 +145,27 @@ function spaces(count: number): string {
   return `⟨${count} ${count === 1 ? "space" : "spaces"}⟩`;
 }
 
+function emptyLines(count: number): string {
+  return `⟨${count} empty lines⟩`;
+}
+
+/**
+ * The lines from `start` (a line's first character) holding nothing but spaces and tabs, each
+ * ended by a line break; `end` is where the first other line starts.
+ */
+function blankLinesAt(chars: readonly string[], start: number): { count: number; end: number } {
+  let count = 0;
+  let end = start;
+  for (let at = start; at < chars.length; at++) {
+    const char = chars[at];
+    if (char === "\n") {
+      count++;
+      end = at + 1;
+    } else if (char !== " " && char !== "\t") break;
+  }
+  return { count, end };
+}
+
 type Scan = VisibleTextFlags & { segments: VisibleSegment[] };
 
 function scan(text: string): Scan {
@@ -183,6 +209,13 @@ function scan(text: string): Scan {
       pushText("\n");
       index++;
       isLineStart = true;
+      const blank = blankLinesAt(chars, index);
+      if (blank.count > MAX_BLANK_LINES) {
+        // The last of them ends as any line does, so what follows starts a line of its own.
+        const last = blank.end - 1;
+        segments.push({ kind: "whitespace", text: emptyLines(blank.count), count: last - index });
+        index = last;
+      }
       continue;
     }
     isLineStart = false;

@@ -246,3 +246,9 @@ export function describeUnshown(unshown: NonNullable<FileChange["unshown"]>): st
     ? `${reasons[unshown.reason]}: ${unshown.detail}`
     : `${reasons[unshown.reason]}.`;
 }
+
+/** Does the payload carry both sides of its change, which the card shows as a diff? */
+export function isDiffShown(payload: Record<string, unknown>): boolean {
+  const parsed = fileChangeSchema.safeParse(payload.file);
+  return parsed.success && parsed.data.after !== undefined;
+}

@@ -526,10 +526,12 @@ class ShellWalker {
       case "for_statement": {
         const variable = node.childForFieldName("variable");
         if (variable) {
+          // The variable with its list: the words it takes are on no command's line.
+          const last = node.childrenForFieldName("value").at(-1) ?? variable;
           this.constructs.push({
             kind: "loop_variable",
             name: variable.text,
-            span: spanOf(variable),
+            span: { start: variable.startIndex, end: last.endIndex },
           });
         }
         break;
