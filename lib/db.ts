@@ -100,9 +100,12 @@ export function isDataException(error: unknown): boolean {
   return hasSqlStateClass(error, "22");
 }
 
-/** PostgreSQL rolled the transaction back (SQLSTATE class 40: a deadlock, a serialization failure). */
+/**
+ * PostgreSQL rolled the transaction back (SQLSTATE class 40: a deadlock, a serialization failure),
+ * or Prisma says it did (P2034, "a write conflict or a deadlock").
+ */
 export function isTransactionRollback(error: unknown): boolean {
-  return hasSqlStateClass(error, "40");
+  return hasSqlStateClass(error, "40") || codesOf(error).includes("P2034");
 }
 
 const CONNECTION_LOST = new RegExp(

@@ -68,6 +68,8 @@ export const errorStatus = {
   RATE_LIMITED: 429,
   INTERNAL: 500,
   DATABASE_UNAVAILABLE: 503,
+  /** PostgreSQL rolled the change back against a concurrent one (a deadlock): nothing changed. */
+  TRANSACTION_CONFLICT: 503,
 } as const satisfies Record<string, number>;
 
 export type ErrorCode = keyof typeof errorStatus;

@@ -2,7 +2,7 @@ import type { z } from "zod";
 import { takeAgentRate, type AgentRateKind } from "../agents/limits";
 import { resolveActor, type Actor, type AgentActor, type HumanActor } from "../auth/actor";
 import { isScopeWithinRole, type TokenScope } from "../shared/auth/scopes";
-import { getDb, isDatabaseUnavailable } from "../db";
+import { getDb, isDatabaseUnavailable, isTransactionRollback } from "../db";
 import { AppError, invalidInput, isAppError, type ErrorCode } from "../errors";
 import { readJsonBody } from "./body";
 import { isOwnHost } from "./own-host";
@@ -345,6 +345,13 @@ function toAppError(error: unknown): AppError {
     return new AppError("DATABASE_UNAVAILABLE", "the database is unavailable; retry shortly", {
       headers: { "retry-after": "1" },
     });
+  }
+  if (isTransactionRollback(error)) {
+    return new AppError(
+      "TRANSACTION_CONFLICT",
+      "the database rolled this change back against a concurrent one; nothing changed: retry",
+      { headers: { "retry-after": "1" } },
+    );
   }
   console.error("[api] unexpected error", error);
   return new AppError("INTERNAL", "internal error");

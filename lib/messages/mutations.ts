@@ -37,25 +37,32 @@ export async function sendMessage(
       });
       return { items: [toMessageView(await tx.message.findUniqueOrThrow({ where: { id } }))] };
     }
-    const found =
-      input.to === "*"
-        ? await tx.agent.findMany({
-            where: { status: { notIn: ["shutdown", "crashed"] } },
-            orderBy: { name: "asc" },
-          })
-        : [await findAgentByName(tx, input.to)];
-    // Read under each recipient's lock (taken in name order): a respawn committing in between
-    // would otherwise leave the message with an incarnation that has already ended.
-    const recipients: Agent[] = [];
-    for (const recipient of found) recipients.push(await lockAgent(tx, recipient.id));
-    for (const recipient of recipients) {
-      if (!isAgentActive(recipient.status)) {
-        throw new AppError(
-          "AGENT_NOT_ACTIVE",
-          `agent '${recipient.name}' is ${recipient.status} and cannot receive messages`,
-        );
-      }
+    const isBroadcast = input.to === "*";
+    const found = isBroadcast
+      ? await tx.agent.findMany({
+          where: { status: { notIn: ["shutdown", "crashed"] } },
+          select: { id: true },
+          orderBy: { id: "asc" },
+        })
+      : [await findAgentByName(tx, input.to)];
+    // Read under each recipient's lock: a respawn committing in between would otherwise leave the
+    // message with an incarnation that has already ended. Locks are taken in id order, the order
+    // of every transaction that locks several agents (endAgentsOwnedBy): in name order, a
+    // broadcast and a token's revocation each held an agent the other waited for.
+    const locked: Agent[] = [];
+    for (const recipient of found) locked.push(await lockAgent(tx, recipient.id));
+    // An agent that ended while the broadcast waited for its lock is no longer among "everyone";
+    // a message to one agent by name is refused instead.
+    const ended = locked.find((recipient) => !isAgentActive(recipient.status));
+    if (ended && !isBroadcast) {
+      throw new AppError(
+        "AGENT_NOT_ACTIVE",
+        `agent '${ended.name}' is ${ended.status} and cannot receive messages`,
+      );
     }
+    const recipients = locked
+      .filter((recipient) => isAgentActive(recipient.status))
+      .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     const ids: bigint[] = [];
     for (const recipient of recipients) {
       const id = await deliverMessage(tx, {
@@ -63,7 +70,7 @@ export async function sendMessage(
         to: recipient.name,
         agentId: recipient.id,
         incarnation: recipient.incarnation,
-        type: input.to === "*" ? "broadcast" : "message",
+        type: isBroadcast ? "broadcast" : "message",
         content: input.content,
       });
       ids.push(BigInt(id));

@@ -1,0 +1,103 @@
+import { afterAll, describe, expect, it } from "vitest";
+import { token as tokenRoute } from "../../lib/api/v1/tokens";
+import { getDb } from "../../lib/db";
+import { callRoute } from "../route-client";
+import { holdLock } from "../support/held-lock";
+import { api, createToken, lead, registerAgent, uniqueName } from "./fixtures";
+
+const db = getDb();
+afterAll(() => db.$disconnect());
+
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Two agents of one connect token whose order by name is not their order by id: a transaction
+ * locking them by name and one locking them by id each hold one the other waits for.
+ */
+async function agentsInCrossedOrder() {
+  const headers = (await lead()).headers;
+  for (;;) {
+    const connect = await createToken("connect");
+    const names = [uniqueName("aaa"), uniqueName("zzz")];
+    for (const name of names) {
+      const registered = await api.registerAgent(connect.headers, { name, role: "laptop" });
+      expect(registered.status, JSON.stringify(registered.json)).toBe(201);
+    }
+    const [first, last] = await Promise.all(
+      names.map((name) => db.agent.findUniqueOrThrow({ where: { name } })),
+    );
+    if (first && last && last.id < first.id) return { connect, byId: [last, first] };
+    await api.revokeToken(headers, connect.id);
+  }
+}
+
+/** Red team, round nine: a broadcast locked agents by name, everything else by id. */
+describe("transactions that lock several agents", () => {
+  it("a broadcast and a token's revocation both land, whichever waits for the other", async () => {
+    // A deadlock made one of them a 500: a revocation that failed left the token live.
+    const headers = (await lead()).headers;
+    const { connect, byId } = await agentsInCrossedOrder();
+    // The revocation takes the first by id and waits; the broadcast, by name, took the other.
+    const held = await holdLock("SELECT 1 FROM agents WHERE id = $1 FOR UPDATE", [byId[0]?.id]);
+    const revoking = api.revokeToken(headers, connect.id);
+    await pause(300);
+    const broadcasting = api.sendMessage(headers, { to: "*", content: "all hands" });
+    await pause(300);
+    await held.release();
+    const [revoked, broadcast] = await Promise.all([revoking, broadcasting]);
+    expect(revoked.status, JSON.stringify(revoked.json)).toBe(200);
+    expect(broadcast.status, JSON.stringify(broadcast.json)).toBe(201);
+    const token = await db.apiToken.findUniqueOrThrow({ where: { id: connect.id } });
+    expect(token.revokedAt).not.toBeNull();
+  });
+
+  it("a broadcast reaches those still active when one ends while it waits", async () => {
+    // It was refused whole (409 AGENT_NOT_ACTIVE) for the one agent that had stopped.
+    const headers = (await lead()).headers;
+    const agents = await Promise.all([registerAgent(), registerAgent()]);
+    const rows = await Promise.all(
+      agents.map((agent) => db.agent.findUniqueOrThrow({ where: { name: agent.name } })),
+    );
+    rows.sort((a, b) => (a.id < b.id ? -1 : 1));
+    const [waitedFor, stopping] = rows;
+    const held = await holdLock("SELECT 1 FROM agents WHERE id = $1 FOR UPDATE", [waitedFor?.id]);
+    const broadcasting = api.sendMessage(headers, { to: "*", content: "all hands" });
+    await pause(300);
+    expect((await api.forceStop(headers, String(stopping?.name))).status).toBe(200);
+    await held.release();
+    const broadcast = await broadcasting;
+    expect(broadcast.status, JSON.stringify(broadcast.json)).toBe(201);
+    const recipients = (broadcast.json.items as { to: string }[]).map((message) => message.to);
+    expect(recipients).toContain(waitedFor?.name);
+    expect(recipients).not.toContain(stopping?.name);
+    expect(recipients).toEqual([...recipients].sort());
+    const named = await api.sendMessage(headers, { to: stopping?.name, content: "you there?" });
+    expect(named.json).toMatchObject({ error: { code: "AGENT_NOT_ACTIVE" } });
+  });
+
+  it("a deadlock PostgreSQL breaks is a retryable 503 that changed nothing, not a 500", async () => {
+    const headers = (await lead()).headers;
+    const { connect, byId } = await agentsInCrossedOrder();
+    // Another session holds the second agent by id, then waits for the first, which the
+    // revocation holds: PostgreSQL aborts the revocation (the holder checks for a deadlock late).
+    const held = await holdLock("SET LOCAL deadlock_timeout = '10s'");
+    await held.query("SELECT 1 FROM agents WHERE id = $1 FOR UPDATE", [byId[1]?.id]);
+    const revoking = callRoute(tokenRoute.DELETE, {
+      method: "DELETE",
+      path: `/api/v1/tokens/${connect.id}`,
+      headers,
+      params: { id: connect.id },
+    });
+    await pause(300);
+    const holderWaits = held.query("SELECT 1 FROM agents WHERE id = $1 FOR UPDATE", [byId[0]?.id]);
+    const revoked = await revoking;
+    await holderWaits;
+    await held.release();
+    expect(revoked.status, JSON.stringify(revoked.json)).toBe(503);
+    expect(revoked.json).toMatchObject({ error: { code: "TRANSACTION_CONFLICT" } });
+    expect(revoked.headers.get("retry-after")).toBe("1");
+    const token = await db.apiToken.findUniqueOrThrow({ where: { id: connect.id } });
+    expect(token.revokedAt).toBeNull();
+    expect((await api.revokeToken(headers, connect.id)).status).toBe(200);
+  });
+});
