@@ -86,7 +86,9 @@ type ConsoleFeed = {
 /**
  * What one socket is sent. Live events flow from the moment it connects, so a console that has not
  * resumed yet (or never does) still sees new activity; a resume replays everything after `after`
- * that this socket has not been sent since its first replay, so clients key events by id.
+ * that this socket has not been sent since its first replay. A console applies events in id order
+ * and drops one below the highest it has seen, so a replay from below an id already sent live is
+ * answered as truncated: the console refetches its queries.
  *
  * While a replay runs, live events are held, then released after `resumed` minus the ids the
  * replay already covered. The replay's last read and the hub overlap in time, so nothing falls
@@ -126,6 +128,10 @@ function createFeed(db: Db, socket: ConsoleSocket, maxReplayEvents: number): Con
   async function replay(after: number): Promise<void> {
     const buffer: ConsoleEvent[] = [];
     held = buffer;
+    // A console keeps the highest id it has been sent and drops what comes below it: a live event
+    // sent before this resume (they flow from the connection on) would make it drop the replay
+    // beneath that id, a request created while it was away among them. It refetches instead.
+    isTruncated ||= after < lastSentId;
     try {
       const replayed = await replayEvents(db, socket, after, maxReplayEvents);
       lastSentId = Math.max(lastSentId, replayed.lastId);

@@ -362,6 +362,32 @@ describe("/console live events", () => {
     expect(idsOfSubject()).toEqual(inserted.map((entry) => entry.id));
   });
 
+  it("answers a resume from below a live event it already sent as truncated: the console refetches", async () => {
+    // Red team, round nine: live events reach a socket from its connection on, and a console
+    // drops what comes below the highest id it has seen. A live event that beat the resume hid
+    // the replayed request.created beneath it, and nothing refetched the inbox.
+    const subject = uniqueSubject("beaten");
+    const hub = new EventHub();
+    const bridge = await startBridge(hub);
+    unsubscribeBroadcast = broadcastHubEvents(io, hub, getDb());
+    const viewer = await signedInHuman("viewer");
+    const after = bridge.lastId;
+    await appendEvent(getDb(), "test.missed", subject, {});
+    const beaten = openConsole(viewer.headers);
+    await beaten.connected;
+    const live = await appendEvent(getDb(), "test.live", subject, {});
+    await waitUntil(() => beaten.received.some((event) => event.id === live));
+    const truncated = new Promise((resolve) => beaten.socket.on("resumed", resolve));
+    beaten.socket.emit("resume", { after });
+    expect(await truncated).toMatchObject({ isTruncated: true });
+    // Nothing sent live past its cursor yet: the replay is all the console needs.
+    const quiet = openConsole(viewer.headers);
+    await quiet.connected;
+    const replayed = new Promise((resolve) => quiet.socket.on("resumed", resolve));
+    quiet.socket.emit("resume", { after: live });
+    expect(await replayed).toMatchObject({ isTruncated: false });
+  });
+
   it("encodes a live event once for all consoles, and each console gets it once", async () => {
     const subject = uniqueSubject("broadcast");
     const hub = new EventHub();
