@@ -426,9 +426,19 @@ export function defineRoute<
   };
   // A human's long-poll answers only while its caller still holds: a wait that began before a
   // sign-out, a disable or a revocation handed over the decision made after it.
-  const stillTheCaller = async (request: Request, userId: string): Promise<void> => {
+  /**
+   * A wait's answer goes only to a caller whose credential still holds: a human still that user,
+   * an agent still that incarnation with a token not replaced (worker-token, respawn, revocation).
+   */
+  const stillTheCaller = async (request: Request, actor: Actor): Promise<void> => {
     const again = await resolveActor(getDb(), request.headers);
-    if (again?.kind !== "human" || again.userId !== userId) {
+    const isSame =
+      actor.kind === "agent"
+        ? again?.kind === "agent" &&
+          again.agentId === actor.agentId &&
+          again.incarnation === actor.incarnation
+        : again?.kind === "human" && again.userId === actor.userId;
+    if (!again || !isSame) {
       throw new AppError("UNAUTHENTICATED", "the credential this wait began with no longer holds");
     }
     authorize(spec.access, again);
@@ -443,6 +453,7 @@ export function defineRoute<
     deliver: (response: Response) => void,
   ): Promise<void> => {
     let result: Promise<Response | DeclaredBody<R>>;
+    let waitedBy: Actor | undefined;
     try {
       // Before the actor, so a foreign name's sign-in attempts spend none of the sign-in limit.
       refuseForeignHost(request);
@@ -467,15 +478,20 @@ export function defineRoute<
         query,
         params,
       });
-      if (spec.waits && actor?.kind === "human") {
-        result = result.then((value) => stillTheCaller(request, actor.userId).then(() => value));
-      }
+      if (spec.waits && actor) waitedBy = actor;
     } catch (error) {
       deliver(answerError(error));
       return;
     }
+    // Checked in the answer's own callback, not in one more `.then` held for the whole wait.
     result.then(
-      (value) => deliver(answerWith(value)),
+      (value) => {
+        if (!waitedBy) return deliver(answerWith(value));
+        stillTheCaller(request, waitedBy).then(
+          () => deliver(answerWith(value)),
+          (error: unknown) => deliver(answerError(error)),
+        );
+      },
       (error: unknown) => deliver(answerError(error)),
     );
   };

@@ -2,7 +2,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { logout } from "../../lib/api/v1/auth";
 import { user as userRoute } from "../../lib/api/v1/users";
 import { getDb } from "../../lib/db";
-import { api, createToken, lead, registerAgent, submitPlan } from "../api/fixtures";
+import { api, createToken, lead, registerAgent, registerWorker, submitPlan } from "../api/fixtures";
 import { callRoute, signedInHuman } from "../route-client";
 
 afterAll(() => getDb().$disconnect());
@@ -63,5 +63,49 @@ describe("a human's long-poll whose credential ends while it waits (red team)", 
     expect((await api.revokeToken((await lead()).headers, reader.id)).status).toBe(200);
     await reject(id);
     expect((await polled).status).toBe(401);
+  });
+});
+
+/**
+ * Red team, round nine: a worker's token was replaced (`worker-token`, meant to leave one process
+ * able to act as the agent), and the old token's held long-polls still answered with the Lead's
+ * message and the decision's feedback.
+ */
+describe("an agent's long-poll whose token is replaced while it waits (red team)", () => {
+  it("answers 401 on the inbox, without the message", async () => {
+    // In-process, no bridge wakes the inbox: the wait ends at its time, then reads.
+    const worker = await registerWorker();
+    const polled = api.inbox(worker.headers, "?wait=2");
+    await pause(300);
+    const leadHeaders = (await lead()).headers;
+    expect((await api.workerToken(leadHeaders, worker.name)).status).toBe(200);
+    const sent = await api.sendMessage(leadHeaders, { to: worker.name, content: "SECRET-MESSAGE" });
+    expect(sent.status).toBe(201);
+    const answer = await polled;
+    expect(answer.status).toBe(401);
+    expect(JSON.stringify(answer.json)).not.toContain("SECRET-MESSAGE");
+  });
+
+  it("answers 401 on its own request, without the decision", async () => {
+    const worker = await registerWorker();
+    const id = String((await submitPlan(worker)).json.id);
+    const polled = api.getRequest(worker.headers, id, "?wait=20");
+    await pause(300);
+    expect((await api.workerToken((await lead()).headers, worker.name)).status).toBe(200);
+    await reject(id);
+    const answer = await polled;
+    expect(answer.status).toBe(401);
+    expect(JSON.stringify(answer.json)).not.toContain("SECRET-FEEDBACK");
+  });
+
+  it("still answers the agent whose token holds", async () => {
+    const worker = await registerWorker();
+    const id = String((await submitPlan(worker)).json.id);
+    const polled = api.getRequest(worker.headers, id, "?wait=20");
+    await pause(300);
+    await reject(id);
+    const answer = await polled;
+    expect(answer.status).toBe(200);
+    expect(answer.json).toMatchObject({ status: "rejected", feedback: "SECRET-FEEDBACK" });
   });
 });
