@@ -83,6 +83,9 @@ export async function startEventBridge(options: EventBridgeOptions): Promise<Eve
   // transaction outlasts that is never published live (consoles get it from a resume below it).
   // Entries at or below the cursor are dropped.
   const sightings: { upTo: number; seenAt: number }[] = [];
+  // The newest id a signed notification named: committed, so an id below it that a read finds
+  // missing has been missing since then at the latest, though beyond the read's page.
+  let newestNotifiedId = 0;
   let gapTimer: NodeJS.Timeout | undefined;
   // Signed events whose notification came before that of an id below them, by id.
   const held = new Map<number, ConsoleEvent>();
@@ -122,6 +125,11 @@ export async function startEventBridge(options: EventBridgeOptions): Promise<Eve
         ready.push(event);
       }
 
+      // A gap in each page would otherwise start its wait only once a read reached its page: a
+      // wait per 500 events, and a bridge behind for good above that rate.
+      if (isHeldByGap && newestNotifiedId > (sightings.at(-1)?.upTo ?? 0)) {
+        sightings.push({ upTo: newestNotifiedId, seenAt: now });
+      }
       cursor = ready.at(-1)?.id ?? cursor;
       dropHeldUpToCursor();
       while ((sightings[0]?.upTo ?? Infinity) <= cursor) sightings.shift();
@@ -151,6 +159,8 @@ export async function startEventBridge(options: EventBridgeOptions): Promise<Eve
 
   function onNotification(message: pg.Notification): void {
     const { id, event } = parseEventNotification(message.payload ?? "", notifyKey);
+    // Signed only: a forged id far ahead would start the wait of ids not yet taken.
+    if (event && event.id > newestNotifiedId) newestNotifiedId = event.id;
     // Published already, or skipped as a permanent gap: nothing left to read for it.
     if (id !== undefined && id <= cursor) return;
     // A read under way or asked for may cover this id too; publishing beside it could reorder.

@@ -1,7 +1,12 @@
 import { PrismaPg } from "@prisma/adapter-pg";
 import pg from "pg";
 import { afterAll, beforeAll, expect, inject, it } from "vitest";
-import { listCommittedEventsAfter, listCommittedEventsAfterOn } from "../../lib/events/data";
+import {
+  GAP_WAIT_MS,
+  listCommittedEventsAfter,
+  listCommittedEventsAfterOn,
+  MAX_EVENTS_PAGE,
+} from "../../lib/events/data";
 import { appendEvent } from "../../lib/events/mutations";
 import { PrismaClient } from "../../lib/generated/prisma/client";
 import { applyMigrations } from "../../lib/migrations";
@@ -308,6 +313,38 @@ it("reads the table for a held id whose lower neighbour never commits", async ()
     } finally {
       rollBack();
     }
+  });
+});
+
+it("starts the waits of gaps beyond its page when a later id is notified, not page by page", async () => {
+  // Red team, round nine: a gap in every page cost a read's GAP_WAIT_MS each, 500 events a second
+  // at most, and the bridge fell behind for good above that (rolled-back transactions leave gaps).
+  await withQuietBridge(async ({ published }) => {
+    // More events between two gaps than a page holds: a read that stops at one sees no other.
+    const pages = 7;
+    const perPage = MAX_EVENTS_PAGE + 100;
+    const writer = new pg.Client({ connectionString: databaseUrl });
+    await writer.connect();
+    const started = Date.now();
+    try {
+      await writer.query("BEGIN");
+      for (let page = 0; page < pages; page++) {
+        // An id taken and never committed: a gap, as a rolled-back transaction leaves.
+        if (page > 0) await writer.query("SELECT nextval(pg_get_serial_sequence('events', 'id'))");
+        await writer.query(
+          `INSERT INTO events (kind, subject, data)
+           SELECT 'test.paged', 'test:paged', '{}' FROM generate_series(1, $1)`,
+          [perPage],
+        );
+      }
+      await writer.query("COMMIT");
+    } finally {
+      await writer.end();
+    }
+    await waitFor(() => published.length >= pages * perPage, 20_000);
+    expect(published).toHaveLength(pages * perPage);
+    // Waited one after another, the six gaps took 6 × GAP_WAIT_MS at the least.
+    expect(Date.now() - started).toBeLessThan(4 * GAP_WAIT_MS);
   });
 });
 
