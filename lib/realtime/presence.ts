@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import pg from "pg";
 import { z } from "zod";
+import { openListenClient } from "../listen";
 import type { PresencePayload } from "../shared/realtime/contract";
 
 /**
@@ -142,42 +143,60 @@ export function createPresence(options: {
   };
 }
 
+/** Reconnect delays of the presence listener: doubled per failed attempt, up to the most. */
+const RECONNECT_DELAY_MS = 1_000;
+const MAX_RECONNECT_DELAY_MS = 10_000;
+
 /**
- * NOTIFY through the pool, LISTEN on a connection of its own that reconnects after a loss (what
- * was said meanwhile comes back with the next re-announcement).
+ * NOTIFY through the pool, LISTEN on a connection of its own that reconnects after a loss, trying
+ * until the database answers (what was said meanwhile comes back with the next re-announcement).
  */
 export async function startPresenceTransport(
   databaseUrl: string,
   onMessage: (payload: string) => void,
+  options: { reconnectDelayMs?: number } = {},
 ): Promise<PresenceTransport> {
+  const firstDelayMs = options.reconnectDelayMs ?? RECONNECT_DELAY_MS;
   let listener: pg.Client | null = null;
   let isStopped = false;
+  let delayMs = firstDelayMs;
   const publisher = new pg.Pool({ connectionString: databaseUrl, max: 1 });
   publisher.on("error", () => undefined);
 
   async function connect(): Promise<void> {
-    const client = new pg.Client({
-      connectionString: databaseUrl,
-      application_name: "handshake-presence",
-      keepAlive: true,
+    const client = await openListenClient({
+      databaseUrl,
+      applicationName: "handshake-presence",
+      channel: PRESENCE_CHANNEL,
+      connectTimeoutMs: 5_000,
+      queryTimeoutMs: 5_000,
+      onNotification: (message) => {
+        if (message.payload) onMessage(message.payload);
+      },
+      onDrop: (dropped) => {
+        if (listener !== dropped || isStopped) return;
+        listener = null;
+        reconnectLater();
+      },
     });
-    const reconnect = () => {
-      if (listener !== client || isStopped) return;
-      listener = null;
-      setTimeout(() => void connect().catch(() => undefined), 1_000).unref();
-    };
-    client.on("error", reconnect);
-    client.on("end", reconnect);
-    client.on("notification", (message) => {
-      if (message.channel === PRESENCE_CHANNEL && message.payload) onMessage(message.payload);
-    });
-    await client.connect();
-    await client.query(`LISTEN ${PRESENCE_CHANNEL}`);
     if (isStopped) {
       await client.end();
       return;
     }
     listener = client;
+    delayMs = firstDelayMs;
+  }
+
+  function reconnectLater(): void {
+    setTimeout(() => {
+      if (isStopped) return;
+      connect().catch((error: unknown) => {
+        // A database restarting refuses connections for a while: one refusal must not end it.
+        console.error(`[presence] could not listen (${String(error)}); retrying`);
+        delayMs = Math.min(delayMs * 2, MAX_RECONNECT_DELAY_MS);
+        reconnectLater();
+      });
+    }, delayMs).unref();
   }
   await connect();
 

@@ -1,7 +1,14 @@
 import { io as connect, type Socket } from "socket.io-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getDb } from "../../lib/db";
-import { createPresence, STALE_AFTER_MS } from "../../lib/realtime/presence";
+import pg from "pg";
+import { requireDatabaseUrl } from "../../lib/env";
+import {
+  createPresence,
+  PRESENCE_CHANNEL,
+  STALE_AFTER_MS,
+  startPresenceTransport,
+} from "../../lib/realtime/presence";
 import { newRequestId } from "../../lib/requests/request-id";
 import type {
   ClientToServerEvents,
@@ -9,6 +16,7 @@ import type {
   ServerToClientEvents,
 } from "../../lib/shared/realtime/contract";
 import { startConsoleServer } from "../support/console-server";
+import { startPgProxy } from "../support/pg-proxy";
 import { signedInHuman } from "../route-client";
 
 type ConsoleClient = Socket<ServerToClientEvents, ClientToServerEvents>;
@@ -181,5 +189,43 @@ describe("presence state of one node", () => {
     presence.forget("s1");
     expect(changes.at(-1)).toEqual({ requestId: card, viewers: [] });
     await presence.stop();
+  });
+});
+
+describe("presence's listener", () => {
+  it("hears other nodes again after the database refused it for a while", async () => {
+    // Red team, round nine: one refused reconnect ended its retries, and the node never again
+    // saw another node's viewers.
+    const proxy = await startPgProxy();
+    const heard: string[] = [];
+    const transport = await startPresenceTransport(
+      proxy.via(requireDatabaseUrl()),
+      (payload) => heard.push(payload),
+      { reconnectDelayMs: 100 },
+    );
+    const notify = async (payload: string) => {
+      const client = new pg.Client({ connectionString: requireDatabaseUrl() });
+      await client.connect();
+      await client.query("SELECT pg_notify($1, $2)", [PRESENCE_CHANNEL, payload]);
+      await client.end();
+    };
+    const waitToHear = async (payload: string) => {
+      for (let tries = 0; tries < 100 && !heard.includes(payload); tries++) {
+        await notify(payload);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      expect(heard).toContain(payload);
+    };
+    try {
+      await waitToHear("before");
+      proxy.down();
+      // Long enough for several refused attempts (100, 200, 400, 800 ms).
+      await new Promise((resolve) => setTimeout(resolve, 1_800));
+      proxy.up();
+      await waitToHear("after");
+    } finally {
+      await transport.stop();
+      await proxy.close();
+    }
   });
 });
