@@ -262,7 +262,7 @@ export async function recordHeartbeat(
 ): Promise<AgentView> {
   return inTransaction(db, async (tx) => {
     const agent = await lockActingAgent(tx, agentId, incarnation);
-    if (input.status === "ended") return toAgentView(await endConnectedSession(tx, agent));
+    if (input.status === "ended") return toAgentView(await endReportedByAgent(tx, agent));
     if (agent.status === "stopping" && input.status !== "stopping") {
       throw new AppError(
         "AGENT_STOPPING",
@@ -312,20 +312,28 @@ export async function recordHeartbeat(
 }
 
 /**
- * A connected session ended (Claude Code's SessionEnd): the incarnation ends cleanly, its pending
- * requests are cancelled, and its token stops working. A worker agent cannot end itself this way:
- * it asks the Lead with a shutdown request, so the Lead always knows why it left.
+ * The agent says it has ended. A connected session ended (Claude Code's SessionEnd): the
+ * incarnation ends cleanly, its pending requests are cancelled, and its token stops working. Any
+ * other agent says so only once it is stopping, its shutdown approved: it has exited as agreed,
+ * which is no forced stop (without this, an agent the supervisor does not run ended forced at its
+ * grace period's end, however promptly it left). Before that it asks the Lead with a shutdown
+ * request, so the Lead always knows why it left.
  */
-async function endConnectedSession(tx: Db, agent: Agent): Promise<Agent> {
-  if (agent.connectorKey === null) {
+async function endReportedByAgent(tx: Db, agent: Agent): Promise<Agent> {
+  if (agent.connectorKey !== null) {
+    const reason = "the session ended";
+    await cancelPendingRequests(tx, agent.id, reason);
+    return endIncarnation(tx, agent, { isForced: false, reason });
+  }
+  if (agent.status !== "stopping") {
     throw new AppError(
       "FORBIDDEN",
-      "only a connected session reports 'ended'; a worker asks the Lead with a shutdown request",
+      "an agent reports 'ended' once it is stopping (its shutdown approved); before that it asks the Lead with a shutdown request",
     );
   }
-  const reason = "the session ended";
+  const reason = "stopped after an approved shutdown";
   await cancelPendingRequests(tx, agent.id, reason);
-  return endIncarnation(tx, agent, { isForced: false, reason });
+  return endIncarnation(tx, agent, { isForced: false, status: "shutdown", reason });
 }
 
 /** Ends the incarnation at once. Idempotent: stopping a stopped agent returns it unchanged. */

@@ -1,6 +1,6 @@
 import type { Db } from "../db";
 import { AppError } from "../errors";
-import { API_TOKEN_PREFIX, hashToken } from "../tokens/credentials";
+import { AGENT_TOKEN_PREFIX, API_TOKEN_PREFIX, hashToken } from "../tokens/credentials";
 import { getActorCache, type ActorTag } from "./actor-cache";
 import { getAuth } from "./auth";
 import { userRoleSchema, type UserRole } from "./schema";
@@ -117,7 +117,12 @@ async function actorFromToken(db: Db, token: string): Promise<Actor> {
       return actor;
     }
   }
-  throw new AppError("UNAUTHENTICATED", "unknown or revoked token");
+  throw new AppError(
+    "UNAUTHENTICATED",
+    token.startsWith(AGENT_TOKEN_PREFIX)
+      ? "unknown or revoked token: an agent's token stops working when its incarnation ends (stopped, its name registered again, or the token that registered it revoked)"
+      : "unknown or revoked token",
+  );
 }
 
 /** A session's caller and when the session expires; null when absent, expired or disabled. */

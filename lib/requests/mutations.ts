@@ -363,10 +363,25 @@ function assertResponderIsTarget(request: Request, responder: Responder): void {
   );
 }
 
+/**
+ * A request already ended: REQUEST_EXPIRED when its deadline ended it (whether the sweeper got there
+ * before this decision or the decision found it due), ALREADY_DECIDED otherwise.
+ */
 function alreadyDecided(request: Request): AppError {
-  return new AppError("ALREADY_DECIDED", `request ${request.id} is already ${request.status}`, {
-    details: { request: toRequestView(request) },
-  });
+  const isTimedOut =
+    typeof request.decidedBy === "object" &&
+    request.decidedBy !== null &&
+    !Array.isArray(request.decidedBy) &&
+    request.decidedBy.kind === "timeout";
+  return isTimedOut
+    ? new AppError(
+        "REQUEST_EXPIRED",
+        `request ${request.id} passed its deadline before the decision; it is ${request.status}`,
+        { details: { request: toRequestView(request) } },
+      )
+    : new AppError("ALREADY_DECIDED", `request ${request.id} is already ${request.status}`, {
+        details: { request: toRequestView(request) },
+      });
 }
 
 /** Why `responder` may not decide `request` now, in the order the checks matter; null if it may. */

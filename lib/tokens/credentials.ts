@@ -17,8 +17,11 @@ export function newApiToken(): string {
   return `${API_TOKEN_PREFIX}${randomBytes(32).toString("base64url")}`;
 }
 
+/** An agent's token starts with this. */
+export const AGENT_TOKEN_PREFIX = "hs_agent_";
+
 export function newAgentToken(): string {
-  return `hs_agent_${randomBytes(32).toString("base64url")}`;
+  return `${AGENT_TOKEN_PREFIX}${randomBytes(32).toString("base64url")}`;
 }
 
 /**
@@ -35,7 +38,7 @@ export function newConnectorAgentToken(
   const mac = createHmac("sha256", secret)
     .update(`connector-agent-token\n${connectorKey}\n${incarnation}`)
     .digest("base64url");
-  return `hs_agent_${mac}`;
+  return `${AGENT_TOKEN_PREFIX}${mac}`;
 }
 
 /** Stored in place of an ended incarnation's token: matches no token anyone holds. */

@@ -209,6 +209,34 @@ describe("shutdown", () => {
     expect((await api.me(agent.headers)).json).toMatchObject({ status: "stopping" });
   });
 
+  it("an agent no supervisor runs, stopping as agreed, reports it ended: a clean stop, not a forced one", async () => {
+    // Round nine: such an agent had no way to say it had left, and ended forced at its grace
+    // period's end however promptly it exited.
+    const agent = await registerAgent();
+    const { headers } = await lead();
+    const early = await api.heartbeat(agent.headers, { status: "ended" });
+    expect(early.json).toMatchObject({ error: { code: "FORBIDDEN" } });
+    const asked = await api.requestShutdown(headers, agent.name, { reason: "end of day" });
+    await api.respond(agent.headers, String(asked.json.id), {
+      type: "shutdown_response",
+      approve: true,
+    });
+    const ended = await api.heartbeat(agent.headers, { status: "ended" });
+    expect(ended.status).toBe(200);
+    expect(ended.json).toMatchObject({ status: "shutdown", isForcedStop: false });
+    const stopped = await getDb().event.findFirst({
+      where: { kind: "agent.stopped", subject: `agent:${agent.name}` },
+    });
+    expect(stopped?.data).toMatchObject({
+      isForced: false,
+      reason: "stopped after an approved shutdown",
+    });
+    // An ended incarnation's token is refused as unknown, with what may have ended it.
+    const refused = await api.me(agent.headers);
+    expect(refused.status).toBe(401);
+    expect(refused.json.error?.message).toMatch(/stops working when its incarnation ends/);
+  });
+
   it("Lead → agent: reject with a reason keeps it working and returns the reason to the Lead", async () => {
     const agent = await registerAgent();
     await api.heartbeat(agent.headers, { status: "working" });

@@ -176,11 +176,16 @@ describe("3. a decision after the deadline", () => {
       (message) => message.type === "plan_approval_response",
     );
     expect(answer?.metadata).toMatchObject({ requestId: id, approve: false, status: "expired" });
+    // Once the deadline has ended it (here, or by the sweeper), every later decision hears why:
+    // it read ALREADY_DECIDED, which says someone decided (round nine).
     const again = await api.respond((await lead()).headers, id, {
       type: "plan_approval_response",
       approve: true,
     });
-    expect(again.json.error?.code).toBe("ALREADY_DECIDED");
+    expect(again.json.error).toMatchObject({
+      code: "REQUEST_EXPIRED",
+      request: { id, status: "expired" },
+    });
   });
 });
 
