@@ -109,12 +109,14 @@ export function isAppError(error: unknown): error is AppError {
   return error instanceof AppError;
 }
 
-export function invalidInput(error: z.ZodError): AppError {
+/** A schema's refusal; `root` names what was parsed (`body`, `query`, `payload`) in the message. */
+export function invalidInput(error: z.ZodError, root?: string): AppError {
   const issues = error.issues.map((issue) => ({
     path: issue.path.map(String).join("."),
     message: issue.message,
   }));
   const first = issues[0];
-  const summary = first ? `${first.path || "body"}: ${first.message}` : "invalid input";
+  const where = [root, first?.path].filter(Boolean).join(".");
+  const summary = !first ? "invalid input" : where ? `${where}: ${first.message}` : first.message;
   return new AppError("INVALID_INPUT", summary, { details: { issues } });
 }

@@ -319,10 +319,7 @@ function parseWith<T>(schema: z.ZodType<T, unknown> | undefined, input: unknown,
     );
   }
   const parsed = schema.safeParse(input);
-  if (!parsed.success) {
-    const error = invalidInput(parsed.error);
-    throw new AppError(error.code, `${what}: ${error.message}`, { details: error.details });
-  }
+  if (!parsed.success) throw invalidInput(parsed.error, what);
   return parsed.data;
 }
 

@@ -82,10 +82,7 @@ async function parsePayload(
   payload: unknown,
 ): Promise<Prisma.InputJsonObject> {
   const parsed = definition.payloadSchema.safeParse(payload);
-  if (!parsed.success) {
-    const error = invalidInput(parsed.error);
-    throw new AppError("INVALID_INPUT", `payload.${error.message}`, { details: error.details });
-  }
+  if (!parsed.success) throw invalidInput(parsed.error, "payload");
   const prepared = definition.preparePayload
     ? await definition.preparePayload(parsed.data)
     : parsed.data;
