@@ -192,6 +192,10 @@ export function attachConsoleNamespace(
   options: { maxReplayEvents?: number; presence?: Presence } = {},
 ): void {
   const maxReplayEvents = options.maxReplayEvents ?? MAX_REPLAY_EVENTS;
+  // socket.io's default namespace serves nothing here: its door checked no Origin and no session,
+  // so strangers held connections for free. Refused, a connection joins no namespace and the
+  // server drops it after `connectTimeout`.
+  io.of("/").use((_socket, next) => next(new Error("NOT_FOUND")));
   const namespace = io.of(CONSOLE_NAMESPACE);
   const viewingBudgets: ViewingBudgets = new Map();
   namespace.use((socket, next) => {

@@ -57,7 +57,12 @@ export async function startWebNodeServices(
   });
   const sweeper = startSweeper(db);
   // Next installs its own upgrade listener (dev HMR); socket.io must leave other upgrades alone.
-  const io: ConsoleServer = new Server(httpServer, { destroyUpgrade: false, serveClient: false });
+  // A connection that joins no namespace (refused, or never asking) is dropped after 10 s.
+  const io: ConsoleServer = new Server(httpServer, {
+    destroyUpgrade: false,
+    serveClient: false,
+    connectTimeout: 10_000,
+  });
   coalesceFlushedFrames(io.engine);
   const presence = await startPresence(io, databaseUrl);
   attachConsoleNamespace(io, db, { presence });

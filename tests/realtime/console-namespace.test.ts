@@ -104,6 +104,23 @@ describe("/console namespace", () => {
     expect(await refused(socket)).toBe("CROSS_SITE_REQUEST");
   });
 
+  it("refuses socket.io's default namespace to everyone, the Lead included", async () => {
+    // Red team, round nine: it checked no Origin and no session, and held strangers' connections.
+    const lead = await signedInHuman("lead");
+    for (const headers of [
+      { origin: "https://evil.example" },
+      { origin: baseUrl, ...lead.headers },
+    ]) {
+      const socket: ConsoleClient = connect(`${baseUrl}/`, {
+        transports: ["websocket"],
+        extraHeaders: headers,
+        reconnection: false,
+      });
+      sockets.push(socket);
+      expect(await refused(socket)).toBe("NOT_FOUND");
+    }
+  });
+
   it("replays every event after the resume cursor, in order", async () => {
     const lead = await signedInHuman("viewer");
     const db = getDb();
