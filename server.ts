@@ -1,10 +1,9 @@
-import { createServer } from "node:http";
 import next from "next";
 import { createApi } from "./lib/api/v1/routes";
 import { getDb } from "./lib/db";
 import { env, requireDatabaseUrl } from "./lib/env";
 import { localServerUrl } from "./lib/http/local-url";
-import { createNodeListener, NODE_SERVER_OPTIONS } from "./lib/http/node-listener";
+import { createHttpServer, createNodeListener } from "./lib/http/node-listener";
 import { isApiTarget } from "./lib/http/router";
 import { stampClientAddress, startWebNodeServices } from "./lib/realtime/web-node";
 import { ensureFirstLead } from "./lib/users/mutations";
@@ -22,7 +21,7 @@ async function main(): Promise<void> {
     password: env.HANDSHAKE_ADMIN_PASSWORD,
   });
   const handleApi = createNodeListener(createApi());
-  const httpServer = createServer(NODE_SERVER_OPTIONS, (req, res) => {
+  const httpServer = createHttpServer((req, res) => {
     stampClientAddress(req);
     void (isApiTarget(req.url ?? "/") ? handleApi(req, res) : handle(req, res));
   });

@@ -47,6 +47,8 @@ export const errorStatus = {
   /** Two-person rule: this Lead (by any session or token) already approved; another must. */
   SECOND_LEAD_REQUIRED: 409,
   PAYLOAD_TOO_LARGE: 413,
+  /** Headers past Node's 16 KiB limit, refused before any route. */
+  HEADERS_TOO_LARGE: 431,
   UNSUPPORTED_MEDIA_TYPE: 415,
   TYPE_MISMATCH: 422,
   UNKNOWN_TYPE: 422,

@@ -1,14 +1,22 @@
-import { ServerResponse, type ServerOptions } from "node:http";
+import {
+  createServer,
+  ServerResponse,
+  STATUS_CODES,
+  type RequestListener,
+  type Server,
+  type ServerOptions,
+} from "node:http";
+import type { Duplex } from "node:stream";
 import { getRequestListener, RequestError } from "@hono/node-server";
 import { RESPONSE_ALREADY_SENT } from "@hono/node-server/utils/response";
 import type { Hono } from "hono";
 import { clientGoneOf, type ClientGone } from "./client-gone";
 import { AppError } from "../errors";
 import { encodedJsonOf, errorResponse, internalError } from "./route";
-import { withApiHeaders } from "./security-headers";
+import { API_RESPONSE_HEADERS, withApiHeaders } from "./security-headers";
 
 /**
- * The HTTP server's options, for server.ts and the tests' nodes alike. A keep-alive client reuses
+ * The HTTP server's options. A keep-alive client reuses
  * an idle socket until a second before the `Keep-Alive: timeout` the server announces, so a request
  * sent as the server's own timer fires (the client's timer late by a busy event loop) meets a
  * closed socket: ECONNRESET on a POST the client cannot retry. Node's 5 s puts that race within a
@@ -16,7 +24,42 @@ import { withApiHeaders } from "./security-headers";
  * 65 s (past a proxy's usual 60 s idle, as proxies expect of the server behind them) it needs a
  * minute's silence on an open socket. An idle socket costs a descriptor and a few KiB.
  */
-export const NODE_SERVER_OPTIONS = { keepAliveTimeout: 65_000 } as const satisfies ServerOptions;
+const NODE_SERVER_OPTIONS = { keepAliveTimeout: 65_000 } as const satisfies ServerOptions;
+
+/** Node's own refusals, before any route: a request it could not read as HTTP. */
+function clientErrorAnswer(code: string | undefined): string {
+  const error =
+    code === "HPE_HEADER_OVERFLOW"
+      ? new AppError("HEADERS_TOO_LARGE", "the request's headers are larger than 16 KiB")
+      : new AppError("INVALID_INPUT", "the request is not HTTP this server can read");
+  const body = JSON.stringify(error.toBody());
+  const headers = [
+    `HTTP/1.1 ${error.status} ${STATUS_CODES[error.status] ?? ""}`,
+    "Content-Type: application/json; charset=utf-8",
+    `Content-Length: ${Buffer.byteLength(body)}`,
+    "Cache-Control: no-store",
+    ...API_RESPONSE_HEADERS.map(({ key, value }) => `${key}: ${value}`),
+    "Connection: close",
+  ];
+  return `${headers.join("\r\n")}\r\n\r\n${body}`;
+}
+
+/**
+ * The HTTP server of server.ts and the tests' nodes alike. A request Node cannot parse (headers
+ * over its limit, a bad request line, Content-Length beside Transfer-Encoding) is answered in the
+ * API's error shape with its security headers, not Node's bare `400 Bad Request`.
+ */
+export function createHttpServer(listener: RequestListener): Server {
+  const server = createServer(NODE_SERVER_OPTIONS, listener);
+  server.on("clientError", (error: NodeJS.ErrnoException, socket: Duplex) => {
+    if (error.code === "ECONNRESET" || !socket.writable) {
+      socket.destroy();
+      return;
+    }
+    socket.end(clientErrorAnswer(error.code));
+  });
+  return server;
+}
 
 /**
  * Writes an answer `jsonResponse` made straight from its encoded text. The adapter would read the

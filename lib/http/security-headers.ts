@@ -19,7 +19,7 @@ const API_CONTENT_SECURITY_POLICY =
   "default-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
 
 /** API responses are JSON: nothing in them may load, run or be framed (decision 012). */
-const API_RESPONSE_HEADERS: readonly { key: string; value: string }[] = [
+export const API_RESPONSE_HEADERS: readonly { key: string; value: string }[] = [
   ...STATIC_SECURITY_HEADERS,
   { key: "Content-Security-Policy", value: API_CONTENT_SECURITY_POLICY },
 ];

@@ -30,6 +30,49 @@ afterAll(async () => {
   await getDb().$disconnect();
 });
 
+/** What the server writes back to `text` sent as is, up to its close. */
+function exchange(url: string, text: string): Promise<string> {
+  return new Promise((resolve) => {
+    const socket = connect(Number(new URL(url).port), "127.0.0.1");
+    let answer = "";
+    socket.on("data", (chunk) => (answer += chunk.toString("latin1")));
+    socket.on("close", () => resolve(answer));
+    socket.on("error", () => resolve(answer));
+    socket.write(text);
+  });
+}
+
+describe("a request Node cannot read as HTTP", () => {
+  // Round nine: these got Node's bare answers, without the API's error shape or its headers.
+  it.each([
+    [
+      "headers over 16 KiB",
+      `GET /api/v1/health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: ${"a".repeat(20_000)}\r\n\r\n`,
+      "431",
+      "HEADERS_TOO_LARGE",
+    ],
+    [
+      "Content-Length beside Transfer-Encoding",
+      "POST /api/v1/inbox/ack HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+      "400",
+      "INVALID_INPUT",
+    ],
+    [
+      "a bad request line",
+      "GET /api/v1/health HTTP/9.9\r\nHost: 127.0.0.1\r\n\r\n",
+      "400",
+      "INVALID_INPUT",
+    ],
+  ])("%s: answered in the API's shape, with its headers", async (_label, text, status, code) => {
+    const answer = await exchange(server.url, text);
+    const [head = "", body = ""] = answer.split("\r\n\r\n");
+    expect(head.split("\r\n")[0]).toMatch(new RegExp(`^HTTP/1.1 ${status} `));
+    expect(head).toMatch(/^content-security-policy: default-src 'none'/im);
+    expect(head).toMatch(/^x-content-type-options: nosniff/im);
+    expect(JSON.parse(body)).toMatchObject({ error: { code } });
+  });
+});
+
 describe("the API's router over HTTP", () => {
   it("keeps both cookies of a sign-in, and the session they carry works", async () => {
     const { email, password } = await signedInHuman("viewer");

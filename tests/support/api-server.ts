@@ -1,7 +1,7 @@
-import { createServer, type Server } from "node:http";
+import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createApi } from "../../lib/api/v1/routes";
-import { createNodeListener, NODE_SERVER_OPTIONS } from "../../lib/http/node-listener";
+import { createHttpServer, createNodeListener } from "../../lib/http/node-listener";
 import { stampClientAddress } from "../../lib/realtime/web-node";
 
 /**
@@ -14,7 +14,7 @@ export async function startApiServer(): Promise<{
   close: () => Promise<void>;
 }> {
   const handleApi = createNodeListener(createApi());
-  const server = createServer(NODE_SERVER_OPTIONS, (request, response) => {
+  const server = createHttpServer((request, response) => {
     stampClientAddress(request);
     void handleApi(request, response);
   });
