@@ -2,7 +2,7 @@ import { z } from "zod";
 import type { Db } from "../db";
 import type { Prisma } from "../generated/prisma/client";
 import { decodeCursor, encodeCursor } from "../http/cursor";
-import { queryInteger } from "../http/query";
+import { queryIntegerOr } from "../http/query";
 import { toMessageView, type MessageView } from "../messages/views";
 import { findApprovals } from "../requests/approvals";
 import { toRequestView, type RequestView } from "../requests/views";
@@ -67,7 +67,7 @@ export const timelineQuerySchema = z.strictObject({
       return { ...cursor, at: new Date(cursor.at) };
     })
     .optional(),
-  limit: queryInteger({ min: 1, max: 200 }).default(50),
+  limit: queryIntegerOr(50, { min: 1, max: 200 }),
 });
 export type TimelineQuery = z.infer<typeof timelineQuerySchema>;
 

@@ -86,9 +86,17 @@ const HTTP_REASON: Record<number, string> = {
   413: "Content Too Large",
   415: "Unsupported Media Type",
   422: "Unprocessable Content",
+  431: "Request Header Fields Too Large",
   429: "Too Many Requests",
   500: "Internal Server Error",
   503: "Service Unavailable",
+};
+
+/** Statuses whose answers say when to ask again: a limit, or a database that will be back. */
+const RETRIED_STATUSES: ReadonlySet<number> = new Set([429, 503]);
+const RETRY_AFTER = {
+  description: "Seconds to wait before asking again.",
+  schema: { type: "integer" as const, minimum: 1 },
 };
 
 function errorTable(): string {
@@ -147,6 +155,7 @@ export function buildOpenApiDocument(routes: readonly ApiRoute[]): OpenApiDocume
       status,
       registry.registerComponent("responses", `Error${status}`, {
         description: `${HTTP_REASON[status] ?? "Error"}: ${codesWithStatus(status).join(", ")}`,
+        ...(RETRIED_STATUSES.has(status) && { headers: { "Retry-After": RETRY_AFTER } }),
         content: { "application/json": { schema: errorBodyFor(status) } },
       }).ref,
     ]),
@@ -158,7 +167,7 @@ export function buildOpenApiDocument(routes: readonly ApiRoute[]): OpenApiDocume
       status,
       {
         description: `${status === "201" ? "Created" : "OK"}`,
-        content: { "application/json": { schema } },
+        content: Object.fromEntries(handler.mediaTypes.map((type) => [type, { schema }])),
       },
     ]);
     const errors = errorStatusesOf(route).map((status) => [

@@ -57,6 +57,8 @@ type RouteSpec<A extends Access, B, Q, P, R extends ResponseSchemas> = {
    * must match one at compile time; the API tests parse every JSON answer against them.
    */
   responses: R;
+  /** The success body's media types, when it is a download rather than JSON. */
+  mediaTypes?: readonly string[];
   /**
    * Error codes it answers beyond those its declaration implies (lib/http/openapi.ts), e.g. a
    * public route that checks credentials itself; its document lists their statuses.
@@ -391,6 +393,7 @@ export type RouteHandler = ((
     params?: z.ZodType<unknown, unknown>;
   };
   responses: ResponseSchemas;
+  mediaTypes: readonly string[];
   errors: readonly ErrorCode[];
   /** The status of a success, when the handler does not choose it itself. */
   status: number;
@@ -503,6 +506,7 @@ export function defineRoute<
     policy,
     schemas: { body: spec.body, query: spec.query, params: spec.params },
     responses: spec.responses,
+    mediaTypes: spec.mediaTypes ?? ["application/json"],
     errors: spec.errors ?? [],
     status: spec.status ?? 200,
     agentRate: spec.agentRate,

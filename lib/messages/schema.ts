@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { queryInteger } from "../http/query";
+import { queryInteger, queryIntegerOr } from "../http/query";
 import { agentNameSchema } from "../agents/schema";
 import { PROTOCOL_RESPONSE_TYPES, PROTOCOL_TYPES } from "../protocol/registry";
 
@@ -24,8 +24,8 @@ const cursorSchema = queryInteger({ min: 0, max: Number.MAX_SAFE_INTEGER });
 
 export const inboxQuerySchema = z.strictObject({
   after: cursorSchema.optional(),
-  wait: queryInteger({ min: 0, max: 30 }).default(0),
-  limit: queryInteger({ min: 1, max: 500 }).default(100),
+  wait: queryIntegerOr(0, { min: 0, max: 30 }),
+  limit: queryIntegerOr(100, { min: 1, max: 500 }),
 });
 export type InboxQuery = z.infer<typeof inboxQuerySchema>;
 

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { queryInteger } from "../http/query";
+import { queryIntegerOr } from "../http/query";
 import { agentNameSchema } from "../agents/schema";
 import { REQUEST_STATUSES } from "../shared/requests/schema";
 
@@ -31,7 +31,7 @@ export const requestParamsSchema = z.strictObject({ id: z.string().min(1).max(10
 
 export const getRequestQuerySchema = z.strictObject({
   /** Seconds to hold the answer while the request is still pending (a connected session's hook). */
-  wait: queryInteger({ min: 0, max: 30 }).default(0),
+  wait: queryIntegerOr(0, { min: 0, max: 30 }),
 });
 export type GetRequestQuery = z.infer<typeof getRequestQuerySchema>;
 
@@ -62,7 +62,7 @@ export const listRequestsQuerySchema = z.strictObject({
    */
   order: z.enum(["newest", "oldest"]).default("newest"),
   cursor: z.string().max(200).optional(),
-  limit: queryInteger({ min: 1, max: 200 }).default(50),
+  limit: queryIntegerOr(50, { min: 1, max: 200 }),
 });
 export type ListRequestsQuery = z.infer<typeof listRequestsQuerySchema>;
 

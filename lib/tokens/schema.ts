@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { tokenScopeSchema } from "../shared/auth/scopes";
-import { queryInteger } from "../http/query";
+import { queryIntegerOr } from "../http/query";
 
 export const createTokenSchema = z.strictObject({
   name: z.string().trim().min(1).max(100),
@@ -13,6 +13,6 @@ export const tokenParamsSchema = z.strictObject({ id: z.uuid("token ids are UUID
 export const listTokensQuerySchema = z.strictObject({
   /** The `nextCursor` of the previous page. */
   cursor: z.uuid("not a cursor this API returned").optional(),
-  limit: queryInteger({ min: 1, max: 200 }).default(100),
+  limit: queryIntegerOr(100, { min: 1, max: 200 }),
 });
 export type ListTokensQuery = z.infer<typeof listTokensQuerySchema>;

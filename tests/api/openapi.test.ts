@@ -66,6 +66,29 @@ describe("the OpenAPI document", () => {
     expect(JSON.stringify(responses.Error409)).not.toContain("AGENT_NOT_FOUND");
   });
 
+  it("says what a client sends and gets as it is: integers in the query, a download's media types, Retry-After", () => {
+    // A third-party client, round nine: `wait` read as a string with a numeric default, the
+    // export as JSON, and nothing said when to retry a 429 or a 503.
+    const inbox = operationOf("GET", "/api/v1/inbox") as unknown as {
+      parameters: { name: string; schema: Record<string, unknown> }[];
+    };
+    expect(inbox.parameters.find((parameter) => parameter.name === "wait")?.schema).toEqual({
+      type: "integer",
+      minimum: 0,
+      maximum: 30,
+      default: 0,
+    });
+    const download = operationOf("GET", "/api/v1/requests/export")?.responses["200"] as {
+      content: Record<string, unknown>;
+    };
+    expect(Object.keys(download.content)).toEqual(["text/csv", "application/jsonl"]);
+    const responses = document.components?.responses as Record<string, { headers?: object }>;
+    for (const status of [429, 503]) {
+      expect(responses[`Error${status}`]?.headers, String(status)).toHaveProperty("Retry-After");
+    }
+    expect(responses.Error400?.headers).toBeUndefined();
+  });
+
   it("is served to anyone at GET /api/v1/openapi.json", async () => {
     const first = await callApi({ path: "/api/v1/openapi.json" });
     expect(first.status).toBe(200);

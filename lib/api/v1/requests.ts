@@ -61,6 +61,7 @@ export const requestsExport = definePath("/api/v1/requests/export", {
             "A file download: CSV (text/csv, one header row) or JSON Lines (application/jsonl, one request view per line)",
         }),
       },
+      mediaTypes: ["text/csv", "application/jsonl"],
     },
     async ({ query: { format, ...filters } }) => {
       const parsed = parseExportFormat(format);
