@@ -1,7 +1,8 @@
-import { randomUUID } from "node:crypto";
+import { createHmac, randomUUID, timingSafeEqual } from "node:crypto";
 import pg from "pg";
 import { z } from "zod";
 import { openListenClient } from "../listen";
+import { readEventNotifyKey } from "./event-notification";
 import type { PresencePayload } from "../shared/realtime/contract";
 
 /**
@@ -143,6 +144,37 @@ export function createPresence(options: {
   };
 }
 
+/**
+ * Any login to the database may NOTIFY any channel, so announcements are signed with the key the
+ * events trigger signs with (readable by the server's role only), under a prefix of their own so
+ * that neither signature passes for the other. Unsigned, a login with no table privileges put
+ * "cto@example.com (already approving this, leave it)" among a card's viewers.
+ */
+async function readPresenceKey(pool: pg.Pool): Promise<Buffer> {
+  const client = await pool.connect();
+  try {
+    const key = await readEventNotifyKey(client);
+    if (!key) throw new Error("no signing key in handshake_private.event_notify_key");
+    return key;
+  } finally {
+    client.release();
+  }
+}
+
+function signAnnouncement(key: Buffer, payload: string): string {
+  return createHmac("sha256", key).update(`presence\n${payload}`).digest("hex");
+}
+
+/** The announcement a signed payload carries, or null for one the key did not sign. */
+function openAnnouncement(key: Buffer, signed: string): string | null {
+  const space = signed.indexOf(" ");
+  const mac = signed.slice(0, space);
+  if (space < 0 || !/^[0-9a-f]{64}$/.test(mac)) return null;
+  const payload = signed.slice(space + 1);
+  const expected = Buffer.from(signAnnouncement(key, payload), "hex");
+  return timingSafeEqual(Buffer.from(mac, "hex"), expected) ? payload : null;
+}
+
 /** Reconnect delays of the presence listener: doubled per failed attempt, up to the most. */
 const RECONNECT_DELAY_MS = 1_000;
 const MAX_RECONNECT_DELAY_MS = 10_000;
@@ -162,6 +194,7 @@ export async function startPresenceTransport(
   let delayMs = firstDelayMs;
   const publisher = new pg.Pool({ connectionString: databaseUrl, max: 1 });
   publisher.on("error", () => undefined);
+  const key = await readPresenceKey(publisher);
 
   async function connect(): Promise<void> {
     const client = await openListenClient({
@@ -171,7 +204,8 @@ export async function startPresenceTransport(
       connectTimeoutMs: 5_000,
       queryTimeoutMs: 5_000,
       onNotification: (message) => {
-        if (message.payload) onMessage(message.payload);
+        const announcement = openAnnouncement(key, message.payload ?? "");
+        if (announcement !== null) onMessage(announcement);
       },
       onDrop: (dropped) => {
         if (listener !== dropped || isStopped) return;
@@ -202,7 +236,8 @@ export async function startPresenceTransport(
 
   return {
     async publish(payload) {
-      await publisher.query("SELECT pg_notify($1, $2)", [PRESENCE_CHANNEL, payload]);
+      const signed = `${signAnnouncement(key, payload)} ${payload}`;
+      await publisher.query("SELECT pg_notify($1, $2)", [PRESENCE_CHANNEL, signed]);
     },
     async stop() {
       isStopped = true;

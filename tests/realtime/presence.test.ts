@@ -203,12 +203,8 @@ describe("presence's listener", () => {
       (payload) => heard.push(payload),
       { reconnectDelayMs: 100 },
     );
-    const notify = async (payload: string) => {
-      const client = new pg.Client({ connectionString: requireDatabaseUrl() });
-      await client.connect();
-      await client.query("SELECT pg_notify($1, $2)", [PRESENCE_CHANNEL, payload]);
-      await client.end();
-    };
+    const speaker = await startPresenceTransport(requireDatabaseUrl(), () => undefined);
+    const notify = (payload: string) => speaker.publish(payload);
     const waitToHear = async (payload: string) => {
       for (let tries = 0; tries < 100 && !heard.includes(payload); tries++) {
         await notify(payload);
@@ -224,8 +220,39 @@ describe("presence's listener", () => {
       proxy.up();
       await waitToHear("after");
     } finally {
+      await speaker.stop();
       await transport.stop();
       await proxy.close();
+    }
+  });
+
+  it("hears only what a node signed: a login that may NOTIFY cannot put a viewer on a card", async () => {
+    // Red team, round nine: unsigned announcements showed a forged viewer to every Lead.
+    const heard: string[] = [];
+    const transport = await startPresenceTransport(requireDatabaseUrl(), (payload) =>
+      heard.push(payload),
+    );
+    const speaker = await startPresenceTransport(requireDatabaseUrl(), () => undefined);
+    const forger = new pg.Client({ connectionString: requireDatabaseUrl() });
+    await forger.connect();
+    try {
+      const forged = JSON.stringify({
+        node: "forged",
+        requestId: "req_x",
+        viewers: [{ userId: "u", email: "cto@example.com (already approving this)" }],
+      });
+      for (const payload of [forged, `${"0".repeat(64)} ${forged}`]) {
+        await forger.query("SELECT pg_notify($1, $2)", [PRESENCE_CHANNEL, payload]);
+      }
+      await speaker.publish("signed");
+      for (let tries = 0; tries < 50 && !heard.includes("signed"); tries++) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      expect(heard).toEqual(["signed"]);
+    } finally {
+      await forger.end();
+      await speaker.stop();
+      await transport.stop();
     }
   });
 });
