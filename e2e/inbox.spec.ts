@@ -93,6 +93,33 @@ test("two Leads: a decision updates the other's view in place, and a stale click
   await stale.inbox.expectDecided(/approved by lead@e2e\.test .*I was faster/);
 });
 
+test("a click after the deadline shows the request expired in place, not as someone else's", async ({
+  browser,
+}) => {
+  const lead = await humanApi();
+  const agent = await registerApiAgent(lead);
+  const asked = await agent.api.post("/api/v1/requests", {
+    data: {
+      type: "plan_approval",
+      payload: { plan: "a plan with five seconds" },
+      timeoutSeconds: 5,
+    },
+  });
+  expect(asked.status(), await asked.text()).toBe(201);
+  // Its live updates cut off, the console still shows the request pending past its deadline.
+  const stale = await signedInPage(browser, undefined, {
+    isLive: false,
+    prepare: (page) => page.routeWebSocket(/socket\.io/, (socket) => socket.close()),
+  });
+  await stale.inbox.select(agent.name);
+  await stale.page.waitForTimeout(6_000);
+  await stale.inbox.approve();
+  await stale.inbox.expectDecided(/expired/);
+  await expect(stale.inbox.detail().getByRole("status")).not.toContainText(
+    "Someone else decided first.",
+  );
+});
+
 test("keyboard only: j and k move, a approves, r focuses feedback and Enter rejects", async ({
   browser,
 }) => {

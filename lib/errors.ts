@@ -30,6 +30,8 @@ export const errorStatus = {
   TOKEN_NOT_FOUND: 404,
   RULE_NOT_FOUND: 404,
   METHOD_NOT_ALLOWED: 405,
+  /** A request that did not arrive within the server's time for it, refused before any route. */
+  REQUEST_TIMEOUT: 408,
   USER_EXISTS: 409,
   AGENT_EXISTS: 409,
   AGENT_NOT_ACTIVE: 409,
@@ -47,7 +49,7 @@ export const errorStatus = {
   /** Two-person rule: this Lead (by any session or token) already approved; another must. */
   SECOND_LEAD_REQUIRED: 409,
   PAYLOAD_TOO_LARGE: 413,
-  /** Headers past Node's 16 KiB limit, refused before any route. */
+  /** Headers past Node's limit (16 KiB unless configured), refused before any route. */
   HEADERS_TOO_LARGE: 431,
   UNSUPPORTED_MEDIA_TYPE: 415,
   TYPE_MISMATCH: 422,

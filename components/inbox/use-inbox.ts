@@ -153,12 +153,16 @@ export function useInbox() {
       if (request.status !== "pending") remember(request);
     },
     onError: (error, { id }) => {
-      // Someone else decided first: show their decision in place, never an error page.
-      if (error instanceof ApiRequestError && error.code === "ALREADY_DECIDED") {
-        const decided = error.error.request as RequestView;
-        patchList((list) => withPendingRequest(list, decided));
-        remember(decided);
-        setConflicts((current) => new Set(current).add(id));
+      // Someone else decided first, or the deadline did: show how it ended in place, never an
+      // error page, nor a card that vanishes on the next read.
+      const isEnded =
+        error instanceof ApiRequestError &&
+        (error.code === "ALREADY_DECIDED" || error.code === "REQUEST_EXPIRED");
+      if (isEnded) {
+        const ended = error.error.request as RequestView;
+        patchList((list) => withPendingRequest(list, ended));
+        remember(ended);
+        if (error.code === "ALREADY_DECIDED") setConflicts((current) => new Set(current).add(id));
         return;
       }
       // Any other refusal (a stale fence, a deadline passed): the list is read again.

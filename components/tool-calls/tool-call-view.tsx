@@ -55,8 +55,13 @@ function ReasonList({ reasons, label }: { reasons: ToolCallCardReason[]; label: 
   );
 }
 
+/** More rows than this in one command's line, and the card says how many: all of them run. */
+const TALL_LINE_ROWS = 24;
+
 function LineContext({ line }: { line: ShellCardLine }) {
+  const rows = line.text.split("\n").length;
   const notes = [
+    rows > TALL_LINE_ROWS && `one command of ${rows} lines: every one of them runs`,
     line.isPiped && "reads the previous command's output",
     line.isInSubstitution && "inside $(…): its output becomes part of another command",
     line.isInSubshell && "in a subshell",
@@ -188,8 +193,10 @@ export function ToolCallView({ payload }: { payload: Record<string, unknown> }) 
   const reason = typeof payload.reason === "string" ? payload.reason : "";
   // Only the gate's own cards carry `reasonBy`; an agent cannot send it (the payload is strict).
   const isGateReason = payload.reasonBy === "gate";
+  // A parse with problems may have left part of the command on no line: its arguments stay whole.
   const isShownElsewhere =
-    (card.shell !== null && !card.shell.isSourceMismatch) || isDiffShown(payload);
+    (card.shell !== null && !card.shell.isSourceMismatch && card.shell.problems.length === 0) ||
+    isDiffShown(payload);
   return (
     <div className="min-w-0 space-y-3 text-sm">
       <TextWarnings flags={inspectValue({ tool: payload.tool, args, reason })} />

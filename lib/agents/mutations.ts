@@ -314,9 +314,10 @@ export async function recordHeartbeat(
 /**
  * The agent says it has ended. A connected session ended (Claude Code's SessionEnd): the
  * incarnation ends cleanly, its pending requests are cancelled, and its token stops working. Any
- * other agent says so only once it is stopping, its shutdown approved: it has exited as agreed,
- * which is no forced stop (without this, an agent the supervisor does not run ended forced at its
- * grace period's end, however promptly it left). Before that it asks the Lead with a shutdown
+ * other agent says so only once its incarnation's shutdown was approved (by the Lead, or by the
+ * agent answering the Lead's): it has exited as agreed, which is no forced stop (without this, an
+ * agent the supervisor does not run ended forced at its grace period's end, however promptly it
+ * left). Before that, and when it entered `stopping` on its own, it asks the Lead with a shutdown
  * request, so the Lead always knows why it left.
  */
 async function endReportedByAgent(tx: Db, agent: Agent): Promise<Agent> {
@@ -325,10 +326,21 @@ async function endReportedByAgent(tx: Db, agent: Agent): Promise<Agent> {
     await cancelPendingRequests(tx, agent.id, reason);
     return endIncarnation(tx, agent, { isForced: false, reason });
   }
-  if (agent.status !== "stopping") {
+  const approvedShutdown =
+    agent.status === "stopping" &&
+    (await tx.request.findFirst({
+      where: {
+        agentId: agent.id,
+        incarnation: agent.incarnation,
+        type: "shutdown",
+        status: "approved",
+      },
+      select: { id: true },
+    }));
+  if (!approvedShutdown) {
     throw new AppError(
       "FORBIDDEN",
-      "an agent reports 'ended' once it is stopping (its shutdown approved); before that it asks the Lead with a shutdown request",
+      "an agent reports 'ended' once its shutdown is approved; before that it asks the Lead with a shutdown request",
     );
   }
   const reason = "stopped after an approved shutdown";

@@ -44,7 +44,10 @@ export const shutdownAgentSchema = z.strictObject({
 
 /** Statuses an agent may report about itself; the rest are set by the server or supervisor. */
 export const heartbeatSchema = z.strictObject({
-  /** `ended`: a connected session ended (Claude Code's SessionEnd); only connector agents say it. */
+  /**
+   * `ended`: a connected session ended (Claude Code's SessionEnd), or another agent exited after
+   * its shutdown was approved; any other agent saying it is refused.
+   */
   status: z.enum(["working", "idle", "waiting_approval", "waiting_answer", "stopping", "ended"]),
   taskId: z.uuid().nullable().optional(),
   toolHost: toolHostSchema.optional(),

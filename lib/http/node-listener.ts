@@ -26,12 +26,27 @@ import { API_RESPONSE_HEADERS, withApiHeaders } from "./security-headers";
  */
 const NODE_SERVER_OPTIONS = { keepAliveTimeout: 65_000 } as const satisfies ServerOptions;
 
-/** Node's own refusals, before any route: a request it could not read as HTTP. */
-function clientErrorAnswer(code: string | undefined): string {
-  const error =
-    code === "HPE_HEADER_OVERFLOW"
-      ? new AppError("HEADERS_TOO_LARGE", "the request's headers are larger than 16 KiB")
-      : new AppError("INVALID_INPUT", "the request is not HTTP this server can read");
+/** Node's own refusals, before any route: a request it could not read as HTTP, or not in time. */
+function clientErrorOf(code: string | undefined): AppError {
+  switch (code) {
+    case "HPE_HEADER_OVERFLOW":
+      return new AppError(
+        "HEADERS_TOO_LARGE",
+        "the request's headers are larger than this server takes",
+      );
+    case "HPE_CHUNK_EXTENSIONS_OVERFLOW":
+      return new AppError(
+        "PAYLOAD_TOO_LARGE",
+        "the request's chunk extensions are larger than this server takes",
+      );
+    case "ERR_HTTP_REQUEST_TIMEOUT":
+      return new AppError("REQUEST_TIMEOUT", "the request did not arrive in time");
+    default:
+      return new AppError("INVALID_INPUT", "the request is not HTTP this server can read");
+  }
+}
+
+function clientErrorAnswer(error: AppError): string {
   const body = JSON.stringify(error.toBody());
   const headers = [
     `HTTP/1.1 ${error.status} ${STATUS_CODES[error.status] ?? ""}`,
@@ -46,17 +61,23 @@ function clientErrorAnswer(code: string | undefined): string {
 
 /**
  * The HTTP server of server.ts and the tests' nodes alike. A request Node cannot parse (headers
- * over its limit, a bad request line, Content-Length beside Transfer-Encoding) is answered in the
- * API's error shape with its security headers, not Node's bare `400 Bad Request`.
+ * over its limit, a bad request line, Content-Length beside Transfer-Encoding) or that did not
+ * arrive in time is answered in the API's error shape with its security headers, not Node's bare
+ * one, and its connection closed as Node closes it.
  */
-export function createHttpServer(listener: RequestListener): Server {
-  const server = createServer(NODE_SERVER_OPTIONS, listener);
+export function createHttpServer(listener: RequestListener, options: ServerOptions = {}): Server {
+  const server = createServer({ ...NODE_SERVER_OPTIONS, ...options }, listener);
   server.on("clientError", (error: NodeJS.ErrnoException, socket: Duplex) => {
-    if (error.code === "ECONNRESET" || !socket.writable) {
+    // An answer already under way on this connection (a download) is not cut by another.
+    const answering = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })
+      ._httpMessage;
+    if (error.code === "ECONNRESET" || !socket.writable || answering?.headersSent === true) {
       socket.destroy();
       return;
     }
-    socket.end(clientErrorAnswer(error.code));
+    // Destroyed once written: ending only this side leaves a socket whose client never ends its
+    // own (half a request, timed out) open, with no timeout on it any more.
+    socket.end(clientErrorAnswer(clientErrorOf(error.code)), () => socket.destroy());
   });
   return server;
 }

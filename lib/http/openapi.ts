@@ -82,6 +82,7 @@ const HTTP_REASON: Record<number, string> = {
   403: "Forbidden",
   404: "Not Found",
   405: "Method Not Allowed",
+  408: "Request Timeout",
   409: "Conflict",
   413: "Content Too Large",
   415: "Unsupported Media Type",

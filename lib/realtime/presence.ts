@@ -161,18 +161,30 @@ async function readPresenceKey(pool: pg.Pool): Promise<Buffer> {
   }
 }
 
-function signAnnouncement(key: Buffer, payload: string): string {
-  return createHmac("sha256", key).update(`presence\n${payload}`).digest("hex");
+/**
+ * How old a signed announcement may be when heard. Nodes re-announce every REANNOUNCE_MS; anyone
+ * who may LISTEN can record a signed one, and replayed later it would put a viewer back on a card
+ * they left.
+ */
+const ANNOUNCEMENT_LIFETIME_MS = 2 * REANNOUNCE_MS;
+
+function macOf(key: Buffer, sentAt: number, payload: string): Buffer {
+  return createHmac("sha256", key).update(`presence\n${sentAt}\n${payload}`).digest();
 }
 
-/** The announcement a signed payload carries, or null for one the key did not sign. */
-function openAnnouncement(key: Buffer, signed: string): string | null {
-  const space = signed.indexOf(" ");
-  const mac = signed.slice(0, space);
-  if (space < 0 || !/^[0-9a-f]{64}$/.test(mac)) return null;
-  const payload = signed.slice(space + 1);
-  const expected = Buffer.from(signAnnouncement(key, payload), "hex");
-  return timingSafeEqual(Buffer.from(mac, "hex"), expected) ? payload : null;
+function signAnnouncement(key: Buffer, sentAt: number, payload: string): string {
+  return `${macOf(key, sentAt, payload).toString("hex")} ${sentAt} ${payload}`;
+}
+
+/** The announcement a signed payload carries, or null for one the key did not sign or too old. */
+function openAnnouncement(key: Buffer, signed: string, now: number): string | null {
+  const match = /^([0-9a-f]{64}) (\d{1,16}) /.exec(signed);
+  if (!match) return null;
+  const [prefix, mac = "", sentAtText = ""] = match;
+  const sentAt = Number(sentAtText);
+  const payload = signed.slice(prefix.length);
+  if (!timingSafeEqual(Buffer.from(mac, "hex"), macOf(key, sentAt, payload))) return null;
+  return Math.abs(now - sentAt) <= ANNOUNCEMENT_LIFETIME_MS ? payload : null;
 }
 
 /** Reconnect delays of the presence listener: doubled per failed attempt, up to the most. */
@@ -186,9 +198,10 @@ const MAX_RECONNECT_DELAY_MS = 10_000;
 export async function startPresenceTransport(
   databaseUrl: string,
   onMessage: (payload: string) => void,
-  options: { reconnectDelayMs?: number } = {},
+  options: { reconnectDelayMs?: number; now?: () => number } = {},
 ): Promise<PresenceTransport> {
   const firstDelayMs = options.reconnectDelayMs ?? RECONNECT_DELAY_MS;
+  const now = options.now ?? Date.now;
   let listener: pg.Client | null = null;
   let isStopped = false;
   let delayMs = firstDelayMs;
@@ -204,7 +217,7 @@ export async function startPresenceTransport(
       connectTimeoutMs: 5_000,
       queryTimeoutMs: 5_000,
       onNotification: (message) => {
-        const announcement = openAnnouncement(key, message.payload ?? "");
+        const announcement = openAnnouncement(key, message.payload ?? "", now());
         if (announcement !== null) onMessage(announcement);
       },
       onDrop: (dropped) => {
@@ -236,7 +249,7 @@ export async function startPresenceTransport(
 
   return {
     async publish(payload) {
-      const signed = `${signAnnouncement(key, payload)} ${payload}`;
+      const signed = signAnnouncement(key, now(), payload);
       await publisher.query("SELECT pg_notify($1, $2)", [PRESENCE_CHANNEL, signed]);
     },
     async stop() {

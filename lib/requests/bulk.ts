@@ -1,6 +1,7 @@
 import type { PrismaClient } from "../generated/prisma/client";
 import type { HumanActor } from "../auth/actor";
 import { findAgentByName } from "../agents/data";
+import { isTransactionRollback } from "../db";
 import { AppError, isAppError } from "../errors";
 import { findProtocolType } from "../protocol/registry";
 import type { BulkDecision, BulkDecisionResult } from "../shared/api/bulk-decision";
@@ -57,8 +58,14 @@ async function decideOne(
     return { id, ok: true, request };
   } catch (error) {
     // One request decided elsewhere, expired or fenced off is the normal case of a batch: it is
-    // reported beside the others. Anything else (the database gone) ends the batch as it would
-    // end a single decision.
+    // reported beside the others, and so is one PostgreSQL rolled back against a concurrent
+    // transaction, as the decisions before it stand. Anything else (the database gone) ends the
+    // batch as it would end a single decision.
+    if (isTransactionRollback(error)) {
+      const message =
+        "the database rolled this decision back against a concurrent one: decide it again";
+      return { id, ok: false, error: { code: "TRANSACTION_CONFLICT", message } };
+    }
     if (!isAppError(error)) throw error;
     return { id, ok: false, error: { code: error.code, message: error.message } };
   }

@@ -216,6 +216,12 @@ describe("shutdown", () => {
     const { headers } = await lead();
     const early = await api.heartbeat(agent.headers, { status: "ended" });
     expect(early.json).toMatchObject({ error: { code: "FORBIDDEN" } });
+    // Stopping on its own is no approved shutdown: its end is still the grace period's.
+    const unasked = await registerAgent();
+    expect((await api.heartbeat(unasked.headers, { status: "stopping" })).status).toBe(200);
+    const unaskedEnd = await api.heartbeat(unasked.headers, { status: "ended" });
+    expect(unaskedEnd.json).toMatchObject({ error: { code: "FORBIDDEN" } });
+    expect((await api.me(unasked.headers)).json).toMatchObject({ status: "stopping" });
     const asked = await api.requestShutdown(headers, agent.name, { reason: "end of day" });
     await api.respond(agent.headers, String(asked.json.id), {
       type: "shutdown_response",

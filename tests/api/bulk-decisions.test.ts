@@ -132,6 +132,38 @@ describe("bulk decisions: POST /responses", () => {
     expect(await statusOf(late)).toBe("expired");
   });
 
+  it("a decision PostgreSQL rolls back is reported beside the others, which stand", async () => {
+    // Review, round nine: the deadlock ended the batch with 503 "nothing changed", though the
+    // decisions before it had committed.
+    const { headers } = await lead();
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      ids.push(String((await submitPlan(await registerAgent({ requirePlan: true }))).json.id));
+    }
+    const victim = ids[1] as string;
+    const db = getDb();
+    const suffix = victim.replace(/\W/g, "_");
+    await db.$executeRawUnsafe(`
+      CREATE FUNCTION deadlock_${suffix}() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN RAISE EXCEPTION 'deadlock detected' USING ERRCODE = '40P01'; END $$`);
+    await db.$executeRawUnsafe(`
+      CREATE TRIGGER deadlock_${suffix} BEFORE UPDATE ON requests FOR EACH ROW
+      WHEN (OLD.id = '${victim}') EXECUTE FUNCTION deadlock_${suffix}()`);
+    try {
+      const answer = await bulk(headers, { ids, approve: true });
+      expect(answer.status).toBe(200);
+      expect(answer.json.results?.map((result) => [result.ok, result.error?.code])).toEqual([
+        [true, undefined],
+        [false, "TRANSACTION_CONFLICT"],
+        [true, undefined],
+      ]);
+    } finally {
+      await db.$executeRawUnsafe(`DROP TRIGGER deadlock_${suffix} ON requests`);
+      await db.$executeRawUnsafe(`DROP FUNCTION deadlock_${suffix}()`);
+    }
+    expect(await statusOf(victim)).toBe("pending");
+  });
+
   it("all pending from one agent: only that agent's, only the Lead's to decide", async () => {
     const { headers } = await lead();
     const agent = await registerAgent();

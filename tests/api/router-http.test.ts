@@ -10,7 +10,7 @@ vi.hoisted(() => {
 
 import { CLIENT_IP_HEADER } from "../../lib/auth/sign-in-limit";
 import { getDb } from "../../lib/db";
-import { createNodeListener } from "../../lib/http/node-listener";
+import { createHttpServer, createNodeListener } from "../../lib/http/node-listener";
 import { jsonResponse } from "../../lib/http/route";
 import { isApiTarget } from "../../lib/http/router";
 import { stampClientAddress } from "../../lib/realtime/web-node";
@@ -70,6 +70,40 @@ describe("a request Node cannot read as HTTP", () => {
     expect(head).toMatch(/^content-security-policy: default-src 'none'/im);
     expect(head).toMatch(/^x-content-type-options: nosniff/im);
     expect(JSON.parse(body)).toMatchObject({ error: { code } });
+  });
+
+  it("closes a request that timed out, though its client never closes its side", async () => {
+    // Review, round nine: ending only this side left the half-open socket with no timeout on it,
+    // a descriptor for anyone who sends half a request and waits.
+    const slow = createHttpServer(() => undefined, {
+      headersTimeout: 300,
+      requestTimeout: 300,
+      connectionsCheckingInterval: 100,
+    });
+    await new Promise<void>((resolve) => slow.listen(0, "127.0.0.1", resolve));
+    const { port } = slow.address() as AddressInfo;
+    const socket = connect({ port, host: "127.0.0.1", allowHalfOpen: true });
+    let answer = "";
+    socket.on("data", (chunk) => (answer += chunk.toString("latin1")));
+    socket.write("GET /api/v1/health HTTP/1.1\r\nHost: 127.0.0.1\r\n");
+    const openConnections = () =>
+      new Promise<number>((resolve, reject) =>
+        slow.getConnections((error, count) => (error ? reject(error) : resolve(count))),
+      );
+    try {
+      await vi.waitFor(() => expect(answer).toContain('"code":"REQUEST_TIMEOUT"'), {
+        timeout: 5_000,
+        interval: 50,
+      });
+      expect(answer.split("\r\n")[0]).toBe("HTTP/1.1 408 Request Timeout");
+      await vi.waitFor(async () => expect(await openConnections()).toBe(0), {
+        timeout: 2_000,
+        interval: 50,
+      });
+    } finally {
+      socket.destroy();
+      await new Promise((resolve) => slow.close(resolve));
+    }
   });
 });
 

@@ -6,6 +6,7 @@ import { requireDatabaseUrl } from "../../lib/env";
 import {
   createPresence,
   PRESENCE_CHANNEL,
+  REANNOUNCE_MS,
   STALE_AFTER_MS,
   startPresenceTransport,
 } from "../../lib/realtime/presence";
@@ -241,7 +242,7 @@ describe("presence's listener", () => {
         requestId: "req_x",
         viewers: [{ userId: "u", email: "cto@example.com (already approving this)" }],
       });
-      for (const payload of [forged, `${"0".repeat(64)} ${forged}`]) {
+      for (const payload of [forged, `${"0".repeat(64)} ${Date.now()} ${forged}`]) {
         await forger.query("SELECT pg_notify($1, $2)", [PRESENCE_CHANNEL, payload]);
       }
       await speaker.publish("signed");
@@ -253,6 +254,36 @@ describe("presence's listener", () => {
       await forger.end();
       await speaker.stop();
       await transport.stop();
+    }
+  });
+
+  it("drops a signed announcement heard long after it was sent: a recorded one cannot be replayed", async () => {
+    // Review, round nine: anyone who may LISTEN could record "cto@… views R" and play it back
+    // after the CTO had left the card.
+    const heardNow: string[] = [];
+    const heardLater: string[] = [];
+    const now = await startPresenceTransport(requireDatabaseUrl(), (payload) =>
+      heardNow.push(payload),
+    );
+    // A node whose clock reads 21 s on: every announcement is older than it may be.
+    const later = await startPresenceTransport(
+      requireDatabaseUrl(),
+      (payload) => heardLater.push(payload),
+      { now: () => Date.now() + 2 * REANNOUNCE_MS + 1_000 },
+    );
+    const speaker = await startPresenceTransport(requireDatabaseUrl(), () => undefined);
+    try {
+      await speaker.publish("fresh");
+      for (let tries = 0; tries < 50 && !heardNow.includes("fresh"); tries++) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(heardNow).toEqual(["fresh"]);
+      expect(heardLater).toEqual([]);
+    } finally {
+      await speaker.stop();
+      await later.stop();
+      await now.stop();
     }
   });
 });
