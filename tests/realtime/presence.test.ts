@@ -193,6 +193,13 @@ describe("presence state of one node", () => {
   });
 });
 
+/** Waits until `heard` holds `payload`, up to a second. */
+async function untilHeard(heard: string[], payload: string): Promise<void> {
+  for (let tries = 0; tries < 50 && !heard.includes(payload); tries++) {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
 describe("presence's listener", () => {
   it("hears other nodes again after the database refused it for a while", async () => {
     // Red team, round nine: one refused reconnect ended its retries, and the node never again
@@ -246,9 +253,7 @@ describe("presence's listener", () => {
         await forger.query("SELECT pg_notify($1, $2)", [PRESENCE_CHANNEL, payload]);
       }
       await speaker.publish("signed");
-      for (let tries = 0; tries < 50 && !heard.includes("signed"); tries++) {
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
+      await untilHeard(heard, "signed");
       expect(heard).toEqual(["signed"]);
     } finally {
       await forger.end();
@@ -274,9 +279,7 @@ describe("presence's listener", () => {
     const speaker = await startPresenceTransport(requireDatabaseUrl(), () => undefined);
     try {
       await speaker.publish("fresh");
-      for (let tries = 0; tries < 50 && !heardNow.includes("fresh"); tries++) {
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
+      await untilHeard(heardNow, "fresh");
       await new Promise((resolve) => setTimeout(resolve, 100));
       expect(heardNow).toEqual(["fresh"]);
       expect(heardLater).toEqual([]);
