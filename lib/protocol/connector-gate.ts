@@ -89,7 +89,11 @@ function mentionsProgramConfig(word: string): boolean {
  */
 function programConfigNamedBy(analysis: ShellAnalysis): string | null {
   for (const command of analysis.commands) {
-    const words = [command.name, ...command.args, ...command.redirects.map((r) => r.target)];
+    const words = [
+      command.name,
+      ...command.args,
+      ...command.redirects.map((redirect) => redirect.target),
+    ];
     for (const word of words) {
       if (word?.value && mentionsProgramConfig(word.value)) return word.value;
     }
