@@ -124,3 +124,12 @@ export function invalidInput(error: z.ZodError, root?: string): AppError {
   const summary = !first ? "invalid input" : where ? `${where}: ${first.message}` : first.message;
   return new AppError("INVALID_INPUT", summary, { details: { issues } });
 }
+
+/** PostgreSQL rolled a transaction back against a concurrent one: it changed nothing, ask again. */
+export function transactionConflict(): AppError {
+  return new AppError(
+    "TRANSACTION_CONFLICT",
+    "the database rolled this change back against a concurrent one; nothing changed: retry",
+    { headers: { "retry-after": "1" } },
+  );
+}

@@ -3,7 +3,7 @@ import { takeAgentRate, type AgentRateKind } from "../agents/limits";
 import { resolveActor, type Actor, type AgentActor, type HumanActor } from "../auth/actor";
 import { isScopeWithinRole, type TokenScope } from "../shared/auth/scopes";
 import { getDb, isDatabaseUnavailable, isTransactionRollback } from "../db";
-import { AppError, invalidInput, isAppError, type ErrorCode } from "../errors";
+import { AppError, invalidInput, isAppError, transactionConflict, type ErrorCode } from "../errors";
 import { readJsonBody } from "./body";
 import { isOwnHost } from "./own-host";
 import { withApiHeaders } from "./security-headers";
@@ -345,13 +345,7 @@ function toAppError(error: unknown): AppError {
       headers: { "retry-after": "1" },
     });
   }
-  if (isTransactionRollback(error)) {
-    return new AppError(
-      "TRANSACTION_CONFLICT",
-      "the database rolled this change back against a concurrent one; nothing changed: retry",
-      { headers: { "retry-after": "1" } },
-    );
-  }
+  if (isTransactionRollback(error)) return transactionConflict();
   console.error("[api] unexpected error", error);
   return new AppError("INTERNAL", "internal error");
 }

@@ -183,6 +183,12 @@ function createFeed(db: Db, socket: ConsoleSocket, maxReplayEvents: number): Con
 }
 
 /**
+ * The socket.io server's own options, for every web node and the tests' console servers: a
+ * connection that joins no namespace (refused, or never asking) is dropped after 10 s.
+ */
+export const CONSOLE_SERVER_OPTIONS = { serveClient: false, connectTimeout: 10_000 } as const;
+
+/**
  * Only signed-in humans on the console's own page join /console: the Origin is checked before the
  * session cookie that rides on the handshake (lib/realtime/console-origin.ts).
  */

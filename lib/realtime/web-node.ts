@@ -10,6 +10,7 @@ import { startSweeper } from "../requests/sweeper";
 import {
   attachConsoleNamespace,
   broadcastHubEvents,
+  CONSOLE_SERVER_OPTIONS,
   watchConsoleSessions,
   type ConsoleServer,
 } from "./console-namespace";
@@ -57,11 +58,9 @@ export async function startWebNodeServices(
   });
   const sweeper = startSweeper(db);
   // Next installs its own upgrade listener (dev HMR); socket.io must leave other upgrades alone.
-  // A connection that joins no namespace (refused, or never asking) is dropped after 10 s.
   const io: ConsoleServer = new Server(httpServer, {
+    ...CONSOLE_SERVER_OPTIONS,
     destroyUpgrade: false,
-    serveClient: false,
-    connectTimeout: 10_000,
   });
   coalesceFlushedFrames(io.engine);
   const presence = await startPresence(io, databaseUrl);

@@ -2,7 +2,7 @@ import type { PrismaClient } from "../generated/prisma/client";
 import type { HumanActor } from "../auth/actor";
 import { findAgentByName } from "../agents/data";
 import { isTransactionRollback } from "../db";
-import { AppError, isAppError } from "../errors";
+import { AppError, isAppError, transactionConflict } from "../errors";
 import { findProtocolType } from "../protocol/registry";
 import type { BulkDecision, BulkDecisionResult } from "../shared/api/bulk-decision";
 import { decideRequest } from "./mutations";
@@ -61,13 +61,9 @@ async function decideOne(
     // reported beside the others, and so is one PostgreSQL rolled back against a concurrent
     // transaction, as the decisions before it stand. Anything else (the database gone) ends the
     // batch as it would end a single decision.
-    if (isTransactionRollback(error)) {
-      const message =
-        "the database rolled this decision back against a concurrent one: decide it again";
-      return { id, ok: false, error: { code: "TRANSACTION_CONFLICT", message } };
-    }
-    if (!isAppError(error)) throw error;
-    return { id, ok: false, error: { code: error.code, message: error.message } };
+    const refusal = isTransactionRollback(error) ? transactionConflict() : error;
+    if (!isAppError(refusal)) throw error;
+    return { id, ok: false, error: { code: refusal.code, message: refusal.message } };
   }
 }
 

@@ -365,19 +365,15 @@ function assertResponderIsTarget(request: Request, responder: Responder): void {
  * before this decision or the decision found it due), ALREADY_DECIDED otherwise.
  */
 function alreadyDecided(request: Request): AppError {
-  const isTimedOut =
-    typeof request.decidedBy === "object" &&
-    request.decidedBy !== null &&
-    !Array.isArray(request.decidedBy) &&
-    request.decidedBy.kind === "timeout";
-  return isTimedOut
+  const view = toRequestView(request);
+  return view.decidedBy?.kind === "timeout"
     ? new AppError(
         "REQUEST_EXPIRED",
         `request ${request.id} passed its deadline before the decision; it is ${request.status}`,
-        { details: { request: toRequestView(request) } },
+        { details: { request: view } },
       )
     : new AppError("ALREADY_DECIDED", `request ${request.id} is already ${request.status}`, {
-        details: { request: toRequestView(request) },
+        details: { request: view },
       });
 }
 

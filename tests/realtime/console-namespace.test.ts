@@ -1,6 +1,6 @@
 import { startConsoleServer } from "../support/console-server";
 import { io as connect, type Socket } from "socket.io-client";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { logout } from "../../lib/api/v1/auth";
 import { user as userPath } from "../../lib/api/v1/users";
 import { callRoute, signedInHuman } from "../route-client";
@@ -119,6 +119,20 @@ describe("/console namespace", () => {
       sockets.push(socket);
       expect(await refused(socket)).toBe("NOT_FOUND");
     }
+  });
+
+  it("drops a stranger's connection that joins no namespace, so none is held for free", async () => {
+    const server = await startConsoleServer({ connectTimeoutMs: 300 });
+    servers.push(server);
+    const stranger: ConsoleClient = connect(`${server.baseUrl}/`, {
+      transports: ["websocket"],
+      extraHeaders: { origin: "https://evil.example" },
+      reconnection: false,
+    });
+    sockets.push(stranger);
+    expect(await refused(stranger)).toBe("NOT_FOUND");
+    expect(server.io.engine.clientsCount).toBe(1);
+    await vi.waitFor(() => expect(server.io.engine.clientsCount).toBe(0), { timeout: 3_000 });
   });
 
   it("replays every event after the resume cursor, in order", async () => {

@@ -66,6 +66,15 @@ describe("a human's long-poll whose credential ends while it waits (red team)", 
   });
 });
 
+/** A worker's plan pending on the Lead, and the worker's own long-poll on it already held. */
+async function workersHeldPoll() {
+  const worker = await registerWorker();
+  const id = String((await submitPlan(worker)).json.id);
+  const polled = api.getRequest(worker.headers, id, "?wait=20");
+  await pause(300);
+  return { worker, id, polled };
+}
+
 /**
  * Red team, round nine: a worker's token was replaced (`worker-token`, meant to leave one process
  * able to act as the agent), and the old token's held long-polls still answered with the Lead's
@@ -87,10 +96,7 @@ describe("an agent's long-poll whose token is replaced while it waits (red team)
   });
 
   it("answers 401 on its own request, without the decision", async () => {
-    const worker = await registerWorker();
-    const id = String((await submitPlan(worker)).json.id);
-    const polled = api.getRequest(worker.headers, id, "?wait=20");
-    await pause(300);
+    const { worker, id, polled } = await workersHeldPoll();
     expect((await api.workerToken((await lead()).headers, worker.name)).status).toBe(200);
     await reject(id);
     const answer = await polled;
@@ -99,10 +105,7 @@ describe("an agent's long-poll whose token is replaced while it waits (red team)
   });
 
   it("still answers the agent whose token holds", async () => {
-    const worker = await registerWorker();
-    const id = String((await submitPlan(worker)).json.id);
-    const polled = api.getRequest(worker.headers, id, "?wait=20");
-    await pause(300);
+    const { id, polled } = await workersHeldPoll();
     await reject(id);
     const answer = await polled;
     expect(answer.status).toBe(200);

@@ -5,6 +5,7 @@ import { getDb } from "../../lib/db";
 import { requireDatabaseUrl } from "../../lib/env";
 import {
   attachConsoleNamespace,
+  CONSOLE_SERVER_OPTIONS,
   watchConsoleSessions,
   type ConsoleServer,
 } from "../../lib/realtime/console-namespace";
@@ -18,6 +19,8 @@ export type ConsoleServerOptions = {
   watchSessions?: { intervalMs: number };
   /** Presence as a web node runs it: shared with other nodes through NOTIFY. */
   withPresence?: boolean;
+  /** In place of the web node's 10 s, for a test that waits for a connection to be dropped. */
+  connectTimeoutMs?: number;
 };
 
 /** A socket.io server with the production /console namespace, on a free loopback port. */
@@ -27,7 +30,10 @@ export async function startConsoleServer(options: ConsoleServerOptions = {}): Pr
   stop: () => Promise<void>;
 }> {
   const httpServer = createServer();
-  const io: ConsoleServer = new Server(httpServer);
+  const io: ConsoleServer = new Server(httpServer, {
+    ...CONSOLE_SERVER_OPTIONS,
+    ...(options.connectTimeoutMs !== undefined && { connectTimeout: options.connectTimeoutMs }),
+  });
   const db = getDb();
   const presence = options.withPresence ? await startPresence(io, requireDatabaseUrl()) : undefined;
   attachConsoleNamespace(io, db, { maxReplayEvents: options.maxReplayEvents, presence });
