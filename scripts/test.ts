@@ -1,11 +1,22 @@
 import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync, rmSync } from "node:fs";
 import { childProcessEnv } from "../lib/env";
+import {
+  playwrightFailures,
+  vitestFailures,
+  type PlaywrightReport,
+  type VitestReport,
+} from "./failed-tests";
 
 // `npm test`: every check the project has, in order, then one summary line CI can read. Later
 // steps still run after a failure so one run reports everything; the exit code is the verdict.
 type Counts = { passed: number; failed: number; skipped: number };
-type Step = { name: string; command: string[]; counts?: () => Counts };
+type Step = {
+  name: string;
+  command: string[];
+  counts?: () => Counts;
+  failures?: () => string[];
+};
 
 const testEnv = childProcessEnv({ NEXT_TELEMETRY_DISABLED: "1" });
 const VITEST_REPORT = "test-results/vitest.json";
@@ -51,6 +62,7 @@ const steps: Step[] = [
         skipped: report.numPendingTests + report.numTodoTests,
       };
     },
+    failures: () => vitestFailures(readJson<VitestReport>(VITEST_REPORT) ?? {}, process.cwd()),
   },
   { name: "production build", command: ["npx", "next", "build"] },
   {
@@ -64,6 +76,7 @@ const steps: Step[] = [
       const { expected, unexpected, flaky, skipped } = report.stats;
       return { passed: expected, failed: unexpected + flaky, skipped };
     },
+    failures: () => playwrightFailures(readJson<PlaywrightReport>(PLAYWRIGHT_REPORT) ?? {}),
   },
 ];
 
@@ -71,6 +84,7 @@ rmSync(VITEST_REPORT, { force: true });
 rmSync(PLAYWRIGHT_REPORT, { force: true });
 const total: Counts = { passed: 0, failed: 0, skipped: 0 };
 const failedSteps: string[] = [];
+const failedTests: string[] = [];
 for (const step of steps) {
   console.log(`\n=== ${step.name}: ${step.command.join(" ")}`);
   const startedAt = Date.now();
@@ -87,12 +101,15 @@ for (const step of steps) {
     total.passed += counts.passed;
     total.failed += counts.failed;
     total.skipped += counts.skipped;
+    if (counts.failed > 0) failedTests.push(...(step.failures?.() ?? []));
   } else if (!isOk) {
     total.failed += 1;
   }
 }
 
 console.log("");
+if (failedTests.length)
+  console.log(`Failed tests:\n${failedTests.map((t) => `  ${t}`).join("\n")}`);
 if (failedSteps.length) console.log(`Failed steps: ${failedSteps.join(", ")}`);
 console.log(`${total.passed} passed, ${total.failed} failed, ${total.skipped} skipped`);
 process.exit(failedSteps.length ? 1 : 0);

@@ -74,8 +74,11 @@ describe("the bench's machine CPU split", () => {
       async () => 2,
       () => clock,
     );
-    const end = Date.now() + 200;
-    while (Date.now() < end);
+    const start = process.cpuUsage();
+    for (;;) {
+      const { user, system } = process.cpuUsage(start);
+      if (user + system >= 200_000) break;
+    }
     clock = 200;
     const after = await readMachineCpu(
       async () => 2,
@@ -88,12 +91,17 @@ describe("the bench's machine CPU split", () => {
   });
 
   it("reads one process's CPU by pid as it spends it", async () => {
+    // It spins until it has spent half a second of CPU, not of the clock: on a loaded machine
+    // a spin timed by the clock got less than the test looked for.
     const busy = spawn(process.execPath, [
       "-e",
-      "const end = Date.now() + 600; while (Date.now() < end); setInterval(() => {}, 1000);",
+      `const spent = () => { const { user, system } = process.cpuUsage(); return user + system; };
+      while (spent() < 500_000);
+      console.log("spent");
+      setInterval(() => {}, 1000);`,
     ]);
     try {
-      await new Promise((resolve) => setTimeout(resolve, 900));
+      await new Promise((resolve) => busy.stdout.once("data", resolve));
       expect(await readProcessCpuSeconds(busy.pid)).toBeGreaterThan(0.3);
     } finally {
       busy.kill("SIGKILL");

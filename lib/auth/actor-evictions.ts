@@ -25,6 +25,8 @@ export async function startActorEvictionListener(options: {
   /** Other caches kept honest by the same notifications and the same proof (the rule cache). */
   alsoCaches?: readonly ActorCache<unknown>[];
   probeIntervalMs?: number;
+  /** Names the listener's backend in pg_stat_activity; EVICTIONS_APPLICATION_NAME unless given. */
+  applicationName?: string;
 }): Promise<ActorEvictionListener> {
   const { databaseUrl } = options;
   const caches = [options.cache, ...(options.alsoCaches ?? [])];
@@ -63,7 +65,7 @@ export async function startActorEvictionListener(options: {
   async function connect(): Promise<void> {
     const candidate = await openListenClient({
       databaseUrl,
-      applicationName: EVICTIONS_APPLICATION_NAME,
+      applicationName: options.applicationName ?? EVICTIONS_APPLICATION_NAME,
       channel: ACTOR_EVICTIONS_CHANNEL,
       connectTimeoutMs: 5_000,
       queryTimeoutMs: DELIVERY_WINDOW_MS,

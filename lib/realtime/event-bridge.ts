@@ -42,6 +42,11 @@ export type EventBridgeOptions = {
   healthCheckIntervalMs?: number;
   /** First reconnect delay; doubles per failed attempt up to 2 s. */
   reconnectDelayMs?: number;
+  /**
+   * Names the listener's backend in pg_stat_activity; LISTENER_APPLICATION_NAME unless given.
+   * Bridges that share a database under other names can each find their own.
+   */
+  applicationName?: string;
 };
 
 export type EventBridge = {
@@ -65,6 +70,7 @@ export async function startEventBridge(options: EventBridgeOptions): Promise<Eve
   const pollIntervalMs = options.pollIntervalMs ?? 2_000;
   const healthCheckIntervalMs = options.healthCheckIntervalMs ?? 5_000;
   const reconnectDelayMs = options.reconnectDelayMs ?? 100;
+  const applicationName = options.applicationName ?? LISTENER_APPLICATION_NAME;
 
   // History is not replayed into the hub: consoles catch up with `resume`. An event whose
   // transaction is open now is above this id, and is published when it commits, with those
@@ -222,7 +228,7 @@ export async function startEventBridge(options: EventBridgeOptions): Promise<Eve
   async function connectListener(): Promise<void> {
     const candidate = await openListenClient({
       databaseUrl,
-      applicationName: LISTENER_APPLICATION_NAME,
+      applicationName,
       channel: CHANNEL,
       connectTimeoutMs: CONNECT_TIMEOUT_MS,
       queryTimeoutMs: HEALTH_CHECK_TIMEOUT_MS,

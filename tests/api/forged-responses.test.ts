@@ -20,7 +20,10 @@ async function snapshot(requestId: string) {
       incarnation: agent.incarnation,
       workVersion: agent.workVersion,
     },
-    messages: await db.message.count(),
+    // The agent's own: other test files send messages meanwhile.
+    messages: await db.message.count({
+      where: { OR: [{ agentId: agent.id }, { sender: agent.name }, { recipient: agent.name }] },
+    }),
   };
 }
 

@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import pg from "pg";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { rules as rulesRoute } from "../../lib/api/v1/rules";
@@ -427,6 +428,9 @@ describe("what jsonb cannot hold", () => {
 });
 
 describe("the rule cache", () => {
+  // Named apart: killing every node's eviction listener on the shared database turned other test
+  // files' caches off under them.
+  const OWN_LISTENER = `${EVICTIONS_APPLICATION_NAME}-${randomBytes(4).toString("hex")}`;
   const cache = getRuleCache();
   let listener: ActorEvictionListener | undefined;
 
@@ -442,6 +446,7 @@ describe("the rule cache", () => {
       cache: new ActorCache(),
       alsoCaches: [cache],
       probeIntervalMs: 50,
+      applicationName: OWN_LISTENER,
     });
     expect(cache.isEnabled).toBe(true);
   }
@@ -488,8 +493,8 @@ describe("the rule cache", () => {
     await admin.connect();
     try {
       await admin.query(
-        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1 AND datname = current_database() AND pid <> pg_backend_pid()",
-        [EVICTIONS_APPLICATION_NAME],
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1 AND datname = current_database()",
+        [OWN_LISTENER],
       );
       for (let attempt = 0; attempt < 100 && cache.isEnabled; attempt += 1) {
         await new Promise((resolve) => setTimeout(resolve, 10));

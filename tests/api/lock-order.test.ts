@@ -8,8 +8,6 @@ import { api, createToken, lead, registerAgent, uniqueName } from "./fixtures";
 const db = getDb();
 afterAll(() => db.$disconnect());
 
-const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
 /**
  * Two agents of one connect token whose order by name is not their order by id: a transaction
  * locking them by name and one locking them by id each hold one the other waits for.
@@ -40,9 +38,9 @@ describe("transactions that lock several agents", () => {
     // The revocation takes the first by id and waits; the broadcast, by name, took the other.
     const held = await holdLock("SELECT 1 FROM agents WHERE id = $1 FOR UPDATE", [byId[0]?.id]);
     const revoking = api.revokeToken(headers, connect.id);
-    await pause(300);
+    await held.untilWaiting(1);
     const broadcasting = api.sendMessage(headers, { to: "*", content: "all hands" });
-    await pause(300);
+    await held.untilWaiting(2);
     await held.release();
     const [revoked, broadcast] = await Promise.all([revoking, broadcasting]);
     expect(revoked.status, JSON.stringify(revoked.json)).toBe(200);
@@ -62,7 +60,7 @@ describe("transactions that lock several agents", () => {
     const [waitedFor, stopping] = rows;
     const held = await holdLock("SELECT 1 FROM agents WHERE id = $1 FOR UPDATE", [waitedFor?.id]);
     const broadcasting = api.sendMessage(headers, { to: "*", content: "all hands" });
-    await pause(300);
+    await held.untilWaiting(1);
     expect((await api.forceStop(headers, String(stopping?.name))).status).toBe(200);
     await held.release();
     const broadcast = await broadcasting;
@@ -88,7 +86,8 @@ describe("transactions that lock several agents", () => {
       headers,
       params: { id: connect.id },
     });
-    await pause(300);
+    // Waiting on the second agent, it holds the first: the holder's wait below closes the cycle.
+    await held.untilWaiting(1);
     const holderWaits = held.query("SELECT 1 FROM agents WHERE id = $1 FOR UPDATE", [byId[0]?.id]);
     const revoked = await revoking;
     await holderWaits;

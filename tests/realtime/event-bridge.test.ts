@@ -27,8 +27,19 @@ async function appendEvent(db: Db, kind: string, subject: string, data: object):
   return Number(event.id);
 }
 
+/**
+ * This file's listeners, named apart from those other test files' nodes keep on the same
+ * database: counting or killing a stranger's listener made the tests race each other.
+ */
+const OWN_LISTENERS = `${LISTENER_APPLICATION_NAME}-${randomBytes(4).toString("hex")}`;
+
 // Short intervals keep outages brief; assertions on time stay loose.
-const FAST = { pollIntervalMs: 200, healthCheckIntervalMs: 200, reconnectDelayMs: 50 };
+const FAST = {
+  pollIntervalMs: 200,
+  healthCheckIntervalMs: 200,
+  reconnectDelayMs: 50,
+  applicationName: OWN_LISTENERS,
+};
 
 const bridges: EventBridge[] = [];
 const sockets: ConsoleClient[] = [];
@@ -91,14 +102,14 @@ async function waitUntil(condition: () => boolean | Promise<boolean>, timeoutMs 
 async function listenerPids(): Promise<number[]> {
   const rows = await getDb().$queryRaw<{ pid: number }[]>`
     SELECT pid FROM pg_stat_activity
-    WHERE application_name = ${LISTENER_APPLICATION_NAME} AND datname = current_database()`;
+    WHERE application_name = ${OWN_LISTENERS} AND datname = current_database()`;
   return rows.map((row) => row.pid);
 }
 
 async function killListener(): Promise<number[]> {
   const rows = await getDb().$queryRaw<{ pid: number; isTerminated: boolean }[]>`
     SELECT pid, pg_terminate_backend(pid) AS "isTerminated" FROM pg_stat_activity
-    WHERE application_name = ${LISTENER_APPLICATION_NAME} AND datname = current_database()`;
+    WHERE application_name = ${OWN_LISTENERS} AND datname = current_database()`;
   expect(rows.every((row) => row.isTerminated)).toBe(true);
   return rows.map((row) => row.pid);
 }

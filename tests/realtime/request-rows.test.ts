@@ -60,17 +60,38 @@ async function openConsole(headers: Record<string, string>): Promise<Received[]>
   return received;
 }
 
+/**
+ * The first `request.created` event after `after` that `matches`, as the bridge would publish it.
+ * Other test files write events meanwhile: the read pages on past theirs, and waits at a gap one
+ * of their transactions leaves open until it commits.
+ */
+type CreatedEvent = Extract<ConsoleEvent, { kind: "request.created" }>;
+
+async function createdEventAfter(
+  after: number,
+  matches: (event: CreatedEvent) => boolean,
+  what: string,
+): Promise<CreatedEvent> {
+  let cursor = after;
+  for (const deadline = Date.now() + 10_000; Date.now() < deadline;) {
+    const events = await listEventsAfter(getDb(), cursor);
+    const created = events.find(
+      (event): event is CreatedEvent => event.kind === "request.created" && matches(event),
+    );
+    if (created) return created;
+    cursor = events.at(-1)?.id ?? cursor;
+    if (events.length === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  throw new Error(`no request.created for ${what}`);
+}
+
 /** A new plan for the Lead, and its `request.created` event as the bridge would publish it. */
 async function newRequest(): Promise<{ id: string; agent: string; created: ConsoleEvent }> {
   const before = await findNewestEventId(getDb());
   const agent = await registerAgent();
   const response = await submitPlan(agent, "1. a plan only the API may show");
   const id = String(response.json.id);
-  const events = await listEventsAfter(getDb(), before);
-  const created = events.find(
-    (event) => event.kind === "request.created" && event.data.requestId === id,
-  );
-  if (!created) throw new Error(`no request.created for ${id}`);
+  const created = await createdEventAfter(before, (event) => event.data.requestId === id, id);
   return { id, agent: agent.name, created };
 }
 
@@ -79,15 +100,8 @@ async function committedRequestOf(
   agent: string,
   after: number,
 ): Promise<{ id: string; created: ConsoleEvent }> {
-  for (let tries = 0; tries <= 200; tries++) {
-    for (const event of await listEventsAfter(getDb(), after)) {
-      if (event.kind === "request.created" && event.data.agent === agent) {
-        return { id: event.data.requestId, created: event };
-      }
-    }
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  throw new Error(`no request.created for ${agent}`);
+  const created = await createdEventAfter(after, (event) => event.data.agent === agent, agent);
+  return { id: created.data.requestId, created };
 }
 
 async function waitFor(check: () => boolean): Promise<void> {

@@ -32,9 +32,9 @@ async function callAcrossRevocation<T extends { status: number }>(
   });
   const held = await holdLock("SELECT 1 FROM api_tokens WHERE id = $1 FOR UPDATE", [tokenId]);
   const revoking = api.revokeToken((await lead()).headers, tokenId);
-  await pause(300);
+  await held.untilWaiting(1);
   const inFlight = call();
-  await pause(300);
+  await held.untilWaiting(2);
   await held.release();
   return { revoked: await revoking, inFlight: await inFlight };
 }

@@ -3,8 +3,6 @@ import { getDb } from "../../lib/db";
 import { api, createTask, lead, registerAgent, submitPlan, type TestAgent } from "../api/fixtures";
 import { holdLock } from "../support/held-lock";
 
-const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
 afterAll(() => getDb().$disconnect());
 
 async function taskStatus(id: string) {
@@ -83,9 +81,9 @@ describe("a task claimed by an ended incarnation (red team)", () => {
     const task = await createTask("claimed in the gap");
     const held = await holdLock("SELECT 1 FROM agents WHERE name = $1 FOR UPDATE", [agent.name]);
     const stop = api.forceStop((await lead()).headers, agent.name);
-    await pause(300);
+    await held.untilWaiting(1);
     const claim = api.claimTask(agent.headers, task);
-    await pause(300);
+    await held.untilWaiting(2);
     await held.release();
 
     expect((await stop).status).toBe(200);
@@ -99,9 +97,9 @@ describe("a task claimed by an ended incarnation (red team)", () => {
     await getDb().agent.update({ where: { name: first.name }, data: { status: "offline" } });
     const held = await holdLock("SELECT 1 FROM agents WHERE name = $1 FOR UPDATE", [first.name]);
     const respawn = api.respawn((await lead()).headers, first.name);
-    await pause(300);
+    await held.untilWaiting(1);
     const claim = api.claimTask(first.headers, task);
-    await pause(300);
+    await held.untilWaiting(2);
     await held.release();
 
     expect((await respawn).status).toBe(201);

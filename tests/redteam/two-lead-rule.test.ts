@@ -152,12 +152,12 @@ describe("a first approval racing a rejection of a two-Lead request (red team)",
       approve: false,
       feedback: "not this one",
     });
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await held.untilWaiting(1);
     const approval = api.respond(first.headers, id, {
       type: "tool_approval_response",
       approve: true,
     });
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await held.untilWaiting(2);
     await held.release();
     const [rejected, approved] = await Promise.all([rejection, approval]);
 

@@ -1,0 +1,71 @@
+// CI shows only the tail of `npm test`'s output: the names of the tests that failed, and the first
+// line of why, are read back from the runners' JSON reports and printed last.
+
+export type VitestReport = {
+  testResults?: {
+    name: string;
+    status?: string;
+    message?: string;
+    assertionResults?: { status: string; fullName: string; failureMessages?: string[] }[];
+  }[];
+};
+
+type PlaywrightSuite = {
+  title: string;
+  file?: string;
+  specs?: {
+    title: string;
+    line?: number;
+    tests?: { status?: string; results?: { error?: { message?: string } }[] }[];
+  }[];
+  suites?: PlaywrightSuite[];
+};
+export type PlaywrightReport = { suites?: PlaywrightSuite[] };
+
+const MAX_REASON = 300;
+
+/** The first line of a failure that says something, without terminal colours, kept short. */
+export function firstLineOf(message: string | undefined): string {
+  const plain = (message ?? "").replace(/\u001b\[[0-9;]*m/g, "");
+  const line = plain.split("\n").find((candidate) => candidate.trim() !== "") ?? "";
+  const trimmed = line.trim();
+  return trimmed.length > MAX_REASON ? `${trimmed.slice(0, MAX_REASON)}…` : trimmed;
+}
+
+function relative(file: string, root: string): string {
+  return file.startsWith(`${root}/`) ? file.slice(root.length + 1) : file;
+}
+
+export function vitestFailures(report: VitestReport, root: string): string[] {
+  const lines: string[] = [];
+  for (const file of report.testResults ?? []) {
+    const failed = (file.assertionResults ?? []).filter((test) => test.status === "failed");
+    for (const test of failed) {
+      const reason = firstLineOf(test.failureMessages?.[0]);
+      lines.push(`${relative(file.name, root)} › ${test.fullName}: ${reason}`);
+    }
+    if (failed.length === 0 && file.status === "failed") {
+      lines.push(`${relative(file.name, root)}: ${firstLineOf(file.message)}`);
+    }
+  }
+  return lines;
+}
+
+export function playwrightFailures(report: PlaywrightReport): string[] {
+  const lines: string[] = [];
+  // A file's own suite is titled by the file, which `where` already names.
+  const visit = (suite: PlaywrightSuite, path: string[]) => {
+    for (const spec of suite.specs ?? []) {
+      for (const test of spec.tests ?? []) {
+        if (test.status === "expected" || test.status === "skipped") continue;
+        const error = test.results?.find((result) => result.error)?.error;
+        const name = [...path, spec.title].join(" › ");
+        const where = `${suite.file ?? ""}:${spec.line ?? ""}`;
+        lines.push(`${where} › ${name} (${test.status}): ${firstLineOf(error?.message)}`);
+      }
+    }
+    for (const child of suite.suites ?? []) visit(child, [...path, child.title]);
+  };
+  for (const suite of report.suites ?? []) visit(suite, []);
+  return lines;
+}
