@@ -1,5 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { isDataException, isDatabaseUnavailable, isTransactionRollback } from "./db";
+import {
+  isDataException,
+  isDatabaseUnavailable,
+  isTransactionRollback,
+  refusalOfUndoneChange,
+} from "./db";
 
 describe("isDatabaseUnavailable", () => {
   it.each([
@@ -49,4 +54,20 @@ describe("SQLSTATE classes", () => {
       ]);
     }
   });
+
+  it.each([throughPg, throughPrisma])(
+    "refuses an undone change as retryable, and nothing else (%#)",
+    (shape) => {
+      const refusals = ["40P01", "57014", "23505", "57P01"].map((code) => {
+        const refusal = refusalOfUndoneChange(shape(code));
+        return refusal && [refusal.code, refusal.status, refusal.headers["retry-after"]];
+      });
+      expect(refusals).toEqual([
+        ["TRANSACTION_CONFLICT", 503, "1"],
+        ["STATEMENT_CANCELED", 503, "1"],
+        undefined,
+        undefined,
+      ]);
+    },
+  );
 });

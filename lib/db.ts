@@ -2,6 +2,7 @@ import { PrismaPg } from "@prisma/adapter-pg";
 import pg from "pg";
 import { PrismaClient, type Prisma } from "./generated/prisma/client";
 import { requireDatabaseUrl } from "./env";
+import { statementCanceled, transactionConflict, type AppError } from "./errors";
 
 /** A client or an open transaction: domain functions take either, so transactions compose. */
 export type Db = PrismaClient | Prisma.TransactionClient;
@@ -106,6 +107,17 @@ export function isDataException(error: unknown): boolean {
  */
 export function isTransactionRollback(error: unknown): boolean {
   return hasSqlStateClass(error, "40") || codesOf(error).includes("P2034");
+}
+
+/**
+ * The refusal for a change PostgreSQL undid before it committed, whatever the caller's state: a
+ * transaction rolled back against a concurrent one, or a statement canceled (SQLSTATE 57014:
+ * `pg_cancel_backend`, a statement timeout). Undefined for any other error.
+ */
+export function refusalOfUndoneChange(error: unknown): AppError | undefined {
+  if (isTransactionRollback(error)) return transactionConflict();
+  if (hasSqlState(error, "57014")) return statementCanceled();
+  return undefined;
 }
 
 const CONNECTION_LOST = new RegExp(

@@ -74,6 +74,8 @@ export const errorStatus = {
   DATABASE_UNAVAILABLE: 503,
   /** PostgreSQL rolled the change back against a concurrent one (a deadlock): nothing changed. */
   TRANSACTION_CONFLICT: 503,
+  /** PostgreSQL canceled the change's statement before it committed: nothing changed. */
+  STATEMENT_CANCELED: 503,
 } as const satisfies Record<string, number>;
 
 export type ErrorCode = keyof typeof errorStatus;
@@ -130,6 +132,15 @@ export function transactionConflict(): AppError {
   return new AppError(
     "TRANSACTION_CONFLICT",
     "the database rolled this change back against a concurrent one; nothing changed: retry",
+    { headers: { "retry-after": "1" } },
+  );
+}
+
+/** PostgreSQL canceled a statement (an operator, a timeout): its transaction changed nothing. */
+export function statementCanceled(): AppError {
+  return new AppError(
+    "STATEMENT_CANCELED",
+    "the database canceled this change before it committed; nothing changed: retry",
     { headers: { "retry-after": "1" } },
   );
 }

@@ -101,7 +101,7 @@ for (const step of steps) {
     total.passed += counts.passed;
     total.failed += counts.failed;
     total.skipped += counts.skipped;
-    if (counts.failed > 0) failedTests.push(...(step.failures?.() ?? []));
+    if (!isOk || counts.failed > 0) failedTests.push(...(step.failures?.() ?? []));
   } else if (!isOk) {
     total.failed += 1;
   }

@@ -2,8 +2,8 @@ import type { z } from "zod";
 import { takeAgentRate, type AgentRateKind } from "../agents/limits";
 import { resolveActor, type Actor, type AgentActor, type HumanActor } from "../auth/actor";
 import { isScopeWithinRole, type TokenScope } from "../shared/auth/scopes";
-import { getDb, isDatabaseUnavailable, isTransactionRollback } from "../db";
-import { AppError, invalidInput, isAppError, transactionConflict, type ErrorCode } from "../errors";
+import { getDb, isDatabaseUnavailable, refusalOfUndoneChange } from "../db";
+import { AppError, invalidInput, isAppError, type ErrorCode } from "../errors";
 import { readJsonBody } from "./body";
 import { isOwnHost } from "./own-host";
 import { withApiHeaders } from "./security-headers";
@@ -345,7 +345,8 @@ function toAppError(error: unknown): AppError {
       headers: { "retry-after": "1" },
     });
   }
-  if (isTransactionRollback(error)) return transactionConflict();
+  const undone = refusalOfUndoneChange(error);
+  if (undone) return undone;
   console.error("[api] unexpected error", error);
   return new AppError("INTERNAL", "internal error");
 }

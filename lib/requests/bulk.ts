@@ -1,8 +1,8 @@
 import type { PrismaClient } from "../generated/prisma/client";
 import type { HumanActor } from "../auth/actor";
 import { findAgentByName } from "../agents/data";
-import { isTransactionRollback } from "../db";
-import { AppError, isAppError, transactionConflict } from "../errors";
+import { refusalOfUndoneChange } from "../db";
+import { AppError, isAppError } from "../errors";
 import { findProtocolType } from "../protocol/registry";
 import type { BulkDecision, BulkDecisionResult } from "../shared/api/bulk-decision";
 import { decideRequest } from "./mutations";
@@ -59,9 +59,9 @@ async function decideOne(
   } catch (error) {
     // One request decided elsewhere, expired or fenced off is the normal case of a batch: it is
     // reported beside the others, and so is one PostgreSQL rolled back against a concurrent
-    // transaction, as the decisions before it stand. Anything else (the database gone) ends the
-    // batch as it would end a single decision.
-    const refusal = isTransactionRollback(error) ? transactionConflict() : error;
+    // transaction or whose statement it canceled, as the decisions before it stand. Anything else
+    // (the database gone) ends the batch as it would end a single decision.
+    const refusal = refusalOfUndoneChange(error) ?? error;
     if (!isAppError(refusal)) throw error;
     return { id, ok: false, error: { code: refusal.code, message: refusal.message } };
   }

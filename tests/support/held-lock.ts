@@ -9,13 +9,13 @@ const WAITING_BEHIND = `
     SELECT activity.pid FROM pg_stat_activity activity
       JOIN waiting ON waiting.pid = ANY(pg_blocking_pids(activity.pid))
   )
-  SELECT count(*)::int AS count FROM waiting`;
+  SELECT pid FROM waiting`;
 
 /**
  * A transaction of its own connection that ran `sql` and holds what it locked until `release`,
  * which commits it (once, however often it is called). `query` runs more in that transaction.
- * `untilWaiting(n)` resolves once n other sessions wait behind it: a test orders the calls it
- * queues by that, not by a pause a loaded machine can outlast.
+ * `untilWaiting(n)` resolves, with their backends' pids, once n other sessions wait behind it: a
+ * test orders the calls it queues by that, not by a pause a loaded machine can outlast.
  */
 export async function holdLock(sql: string, values: unknown[] = []) {
   const holder = new pg.Client({ connectionString: requireDatabaseUrl() });
@@ -28,15 +28,15 @@ export async function holdLock(sql: string, values: unknown[] = []) {
   return {
     query: (more: string, moreValues: unknown[] = []) => holder.query(more, moreValues),
     release: () => (released ??= holder.query("COMMIT").then(() => holder.end())),
-    untilWaiting: async (count: number, timeoutMs = 10_000) => {
+    untilWaiting: async (count: number, timeoutMs = 10_000): Promise<number[]> => {
       // Its own connection: the holder's transaction would see one snapshot of the activity.
       const watcher = new pg.Client({ connectionString: requireDatabaseUrl() });
       await watcher.connect();
       try {
         const deadline = Date.now() + timeoutMs;
         for (;;) {
-          const waiting = await watcher.query<{ count: number }>(WAITING_BEHIND, [holderPid]);
-          if ((waiting.rows[0]?.count ?? 0) >= count) return;
+          const waiting = await watcher.query<{ pid: number }>(WAITING_BEHIND, [holderPid]);
+          if (waiting.rows.length >= count) return waiting.rows.map((row) => row.pid);
           if (Date.now() > deadline) {
             throw new Error(
               `${count} sessions did not queue behind the held lock in ${timeoutMs} ms`,

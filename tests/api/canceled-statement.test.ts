@@ -1,0 +1,62 @@
+import pg from "pg";
+import { afterAll, describe, expect, it } from "vitest";
+import { getDb } from "../../lib/db";
+import { requireDatabaseUrl } from "../../lib/env";
+import { holdLock } from "../support/held-lock";
+import { api, createToken, lead, registerAgent, submitPlan } from "./fixtures";
+
+const db = getDb();
+afterAll(() => db.$disconnect());
+
+/** Cancels the statements of these backends, as an operator's `pg_cancel_backend` does. */
+async function cancel(pids: number[]): Promise<void> {
+  const admin = new pg.Client({ connectionString: requireDatabaseUrl() });
+  await admin.connect();
+  try {
+    await admin.query("SELECT pg_cancel_backend(pid) FROM unnest($1::int[]) AS pid", [pids]);
+  } finally {
+    await admin.end();
+  }
+}
+
+/**
+ * Seen in round nine and left then: a statement PostgreSQL canceled (an operator's
+ * `pg_cancel_backend`, a statement timeout) answered 500 INTERNAL, though it changed nothing and
+ * a retry would land.
+ */
+describe("a change whose statement the database cancels", () => {
+  it("a grouped plan submission: a retryable 503 that stored nothing", async () => {
+    const agent = await registerAgent();
+    const row = await db.agent.findUniqueOrThrow({ where: { name: agent.name } });
+    const held = await holdLock("SELECT 1 FROM agents WHERE id = $1 FOR UPDATE", [row.id]);
+    const submitting = submitPlan(agent, "1. wait behind the lock");
+    try {
+      await cancel(await held.untilWaiting(1));
+      const refused = await submitting;
+      expect(refused.status, JSON.stringify(refused.json)).toBe(503);
+      expect(refused.json).toMatchObject({ error: { code: "STATEMENT_CANCELED" } });
+    } finally {
+      await held.release();
+    }
+    expect(await db.request.count({ where: { agentId: row.id } })).toBe(0);
+    expect((await submitPlan(agent, "1. again")).status).toBe(201);
+  });
+
+  it("a token's revocation in a transaction: a retryable 503 that left the token live", async () => {
+    const headers = (await lead()).headers;
+    const connect = await createToken("connect");
+    const held = await holdLock("SELECT 1 FROM api_tokens WHERE id = $1 FOR UPDATE", [connect.id]);
+    const revoking = api.revokeToken(headers, connect.id);
+    try {
+      await cancel(await held.untilWaiting(1));
+      const refused = await revoking;
+      expect(refused.status, JSON.stringify(refused.json)).toBe(503);
+      expect(refused.json).toMatchObject({ error: { code: "STATEMENT_CANCELED" } });
+    } finally {
+      await held.release();
+    }
+    const token = await db.apiToken.findUniqueOrThrow({ where: { id: connect.id } });
+    expect(token.revokedAt).toBeNull();
+    expect((await api.revokeToken(headers, connect.id)).status).toBe(200);
+  });
+});
