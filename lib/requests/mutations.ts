@@ -637,8 +637,10 @@ const EXPIRY_BATCH = 50;
  * Expires one request and applies its type's timeout policy, under the agent's row lock: a
  * compare-and-set, so however many nodes and late deciders race for it, it happens once.
  * `isKnownDue`: the database has already judged the deadline passed (a refused late decision).
+ * `now` is when the sweep judges it; a test sweeping ahead of the clock passes its own requests
+ * here, as `expireDueRequests` would expire every file's (decision 079).
  */
-async function expireRequest(
+export async function expireRequest(
   db: PrismaClient,
   { id, agentId }: { id: string; agentId: string },
   options: { now?: Date; isKnownDue?: boolean } = {},

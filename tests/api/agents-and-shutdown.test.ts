@@ -2,9 +2,8 @@ import { afterAll, describe, expect, it } from "vitest";
 import { markSilentAgentsOffline, HEARTBEAT_TIMEOUT_MS } from "../../lib/agents/mutations";
 import { agentExit as exitRoute } from "../../lib/api/v1/agents";
 import { getDb } from "../../lib/db";
-import { expireDueRequests } from "../../lib/requests/mutations";
 import { callRoute } from "../route-client";
-import { api, lead, registerAgent, submitPlan, uniqueName } from "./fixtures";
+import { api, expireOwnAt, lead, registerAgent, submitPlan, uniqueName } from "./fixtures";
 
 afterAll(() => getDb().$disconnect());
 
@@ -166,7 +165,7 @@ describe("ended incarnations stay ended", () => {
       headers,
       params: { name: stopping.name },
     });
-    await expireDueRequests(getDb(), new Date(Date.now() + 6_000));
+    await expireOwnAt(String(asked.json.id), new Date(Date.now() + 6_000));
     expect((await api.getRequest(headers, String(asked.json.id))).json).toMatchObject({
       status: "expired",
     });

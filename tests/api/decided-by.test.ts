@@ -1,7 +1,6 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { getDb } from "../../lib/db";
-import { expireDueRequests } from "../../lib/requests/mutations";
-import { api, createToken, lead, registerAgent, submitPlan } from "./fixtures";
+import { api, createToken, expireOwnAt, lead, registerAgent, submitPlan } from "./fixtures";
 
 afterAll(() => getDb().$disconnect());
 
@@ -79,7 +78,8 @@ describe("decidedBy: who decided, recorded with the decision", () => {
     const shutdown = await api.requestShutdown((await lead()).headers, other.name, {
       timeoutSeconds: 5,
     });
-    await expireDueRequests(getDb(), new Date(Date.now() + 6_000));
+    const later = new Date(Date.now() + 6_000);
+    for (const id of [plan.json.id, shutdown.json.id]) await expireOwnAt(String(id), later);
     expect(await storedDecidedBy(String(plan.json.id))).toEqual({
       kind: "timeout",
       policy: "reject",

@@ -32,6 +32,10 @@ import {
 import { token as tokenRoute, tokens as tokensRoute } from "../../lib/api/v1/tokens";
 import { toolCalls as toolCallsRoute } from "../../lib/api/v1/tool-calls";
 import { users as usersRoute } from "../../lib/api/v1/users";
+import { getDb } from "../../lib/db";
+import type { PrismaClient } from "../../lib/generated/prisma/client";
+import { expireRequest } from "../../lib/requests/mutations";
+import type { RequestView } from "../../lib/requests/views";
 import { callRoute, signedInHuman } from "../route-client";
 
 type Headers = Record<string, string>;
@@ -245,4 +249,18 @@ export async function createToken(
     token,
     headers: { authorization: `Bearer ${token}` },
   };
+}
+
+/**
+ * Sweeps one request as the sweeper would at `now`, and only it: a sweep ahead of the clock
+ * would expire every test file's pending requests in the shared database (decision 079).
+ * The request's view if this call expired it, null if it was not due or no longer pending.
+ */
+export async function expireOwnAt(
+  id: string,
+  now: Date,
+  db: PrismaClient = getDb(),
+): Promise<RequestView | null> {
+  const { agentId } = await db.request.findUniqueOrThrow({ where: { id } });
+  return expireRequest(db, { id, agentId }, { now });
 }

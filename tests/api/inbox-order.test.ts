@@ -31,14 +31,16 @@ describe("GET /requests?order=oldest (the Lead's inbox)", () => {
       const plan = await submitPlan(await registerAgent());
       ids.push(String(plan.json.id));
     }
-    // Long before anything other test files create, so these five come first in the listing.
-    const at = (seconds: number) => new Date(Date.UTC(2001, 0, 1, 0, 0, seconds));
+    // Created long before anything other test files create, so these five come first in the
+    // listing; due long after, so no other file's sweep expires them meanwhile.
+    const createdAt = (seconds: number) => new Date(Date.UTC(2001, 0, 1, 0, 0, seconds));
+    const due = (seconds: number) => new Date(Date.UTC(2101, 0, 1, 0, 0, seconds));
     const placed = [
-      { id: ids[0], createdAt: at(3), expiresAt: at(100) },
-      { id: ids[1], createdAt: at(1), expiresAt: at(500) },
-      { id: ids[2], createdAt: at(2), expiresAt: at(300) },
-      { id: ids[3], createdAt: at(2), expiresAt: at(200) },
-      { id: ids[4], createdAt: at(1), expiresAt: at(400) },
+      { id: ids[0], createdAt: createdAt(3), expiresAt: due(100) },
+      { id: ids[1], createdAt: createdAt(1), expiresAt: due(500) },
+      { id: ids[2], createdAt: createdAt(2), expiresAt: due(300) },
+      { id: ids[3], createdAt: createdAt(2), expiresAt: due(200) },
+      { id: ids[4], createdAt: createdAt(1), expiresAt: due(400) },
     ];
     for (const { id, createdAt, expiresAt } of placed) {
       await db.request.update({ where: { id }, data: { createdAt, expiresAt } });

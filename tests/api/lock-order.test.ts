@@ -1,12 +1,21 @@
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it, vi } from "vitest";
 import { token as tokenRoute } from "../../lib/api/v1/tokens";
 import { getDb } from "../../lib/db";
 import { callRoute } from "../route-client";
 import { holdLock } from "../support/held-lock";
 import { api, createToken, lead, registerAgent, uniqueName } from "./fixtures";
 
+// A broadcast writes to, and locks, every active agent: on a database of its own.
+const dropDatabase = await vi.hoisted(async () => {
+  const { useOwnDatabase } = await import("../support/own-database");
+  return useOwnDatabase("handshake_lock_order");
+});
+
 const db = getDb();
-afterAll(() => db.$disconnect());
+afterAll(async () => {
+  await db.$disconnect();
+  await dropDatabase();
+});
 
 /**
  * Two agents of one connect token whose order by name is not their order by id: a transaction
