@@ -110,9 +110,10 @@ export function isTransactionRollback(error: unknown): boolean {
 }
 
 /**
- * The refusal for a change PostgreSQL undid before it committed, whatever the caller's state: a
- * transaction rolled back against a concurrent one, or a statement canceled (SQLSTATE 57014:
- * `pg_cancel_backend`, a statement timeout). Undefined for any other error.
+ * The retryable refusal for a statement PostgreSQL undid with its transaction: rolled back
+ * against a concurrent one (class 40), or canceled (SQLSTATE 57014: `pg_cancel_backend`, a
+ * statement timeout). A grouped statement canceled fails every call of its group with it; the
+ * statement rolled back whole. Undefined for any other error.
  */
 export function refusalOfUndoneChange(error: unknown): AppError | undefined {
   if (isTransactionRollback(error)) return transactionConflict();

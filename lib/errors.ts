@@ -74,7 +74,7 @@ export const errorStatus = {
   DATABASE_UNAVAILABLE: 503,
   /** PostgreSQL rolled the change back against a concurrent one (a deadlock): nothing changed. */
   TRANSACTION_CONFLICT: 503,
-  /** PostgreSQL canceled the change's statement before it committed: nothing changed. */
+  /** PostgreSQL canceled a statement of the call, and the transaction it ran in. */
   STATEMENT_CANCELED: 503,
 } as const satisfies Record<string, number>;
 
@@ -136,11 +136,15 @@ export function transactionConflict(): AppError {
   );
 }
 
-/** PostgreSQL canceled a statement (an operator, a timeout): its transaction changed nothing. */
+/**
+ * PostgreSQL canceled a statement of the call (an operator, a timeout), and the transaction it
+ * ran in with it. A transaction the call committed before it stands: a retry is answered as
+ * what is stored then (a decision already made, a request already expired).
+ */
 export function statementCanceled(): AppError {
   return new AppError(
     "STATEMENT_CANCELED",
-    "the database canceled this change before it committed; nothing changed: retry",
+    "the database canceled a statement of this call before it finished: retry",
     { headers: { "retry-after": "1" } },
   );
 }

@@ -68,6 +68,20 @@ describe("the failed tests npm test prints last", () => {
     ]);
   });
 
+  it("names what failed outside any Playwright test: a spec that did not load, the web server", () => {
+    const lines = playwrightFailures({
+      suites: [],
+      errors: [
+        { message: "SyntaxError: Unexpected token", location: { file: "e2e/a.spec.ts", line: 3 } },
+        { message: "Error: Process from config.webServer exited early." },
+      ],
+    });
+    expect(lines).toEqual([
+      "e2e/a.spec.ts:3: SyntaxError: Unexpected token",
+      "outside any test: Error: Process from config.webServer exited early.",
+    ]);
+  });
+
   it("keeps a reason to one short line", () => {
     expect(firstLineOf(`${"x".repeat(400)}\nmore`)).toBe(`${"x".repeat(300)}…`);
     expect(firstLineOf(undefined)).toBe("");

@@ -20,7 +20,11 @@ type PlaywrightSuite = {
   }[];
   suites?: PlaywrightSuite[];
 };
-export type PlaywrightReport = { suites?: PlaywrightSuite[] };
+export type PlaywrightReport = {
+  suites?: PlaywrightSuite[];
+  /** What failed outside any test: a spec that did not load, the web server, a global setup. */
+  errors?: { message?: string; location?: { file: string; line: number } }[];
+};
 
 const MAX_REASON = 300;
 
@@ -67,5 +71,11 @@ export function playwrightFailures(report: PlaywrightReport): string[] {
     for (const child of suite.suites ?? []) visit(child, [...path, child.title]);
   };
   for (const suite of report.suites ?? []) visit(suite, []);
+  for (const error of report.errors ?? []) {
+    const where = error.location
+      ? `${error.location.file}:${error.location.line}`
+      : "outside any test";
+    lines.push(`${where}: ${firstLineOf(error.message)}`);
+  }
   return lines;
 }

@@ -101,7 +101,14 @@ for (const step of steps) {
     total.passed += counts.passed;
     total.failed += counts.failed;
     total.skipped += counts.skipped;
-    if (!isOk || counts.failed > 0) failedTests.push(...(step.failures?.() ?? []));
+    if (!isOk || counts.failed > 0) {
+      const named = step.failures?.() ?? [];
+      failedTests.push(
+        ...(named.length
+          ? named
+          : [`${step.name}: failed outside any test; its output above says why`]),
+      );
+    }
   } else if (!isOk) {
     total.failed += 1;
   }

@@ -1,9 +1,15 @@
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it, vi } from "vitest";
 import { markSilentAgentsOffline, HEARTBEAT_TIMEOUT_MS } from "../../lib/agents/mutations";
 import { agentExit as exitRoute } from "../../lib/api/v1/agents";
 import { getDb } from "../../lib/db";
 import { callRoute } from "../route-client";
 import { api, expireOwnAt, lead, registerAgent, submitPlan, uniqueName } from "./fixtures";
+
+// Marking silent agents offline ahead of the clock takes every agent in the database: on a database of its own (decision 079).
+await vi.hoisted(async () => {
+  const { useOwnDatabase } = await import("../support/own-database");
+  await useOwnDatabase("handshake_agents");
+});
 
 afterAll(() => getDb().$disconnect());
 

@@ -1,9 +1,15 @@
 import pg from "pg";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it, vi } from "vitest";
 import { getDb } from "../../lib/db";
 import { requireDatabaseUrl } from "../../lib/env";
 import { holdLock } from "../support/held-lock";
 import { api, createToken, lead, registerAgent, submitPlan } from "./fixtures";
+
+// `LOCK TABLE` holds every file's inserts, and a cancel must reach only this file's statements: on a database of its own (decision 079).
+await vi.hoisted(async () => {
+  const { useOwnDatabase } = await import("../support/own-database");
+  await useOwnDatabase("handshake_canceled");
+});
 
 const db = getDb();
 afterAll(() => db.$disconnect());
@@ -25,11 +31,29 @@ async function cancel(pids: number[]): Promise<void> {
  * a retry would land.
  */
 describe("a change whose statement the database cancels", () => {
-  it("a grouped plan submission: a retryable 503 that stored nothing", async () => {
+  it("a plan submission's transaction (its agent's row held): a retryable 503 that stored nothing", async () => {
     const agent = await registerAgent();
     const row = await db.agent.findUniqueOrThrow({ where: { name: agent.name } });
+    // The grouped statement skips a locked agent: the plan takes the full path, and waits there.
     const held = await holdLock("SELECT 1 FROM agents WHERE id = $1 FOR UPDATE", [row.id]);
     const submitting = submitPlan(agent, "1. wait behind the lock");
+    try {
+      await cancel(await held.untilWaiting(1));
+      const refused = await submitting;
+      expect(refused.status, JSON.stringify(refused.json)).toBe(503);
+      expect(refused.json).toMatchObject({ error: { code: "STATEMENT_CANCELED" } });
+    } finally {
+      await held.release();
+    }
+    expect(await db.request.count({ where: { agentId: row.id } })).toBe(0);
+    expect((await submitPlan(agent, "1. again")).status).toBe(201);
+  });
+
+  it("a grouped plan submission's one statement: a retryable 503 that stored nothing", async () => {
+    const agent = await registerAgent();
+    const row = await db.agent.findUniqueOrThrow({ where: { name: agent.name } });
+    const held = await holdLock("LOCK TABLE requests IN SHARE MODE");
+    const submitting = submitPlan(agent, "1. wait behind the table");
     try {
       await cancel(await held.untilWaiting(1));
       const refused = await submitting;

@@ -1,10 +1,16 @@
 import { createHash, randomUUID } from "node:crypto";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { markSilentAgentsOffline } from "../../lib/agents/mutations";
 import { getDb } from "../../lib/db";
 import { PLAN_REQUIRED_REASON } from "../../lib/protocol/connector-gate";
 import { runEventBridgeDuringFile } from "../support/event-bridge-hooks";
 import { api, createToken, lead, registerAgent, type TestToken } from "./fixtures";
+
+// Marking silent agents offline ahead of the clock takes every agent in the database: on a database of its own (decision 079).
+await vi.hoisted(async () => {
+  const { useOwnDatabase } = await import("../support/own-database");
+  await useOwnDatabase("handshake_connect");
+});
 
 runEventBridgeDuringFile();
 

@@ -1,5 +1,5 @@
 import pg from "pg";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it, vi } from "vitest";
 import type { HumanActor } from "../../lib/auth/actor";
 import { getDb } from "../../lib/db";
 import { requireDatabaseUrl } from "../../lib/env";
@@ -12,6 +12,12 @@ import { inTransaction } from "../../lib/transaction";
 import { signedInHuman } from "../route-client";
 import { holdLock } from "../support/held-lock";
 import { api, registerAgent, submitPlan, type TestAgent } from "./fixtures";
+
+// `LOCK TABLE` holds every file's inserts into the table: on a database of its own (decision 079).
+await vi.hoisted(async () => {
+  const { useOwnDatabase } = await import("../support/own-database");
+  await useOwnDatabase("handshake_decide_hotpath");
+});
 
 // The common decision is one statement that restates the full path's transaction for one Lead
 // deciding a plan or a tool call as asked (decision 031). The first tests hold the two paths to the

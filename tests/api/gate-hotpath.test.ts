@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import pg from "pg";
-import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, describe, expect, it, vi } from "vitest";
 import { rules as rulesRoute } from "../../lib/api/v1/rules";
 import { ActorCache } from "../../lib/auth/actor-cache";
 import {
@@ -15,6 +15,12 @@ import { recordToolCall } from "../../lib/tool-calls/mutations";
 import { callRoute } from "../route-client";
 import { holdLock } from "../support/held-lock";
 import { api, lead, registerAgent, type TestAgent } from "./fixtures";
+
+// `LOCK TABLE` holds every file's inserts into the table: on a database of its own (decision 079).
+await vi.hoisted(async () => {
+  const { useOwnDatabase } = await import("../support/own-database");
+  await useOwnDatabase("handshake_gate_hotpath");
+});
 
 // The common verdict is one statement that assumes what the agent's last full verdict saw, and the
 // rules come from a per-node cache (decision 028). Each test changes what a verdict depends on

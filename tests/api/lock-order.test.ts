@@ -5,17 +5,14 @@ import { callRoute } from "../route-client";
 import { holdLock } from "../support/held-lock";
 import { api, createToken, lead, registerAgent, uniqueName } from "./fixtures";
 
-// A broadcast writes to, and locks, every active agent: on a database of its own.
-const dropDatabase = await vi.hoisted(async () => {
+// A broadcast writes to, and locks, every active agent: on a database of its own (decision 079).
+await vi.hoisted(async () => {
   const { useOwnDatabase } = await import("../support/own-database");
-  return useOwnDatabase("handshake_lock_order");
+  await useOwnDatabase("handshake_lock_order");
 });
 
 const db = getDb();
-afterAll(async () => {
-  await db.$disconnect();
-  await dropDatabase();
-});
+afterAll(() => db.$disconnect());
 
 /**
  * Two agents of one connect token whose order by name is not their order by id: a transaction

@@ -2,16 +2,13 @@ import { afterAll, describe, expect, it, vi } from "vitest";
 import { getDb } from "../../lib/db";
 import { api, lead, registerAgent, uniqueName } from "./fixtures";
 
-// A broadcast writes to, and locks, every active agent: on a database of its own.
-const dropDatabase = await vi.hoisted(async () => {
+// A broadcast writes to, and locks, every active agent: on a database of its own (decision 079).
+await vi.hoisted(async () => {
   const { useOwnDatabase } = await import("../support/own-database");
-  return useOwnDatabase("handshake_messages");
+  await useOwnDatabase("handshake_messages");
 });
 
-afterAll(async () => {
-  await getDb().$disconnect();
-  await dropDatabase();
-});
+afterAll(() => getDb().$disconnect());
 
 type Message = { id: number; from: string; to: string; type: string; content: string };
 

@@ -1,6 +1,6 @@
 import { PrismaPg } from "@prisma/adapter-pg";
 import pg from "pg";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it, vi } from "vitest";
 import type { AgentActor } from "../../lib/auth/actor";
 import { getDb } from "../../lib/db";
 import { requireDatabaseUrl } from "../../lib/env";
@@ -11,6 +11,12 @@ import { createRequestInTransaction, submitRequest } from "../../lib/requests/mu
 import { inTransaction } from "../../lib/transaction";
 import { holdLock } from "../support/held-lock";
 import { api, lead, registerAgent, submitPlan } from "./fixtures";
+
+// `LOCK TABLE` holds every file's inserts into the table: on a database of its own (decision 079).
+await vi.hoisted(async () => {
+  const { useOwnDatabase } = await import("../support/own-database");
+  await useOwnDatabase("handshake_submission_hotpath");
+});
 
 // A worker's plan is one statement (decision 030) that restates what the full transaction writes.
 // Each case runs the same submissions for two agents, one through each path, and compares every

@@ -144,7 +144,7 @@ describe("a token revoked while its call is in flight (red team)", () => {
     const adding = api
       .createUser(adder.headers, { email, password: "a long enough password", role: "lead" })
       .finally(() => finished.push("add"));
-    await pause(300);
+    await held.untilWaiting(1);
     const disabling = callRoute(userRoute.PATCH, {
       path: `/api/v1/users/${adderId}`,
       body: { disabled: true },

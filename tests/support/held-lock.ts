@@ -4,10 +4,12 @@ import { requireDatabaseUrl } from "../../lib/env";
 /** Sessions that wait behind `holderPid`: on its locks, or on a lock one of them took first. */
 const WAITING_BEHIND = `
   WITH RECURSIVE waiting(pid) AS (
-    SELECT pid FROM pg_stat_activity WHERE $1::int = ANY(pg_blocking_pids(pid))
+    SELECT pid FROM pg_stat_activity
+      WHERE datname = current_database() AND $1::int = ANY(pg_blocking_pids(pid))
     UNION
     SELECT activity.pid FROM pg_stat_activity activity
       JOIN waiting ON waiting.pid = ANY(pg_blocking_pids(activity.pid))
+      WHERE activity.datname = current_database()
   )
   SELECT pid FROM waiting`;
 
