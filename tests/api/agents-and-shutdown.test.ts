@@ -5,7 +5,8 @@ import { getDb } from "../../lib/db";
 import { callRoute } from "../route-client";
 import { api, expireOwnAt, lead, registerAgent, submitPlan, uniqueName } from "./fixtures";
 
-// Marking silent agents offline ahead of the clock takes every agent in the database: on a database of its own (decision 079).
+// Marking silent agents offline ahead of the clock takes every agent in the database: on a database
+// of its own (decision 079).
 await vi.hoisted(async () => {
   const { useOwnDatabase } = await import("../support/own-database");
   await useOwnDatabase("handshake_agents");

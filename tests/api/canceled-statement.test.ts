@@ -5,7 +5,8 @@ import { requireDatabaseUrl } from "../../lib/env";
 import { holdLock } from "../support/held-lock";
 import { api, createToken, lead, registerAgent, submitPlan } from "./fixtures";
 
-// `LOCK TABLE` holds every file's inserts, and a cancel must reach only this file's statements: on a database of its own (decision 079).
+// `LOCK TABLE` holds every file's inserts, and a cancel must reach only this file's statements: on
+// a database of its own (decision 079).
 await vi.hoisted(async () => {
   const { useOwnDatabase } = await import("../support/own-database");
   await useOwnDatabase("handshake_canceled");

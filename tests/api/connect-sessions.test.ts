@@ -6,7 +6,8 @@ import { PLAN_REQUIRED_REASON } from "../../lib/protocol/connector-gate";
 import { runEventBridgeDuringFile } from "../support/event-bridge-hooks";
 import { api, createToken, lead, registerAgent, type TestToken } from "./fixtures";
 
-// Marking silent agents offline ahead of the clock takes every agent in the database: on a database of its own (decision 079).
+// Marking silent agents offline ahead of the clock takes every agent in the database: on a database
+// of its own (decision 079).
 await vi.hoisted(async () => {
   const { useOwnDatabase } = await import("../support/own-database");
   await useOwnDatabase("handshake_connect");
