@@ -1,4 +1,4 @@
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it, vi } from "vitest";
 import { getDb } from "../../lib/db";
 import { callApi, signedInHuman } from "../route-client";
 import {
@@ -10,6 +10,13 @@ import {
   type TestAgent,
   uniqueName,
 } from "./fixtures";
+
+// A trigger on `requests` stands in for PostgreSQL undoing one decision; made on the shared
+// database it would lock every file's writes to the table: on a database of its own (decision 079).
+await vi.hoisted(async () => {
+  const { useOwnDatabase } = await import("../support/own-database");
+  await useOwnDatabase("handshake_bulk");
+});
 
 afterAll(() => getDb().$disconnect());
 
@@ -132,37 +139,43 @@ describe("bulk decisions: POST /responses", () => {
     expect(await statusOf(late)).toBe("expired");
   });
 
-  it("a decision PostgreSQL rolls back is reported beside the others, which stand", async () => {
-    // Review, round nine: the deadlock ended the batch with 503 "nothing changed", though the
-    // decisions before it had committed.
-    const { headers } = await lead();
-    const ids: string[] = [];
-    for (let i = 0; i < 3; i++) {
-      ids.push(String((await submitPlan(await registerAgent({ requirePlan: true }))).json.id));
-    }
-    const victim = ids[1] as string;
-    const db = getDb();
-    const suffix = victim.replace(/\W/g, "_");
-    await db.$executeRawUnsafe(`
+  it.each([
+    ["rolls back against another (a deadlock)", "40P01", "TRANSACTION_CONFLICT"],
+    ["cancels", "57014", "STATEMENT_CANCELED"],
+  ])(
+    "a decision PostgreSQL %s is reported beside the others, which stand",
+    async (_what, sqlState, code) => {
+      // Review, round nine: the deadlock ended the batch with 503 "nothing changed", though the
+      // decisions before it had committed.
+      const { headers } = await lead();
+      const ids: string[] = [];
+      for (let i = 0; i < 3; i++) {
+        ids.push(String((await submitPlan(await registerAgent({ requirePlan: true }))).json.id));
+      }
+      const victim = ids[1] as string;
+      const db = getDb();
+      const suffix = victim.replace(/\W/g, "_");
+      await db.$executeRawUnsafe(`
       CREATE FUNCTION deadlock_${suffix}() RETURNS trigger LANGUAGE plpgsql AS $$
-      BEGIN RAISE EXCEPTION 'deadlock detected' USING ERRCODE = '40P01'; END $$`);
-    await db.$executeRawUnsafe(`
+      BEGIN RAISE EXCEPTION 'undone by the test' USING ERRCODE = '${sqlState}'; END $$`);
+      await db.$executeRawUnsafe(`
       CREATE TRIGGER deadlock_${suffix} BEFORE UPDATE ON requests FOR EACH ROW
       WHEN (OLD.id = '${victim}') EXECUTE FUNCTION deadlock_${suffix}()`);
-    try {
-      const answer = await bulk(headers, { ids, approve: true });
-      expect(answer.status).toBe(200);
-      expect(answer.json.results?.map((result) => [result.ok, result.error?.code])).toEqual([
-        [true, undefined],
-        [false, "TRANSACTION_CONFLICT"],
-        [true, undefined],
-      ]);
-    } finally {
-      await db.$executeRawUnsafe(`DROP TRIGGER deadlock_${suffix} ON requests`);
-      await db.$executeRawUnsafe(`DROP FUNCTION deadlock_${suffix}()`);
-    }
-    expect(await statusOf(victim)).toBe("pending");
-  });
+      try {
+        const answer = await bulk(headers, { ids, approve: true });
+        expect(answer.status).toBe(200);
+        expect(answer.json.results?.map((result) => [result.ok, result.error?.code])).toEqual([
+          [true, undefined],
+          [false, code],
+          [true, undefined],
+        ]);
+      } finally {
+        await db.$executeRawUnsafe(`DROP TRIGGER deadlock_${suffix} ON requests`);
+        await db.$executeRawUnsafe(`DROP FUNCTION deadlock_${suffix}()`);
+      }
+      expect(await statusOf(victim)).toBe("pending");
+    },
+  );
 
   it("all pending from one agent: only that agent's, only the Lead's to decide", async () => {
     const { headers } = await lead();
