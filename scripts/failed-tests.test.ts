@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { firstLineOf, playwrightFailures, vitestFailures } from "./failed-tests";
+import { failureLinesOf, firstLineOf, playwrightFailures, vitestFailures } from "./failed-tests";
 
 describe("the failed tests npm test prints last", () => {
   it("names each failed vitest test by file and full name, with the first line of why", () => {
@@ -79,6 +79,15 @@ describe("the failed tests npm test prints last", () => {
     expect(lines).toEqual([
       "e2e/a.spec.ts:3: SyntaxError: Unexpected token",
       "outside any test: Error: Process from config.webServer exited early.",
+    ]);
+  });
+
+  it("says a step failed outside any test when it names no test", () => {
+    expect(failureLinesOf("end to end", [])).toEqual([
+      "end to end: failed outside any test; its output above says why",
+    ]);
+    expect(failureLinesOf("end to end", ["a.spec.ts:3 › x (unexpected): y"])).toEqual([
+      "a.spec.ts:3 › x (unexpected): y",
     ]);
   });
 

@@ -79,3 +79,10 @@ export function playwrightFailures(report: PlaywrightReport): string[] {
   }
   return lines;
 }
+
+/** What a failed step names: its failed tests, or, with none to name, that it failed outside any. */
+export function failureLinesOf(stepName: string, named: readonly string[]): string[] {
+  return named.length
+    ? [...named]
+    : [`${stepName}: failed outside any test; its output above says why`];
+}

@@ -2,6 +2,7 @@ import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync, rmSync } from "node:fs";
 import { childProcessEnv } from "../lib/env";
 import {
+  failureLinesOf,
   playwrightFailures,
   vitestFailures,
   type PlaywrightReport,
@@ -102,12 +103,7 @@ for (const step of steps) {
     total.failed += counts.failed;
     total.skipped += counts.skipped;
     if (!isOk || counts.failed > 0) {
-      const named = step.failures?.() ?? [];
-      failedTests.push(
-        ...(named.length
-          ? named
-          : [`${step.name}: failed outside any test; its output above says why`]),
-      );
+      failedTests.push(...failureLinesOf(step.name, step.failures?.() ?? []));
     }
   } else if (!isOk) {
     total.failed += 1;

@@ -254,7 +254,10 @@ describe("presence's listener", () => {
       }
       await speaker.publish("signed");
       await untilHeard(heard, "signed");
-      expect(heard).toEqual(["signed"]);
+      // Other test files' nodes announce on the same channel, signed: only the forger's is looked
+      // for (decision 079).
+      expect(heard).toContain("signed");
+      expect(heard.filter((payload) => payload.includes("forged"))).toEqual([]);
     } finally {
       await forger.end();
       await speaker.stop();
@@ -281,7 +284,7 @@ describe("presence's listener", () => {
       await speaker.publish("fresh");
       await untilHeard(heardNow, "fresh");
       await new Promise((resolve) => setTimeout(resolve, 100));
-      expect(heardNow).toEqual(["fresh"]);
+      expect(heardNow).toContain("fresh");
       expect(heardLater).toEqual([]);
     } finally {
       await speaker.stop();
