@@ -48,6 +48,12 @@ export const envSchema = agentEnvSchema.extend({
   HANDSHAKE_AGENT_MESSAGES_PER_MINUTE: z.coerce.number().int().min(1).default(6_000),
   HANDSHAKE_AGENT_REQUESTS_PER_MINUTE: z.coerce.number().int().min(1).default(6_000),
   HANDSHAKE_AGENT_TOOL_CALLS_PER_MINUTE: z.coerce.number().int().min(1).default(6_000),
+  /**
+   * Task claims and releases, and heartbeats that change status or tool host: each is an event
+   * sent to every console. A worker changes status a few times per turn and beats every 5 s; a
+   * heartbeat that changes nothing is never counted.
+   */
+  HANDSHAKE_AGENT_STATE_CHANGES_PER_MINUTE: z.coerce.number().int().min(1).default(600),
   HANDSHAKE_AGENT_OPEN_LONG_POLLS: z.coerce.number().int().min(1).default(4),
   /**
    * A connected Claude Code session sends nothing between tool calls; after this much silence it
@@ -61,6 +67,11 @@ export const envSchema = agentEnvSchema.extend({
     .default(21_600),
   /** Open `GET /requests/{id}?wait=` long-polls per agent: one per parallel tool call it waits on. */
   HANDSHAKE_AGENT_OPEN_REQUEST_WAITS: z.coerce.number().int().min(1).default(32),
+  /**
+   * Sessions (teammates included) one `connect` token may have active at once: each is an agent
+   * with per-agent limits of its own. Past it a new session is refused until one ends.
+   */
+  HANDSHAKE_CONNECT_MAX_ACTIVE_SESSIONS: z.coerce.number().int().min(1).default(64),
   /** Start the scripted demo team (scripts/demo-team.ts) with `npm start`. */
   HANDSHAKE_DEMO: z.stringbool().default(true),
   ANTHROPIC_API_KEY: z.string().min(1).optional(),

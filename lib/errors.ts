@@ -18,6 +18,8 @@ export const errorStatus = {
   NOT_ALLOWED_TO_SEND: 403,
   PLAN_GATE_BLOCKED: 403,
   PATH_OUTSIDE_WORKSPACE: 403,
+  /** A heartbeat claiming a tool host the agent has not: a sandbox outside the supervisor's. */
+  TOOL_HOST_NOT_ALLOWED: 403,
   USER_DISABLED: 403,
   /** Two-person rule: a Lead account created after the request may not approve it. */
   LEAD_ACCOUNT_TOO_NEW: 403,

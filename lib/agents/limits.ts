@@ -1,8 +1,12 @@
 import { env } from "../env";
 import { AppError } from "../errors";
 
-/** What an agent may do only so often per minute (POST /messages, /requests, /tool-calls). */
-export type AgentRateKind = "messages" | "requests" | "tool_calls";
+/**
+ * What an agent may do only so often per minute: POST /messages, /requests, /tool-calls, and the
+ * state changes every console socket is sent an event for (a task claimed or released, a
+ * heartbeat that changes the agent's status or tool host).
+ */
+export type AgentRateKind = "messages" | "requests" | "tool_calls" | "state_changes";
 
 const WINDOW_MS = 60_000;
 
@@ -10,6 +14,7 @@ const perMinute: Record<AgentRateKind, () => number> = {
   messages: () => env.HANDSHAKE_AGENT_MESSAGES_PER_MINUTE,
   requests: () => env.HANDSHAKE_AGENT_REQUESTS_PER_MINUTE,
   tool_calls: () => env.HANDSHAKE_AGENT_TOOL_CALLS_PER_MINUTE,
+  state_changes: () => env.HANDSHAKE_AGENT_STATE_CHANGES_PER_MINUTE,
 };
 
 type Window = { startedAt: number; count: number };

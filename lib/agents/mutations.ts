@@ -9,14 +9,19 @@ import { env } from "../env";
 import { hashToken, newAgentToken } from "../tokens/credentials";
 import { lockLiveCaller } from "../tokens/data";
 import { cancelPendingRequests } from "../requests/mutations";
+import { directionOf } from "../requests/views";
+import { isApprovingPolicy } from "../protocol/definition";
+import { decidedBySchema } from "../shared/api/request";
 import { releaseTasksHeldBy } from "../tasks/holder";
 import { findAgentByName, lockActingAgent, lockAgent } from "./data";
+import { takeAgentRate } from "./limits";
 import { toAgentView, type AgentView } from "./views";
 import type { HeartbeatInput, RegisterAgentInput, WorkerExitInput } from "./schema";
 import {
   isAgentActive,
   WAITING_STATUSES,
   type GateState,
+  type ToolHost,
   type WorkerConfig,
 } from "../shared/agents/schema";
 import { endIncarnation, setAgentState } from "./state";
@@ -262,6 +267,7 @@ export async function recordHeartbeat(
 ): Promise<AgentView> {
   return inTransaction(db, async (tx) => {
     const agent = await lockActingAgent(tx, agentId, incarnation);
+    if (input.toolHost !== undefined) assertMayClaimToolHost(agent, input.toolHost);
     if (input.status === "ended") return toAgentView(await endReportedByAgent(tx, agent));
     if (agent.status === "stopping" && input.status !== "stopping") {
       throw new AppError(
@@ -297,6 +303,8 @@ export async function recordHeartbeat(
       });
       return toAgentView(updated);
     }
+    // Counted here, where the heartbeat is known to write an event: a sign of life never is.
+    takeAgentRate(agent.id, "state_changes");
     await tx.agent.update({ where: { id: agent.id }, data: { lastHeartbeatAt: now } });
     return toAgentView(
       await setAgentState(
@@ -312,32 +320,66 @@ export async function recordHeartbeat(
 }
 
 /**
+ * The board shows where an agent's tools run as the agent reports it, so the claim must be one
+ * the agent can make: a connected session's tools run unconfined on the user's machine, and only
+ * the supervisor's workers run in its bubblewrap sandbox.
+ */
+function assertMayClaimToolHost(agent: Agent, toolHost: ToolHost): void {
+  if (agent.connectorKey !== null && toolHost !== "external") {
+    throw new AppError(
+      "TOOL_HOST_NOT_ALLOWED",
+      "a connected session's tools run on the user's machine, unconfined: its toolHost is 'external'",
+    );
+  }
+  if (agent.worker === null && toolHost === "sandboxed") {
+    throw new AppError(
+      "TOOL_HOST_NOT_ALLOWED",
+      `agent '${agent.name}' is not run by the supervisor, so its tools run in no sandbox of ours`,
+    );
+  }
+}
+
+/**
  * The agent says it has ended. A connected session ended (Claude Code's SessionEnd): the
- * incarnation ends cleanly, its pending requests are cancelled, and its token stops working. Any
- * other agent says so only once its incarnation's shutdown was approved (by the Lead, or by the
- * agent answering the Lead's): it has exited as agreed, which is no forced stop (without this, an
- * agent the supervisor does not run ended forced at its grace period's end, however promptly it
- * left). Before that, and when it entered `stopping` on its own, it asks the Lead with a shutdown
- * request, so the Lead always knows why it left.
+ * incarnation ends, its pending requests are cancelled, and its token stops working. The session
+ * chose to end, and may come back on its next connect, unless the Lead had asked it to stop (a
+ * shutdown of the Lead's pending or approved): then the stop is the Lead's, marked forced, which
+ * its next connect cannot undo (answerExisting in lib/connect/mutations.ts). Only for a session:
+ * any other agent comes back only when a Lead (or its owner) respawns it, and for a worker a
+ * forced stop means SIGKILL.
+ *
+ * Any other agent says so only once its incarnation's shutdown was approved (by the Lead, by the
+ * agent answering the Lead's, or by its own request's approving timeout): it has exited as agreed,
+ * which is no forced stop (without this, an agent the supervisor does not run ended forced at its
+ * grace period's end, however promptly it left). Before that, and when it entered `stopping` on
+ * its own, it asks the Lead with a shutdown request, so the Lead always knows why it left.
  */
 async function endReportedByAgent(tx: Db, agent: Agent): Promise<Agent> {
+  const shutdowns = await tx.request.findMany({
+    where: {
+      agentId: agent.id,
+      incarnation: agent.incarnation,
+      type: "shutdown",
+      status: { in: ["pending", "approved", "expired"] },
+    },
+    select: { target: true, status: true, decidedBy: true },
+  });
   if (agent.connectorKey !== null) {
-    const reason = "the session ended";
+    const isLeadsStop = shutdowns.some(
+      (request) => directionOf(request) === "lead_to_agent" && request.status !== "expired",
+    );
+    const reason = isLeadsStop
+      ? "the session ended after the Lead asked it to stop: stopped by the Lead"
+      : "the session ended";
     await cancelPendingRequests(tx, agent.id, reason);
-    return endIncarnation(tx, agent, { isForced: false, reason });
+    return endIncarnation(tx, agent, { isForced: isLeadsStop, reason });
   }
-  const approvedShutdown =
+  const isApprovedStop =
     agent.status === "stopping" &&
-    (await tx.request.findFirst({
-      where: {
-        agentId: agent.id,
-        incarnation: agent.incarnation,
-        type: "shutdown",
-        status: "approved",
-      },
-      select: { id: true },
-    }));
-  if (!approvedShutdown) {
+    shutdowns.some(
+      (request) => request.status === "approved" || isApprovingTimeout(request.decidedBy),
+    );
+  if (!isApprovedStop) {
     throw new AppError(
       "FORBIDDEN",
       "an agent reports 'ended' once its shutdown is approved; before that it asks the Lead with a shutdown request",
@@ -348,7 +390,17 @@ async function endReportedByAgent(tx: Db, agent: Agent): Promise<Agent> {
   return endIncarnation(tx, agent, { isForced: false, status: "shutdown", reason });
 }
 
-/** Ends the incarnation at once. Idempotent: stopping a stopped agent returns it unchanged. */
+/** An expired request whose timeout policy said yes (an agent's own shutdown: it stops). */
+function isApprovingTimeout(decidedBy: Prisma.JsonValue): boolean {
+  const parsed = decidedBySchema.safeParse(decidedBy);
+  return parsed.success && parsed.data.kind === "timeout" && isApprovingPolicy(parsed.data.policy);
+}
+
+/**
+ * Ends the incarnation at once. An incarnation that already ended (a session's own SessionEnd)
+ * keeps its status and becomes the Lead's stop, so the session cannot resume it; stopping a
+ * force-stopped agent again returns it unchanged.
+ */
 export async function forceStop(
   db: PrismaClient,
   name: string,
@@ -356,10 +408,29 @@ export async function forceStop(
 ): Promise<AgentView> {
   return inTransaction(db, async (tx) => {
     const agent = await lockAgent(tx, (await findAgentByName(tx, name)).id);
-    if (!isAgentActive(agent.status)) return toAgentView(agent);
+    if (!isAgentActive(agent.status)) {
+      if (agent.isForcedStop) return toAgentView(agent);
+      return toAgentView(await markEndedAsForced(tx, agent, `${reason} after it had ended`));
+    }
     await cancelPendingRequests(tx, agent.id, reason);
     return toAgentView(await endIncarnation(tx, agent, { isForced: true, reason }));
   });
+}
+
+/** The Lead's stop of an incarnation that already ended: its status stays, the stop is forced. */
+async function markEndedAsForced(tx: Db, agent: Agent, reason: string): Promise<Agent> {
+  const updated = await tx.agent.update({
+    where: { id: agent.id },
+    data: { isForcedStop: true, updatedAt: new Date() },
+  });
+  await appendEvent(tx, "agent.stopped", `agent:${agent.name}`, {
+    agent: agent.name,
+    incarnation: updated.incarnation,
+    status: updated.status,
+    isForced: true,
+    reason,
+  });
+  return updated;
 }
 
 /**

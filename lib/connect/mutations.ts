@@ -4,11 +4,17 @@ import { evictActorsAfterCommit } from "../auth/actor-cache";
 import { getAuth } from "../auth/auth";
 import { lockAgent } from "../agents/data";
 import { startNewIncarnation } from "../agents/mutations";
-import { connectorCwdOf, isAgentActive, type Connector } from "../shared/agents/schema";
+import {
+  connectorCwdOf,
+  ENDED_STATUSES,
+  isAgentActive,
+  type Connector,
+} from "../shared/agents/schema";
 import { isBelowWorkspaceRoot, workspaceRootOf } from "../shared/protocol/tool-risk";
 import { setAgentState } from "../agents/state";
 import { toAgentView, type AgentView } from "../agents/views";
 import { isUniqueViolation, type Db } from "../db";
+import { env } from "../env";
 import { AppError } from "../errors";
 import { appendEvent } from "../events/mutations";
 import type { Agent, PrismaClient } from "../generated/prisma/client";
@@ -66,11 +72,35 @@ function cwdWithin(cwd: string, parentCwd: string | undefined): string {
 }
 
 /**
+ * Refuses a call that would make one more of the token's agents active past the cap: each active
+ * agent has per-agent limits of its own, so a token with unlimited sessions would multiply them.
+ * The token's lock makes two parallel connects at the cap's last place count one after the other;
+ * it is taken after the session's own lock, as every connect of the token takes them.
+ */
+async function assertRoomForSession(tx: Db, tokenId: string): Promise<void> {
+  await tx.$queryRaw`SELECT pg_advisory_xact_lock(hashtextextended(${`connect-token:${tokenId}`}, 0))::text`;
+  const active = await tx.agent.count({
+    where: { ownerTokenId: tokenId, status: { notIn: [...ENDED_STATUSES] } },
+  });
+  const cap = env.HANDSHAKE_CONNECT_MAX_ACTIVE_SESSIONS;
+  if (active >= cap) {
+    throw new AppError(
+      "RATE_LIMITED",
+      `this connect token already has ${active} active sessions and teammates (at most ${cap}): ` +
+        "end one (exit a Claude Code session, or stop its agent in the console) to connect another",
+      // No clock frees a place, an ended session does; every 429 carries a Retry-After all the same.
+      { headers: { "retry-after": "60" } },
+    );
+  }
+}
+
+/**
  * Returns the live agent of the session, with the token derived for its incarnation, its directory
  * kept within its parent's (a teammate registered before that rule came back wider).
  */
 async function answerExisting(
   tx: Db,
+  caller: TokenActor,
   secret: string,
   found: Agent,
   parentCwd: string | undefined,
@@ -86,14 +116,16 @@ async function answerExisting(
     });
   }
   if (!isAgentActive(agent.status)) {
-    // The Lead's stop (or the connect token's revocation) sticks for the session; a session that
-    // ended by itself comes back (`claude --resume`) as a new incarnation with a new token.
+    // The Lead's stop (or the connect token's revocation) sticks for the session, and so does a
+    // SessionEnd while the Lead asked it to stop (endReportedByAgent marks that forced); a session
+    // that ended by itself comes back (`claude --resume`) as a new incarnation with a new token.
     if (agent.isForcedStop) {
       throw new AppError(
         "AGENT_NOT_ACTIVE",
         `agent '${agent.name}' was stopped by the Lead; start a new session to connect again`,
       );
     }
+    await assertRoomForSession(tx, caller.tokenId);
     const token = newConnectorAgentToken(secret, key, agent.incarnation + 1);
     agent = await startNewIncarnation(
       tx,
@@ -142,7 +174,8 @@ async function connectOne(
       `agent '${existing.name}' was registered again by someone else; start a new session to connect`,
     );
   }
-  if (existing) return answerExisting(tx, secret, existing, parentCwd);
+  if (existing) return answerExisting(tx, caller, secret, existing, parentCwd);
+  await assertRoomForSession(tx, caller.tokenId);
 
   const parentRow = "row" in parent ? parent.row : null;
   const name = parentRow

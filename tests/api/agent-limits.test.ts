@@ -6,12 +6,22 @@ vi.hoisted(() => {
   process.env.HANDSHAKE_AGENT_REQUESTS_PER_MINUTE = "3";
   process.env.HANDSHAKE_AGENT_TOOL_CALLS_PER_MINUTE = "3";
   process.env.HANDSHAKE_AGENT_OPEN_LONG_POLLS = "2";
+  process.env.HANDSHAKE_AGENT_STATE_CHANGES_PER_MINUTE = "3";
+  process.env.HANDSHAKE_CONNECT_MAX_ACTIVE_SESSIONS = "3";
 });
 
 import { inbox as inboxRoute } from "../../lib/api/v1/messages";
 import { getDb } from "../../lib/db";
 import { callRoute } from "../route-client";
-import { api, lead, registerAgent } from "./fixtures";
+import {
+  api,
+  createTask,
+  createToken,
+  lead,
+  registerAgent,
+  registerWorker,
+  type TestToken,
+} from "./fixtures";
 
 // Issue 12, item 11: an agent holding a valid token cannot flood the server.
 
@@ -108,5 +118,98 @@ describe("per-agent limits", () => {
     ]);
     controller.abort();
     await Promise.all(open);
+  });
+});
+
+function eventsAbout(name: string) {
+  return getDb().event.count({ where: { subject: `agent:${name}` } });
+}
+
+describe("per-agent limits on state changes (red team: every change is an event on every console)", () => {
+  it("caps heartbeats that flip status and tool host, and never refuses one that changes nothing", async () => {
+    const agent = await registerWorker();
+    const flip = [
+      { status: "idle", toolHost: "no_sandbox" },
+      { status: "working", toolHost: "sandboxed" },
+    ];
+    for (let i = 0; i < 3; i++) {
+      expect((await api.heartbeat(agent.headers, flip[i % 2])).status).toBe(200);
+    }
+    const events = await eventsAbout(agent.name);
+    const refused = await callRoute((await import("../../lib/api/v1/agent-self")).heartbeat.POST, {
+      path: "/api/v1/heartbeat",
+      body: flip[1],
+      headers: agent.headers,
+    });
+    expectRateLimited(refused as { status: number; json: Record<string, unknown> });
+    expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(0);
+    expect(await eventsAbout(agent.name)).toBe(events);
+    const row = await getDb().agent.findUniqueOrThrow({ where: { name: agent.name } });
+    expect([row.status, row.toolHost]).toEqual(["idle", "no_sandbox"]);
+    // Its sign of life still counts, however often it comes.
+    for (let i = 0; i < 20; i++) {
+      expect((await api.heartbeat(agent.headers, flip[0])).status).toBe(200);
+      expect((await api.heartbeat(agent.headers, { status: "idle" })).status).toBe(200);
+    }
+    const after = await getDb().agent.findUniqueOrThrow({ where: { name: agent.name } });
+    expect(after.lastHeartbeatAt!.getTime()).toBeGreaterThan(row.lastHeartbeatAt!.getTime());
+    expect(await eventsAbout(agent.name)).toBe(events);
+  });
+
+  it("caps task claims and releases, leaving the task as it was", async () => {
+    const agent = await registerAgent();
+    const taskId = await createTask();
+    expect((await api.claimTask(agent.headers, taskId)).status).toBe(200);
+    expect((await api.releaseTask(agent.headers, taskId)).status).toBe(200);
+    expect((await api.claimTask(agent.headers, taskId)).status).toBe(200);
+    const events = await getDb().event.count({ where: { subject: `task:${taskId}` } });
+    expectRateLimited(await api.releaseTask(agent.headers, taskId));
+    const task = await getDb().task.findUniqueOrThrow({ where: { id: taskId } });
+    expect(task.status).toBe("claimed");
+    expect(await getDb().event.count({ where: { subject: `task:${taskId}` } })).toBe(events);
+  });
+});
+
+describe("active sessions per connect token (red team: each session has limits of its own)", () => {
+  const sessionBody = (sessionId: string) => ({ sessionId, cwd: "/home/u/proj" });
+  const activeOf = (token: TestToken) =>
+    getDb().agent.count({
+      where: { ownerTokenId: token.id, status: { notIn: ["shutdown", "crashed"] } },
+    });
+
+  it("refuses a new session past the cap, saying how to free one; the token's own still connect", async () => {
+    const connect = await createToken("connect");
+    const tokens: Record<string, string> = {};
+    for (const id of ["flood-0", "flood-1", "flood-2"]) {
+      const created = await api.connectSession(connect.headers, sessionBody(id));
+      expect(created.status).toBe(201);
+      tokens[id] = String(created.json.token);
+    }
+    const refused = await api.connectSession(connect.headers, sessionBody("flood-3"));
+    expectRateLimited(refused);
+    expect(refused.json.error?.message).toMatch(/end one/);
+    expect(await getDb().agent.count({ where: { ownerTokenId: connect.id } })).toBe(3);
+    // A live session connecting again is not a new one.
+    expect((await api.connectSession(connect.headers, sessionBody("flood-0"))).status).toBe(200);
+    // An ended session frees its place, and coming back takes one.
+    const ended = { authorization: `Bearer ${tokens["flood-1"]}` };
+    expect((await api.heartbeat(ended, { status: "ended" })).status).toBe(200);
+    expect((await api.connectSession(connect.headers, sessionBody("flood-3"))).status).toBe(201);
+    expectRateLimited(await api.connectSession(connect.headers, sessionBody("flood-1")));
+    expect(await activeOf(connect)).toBe(3);
+  });
+
+  it("lets exactly one of parallel new sessions take the last place", async () => {
+    const connect = await createToken("connect");
+    for (const id of ["race-0", "race-1"]) {
+      expect((await api.connectSession(connect.headers, sessionBody(id))).status).toBe(201);
+    }
+    const answers = await Promise.all(
+      Array.from({ length: 6 }, (_, i) =>
+        api.connectSession(connect.headers, sessionBody(`race-new-${i}`)),
+      ),
+    );
+    expect(answers.map((answer) => answer.status).sort()).toEqual([201, 429, 429, 429, 429, 429]);
+    expect(await activeOf(connect)).toBe(3);
   });
 });

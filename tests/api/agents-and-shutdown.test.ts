@@ -3,7 +3,15 @@ import { markSilentAgentsOffline, HEARTBEAT_TIMEOUT_MS } from "../../lib/agents/
 import { agentExit as exitRoute } from "../../lib/api/v1/agents";
 import { getDb } from "../../lib/db";
 import { callRoute } from "../route-client";
-import { api, expireOwnAt, lead, registerAgent, submitPlan, uniqueName } from "./fixtures";
+import {
+  api,
+  expireOwnAt,
+  lead,
+  registerAgent,
+  registerWorker,
+  submitPlan,
+  uniqueName,
+} from "./fixtures";
 
 // Marking silent agents offline ahead of the clock takes every agent in the database: on a database
 // of its own (decision 079).
@@ -108,15 +116,32 @@ describe("agents", () => {
     });
     expect(event.data).toMatchObject({ toolHost: "no_sandbox" });
     // A same-status heartbeat that changes only the tool host is still recorded.
-    await api.heartbeat(agent.headers, { status: "working", toolHost: "sandboxed" });
-    expect((await api.getAgent(headers, agent.name)).json).toMatchObject({ toolHost: "sandboxed" });
+    await api.heartbeat(agent.headers, { status: "working", toolHost: "external" });
+    expect((await api.getAgent(headers, agent.name)).json).toMatchObject({ toolHost: "external" });
     // Omitted: unchanged.
     await api.heartbeat(agent.headers, { status: "idle" });
-    expect((await api.getAgent(headers, agent.name)).json).toMatchObject({ toolHost: "sandboxed" });
+    expect((await api.getAgent(headers, agent.name)).json).toMatchObject({ toolHost: "external" });
     const refused = await api.heartbeat(agent.headers, { status: "idle", toolHost: "unconfined" });
     expect(refused.status).toBe(400);
     expect(refused.json.error?.code).toBe("INVALID_INPUT");
-    expect((await api.getAgent(headers, agent.name)).json).toMatchObject({ toolHost: "sandboxed" });
+    expect((await api.getAgent(headers, agent.name)).json).toMatchObject({ toolHost: "external" });
+  });
+
+  it("only an agent the supervisor runs may say its tools run in the sandbox", async () => {
+    // Red team: any agent's heartbeat put it on the board, in green, as sandboxed.
+    const agent = await registerAgent();
+    await api.heartbeat(agent.headers, { status: "working", toolHost: "no_sandbox" });
+    const claim = await api.heartbeat(agent.headers, { status: "idle", toolHost: "sandboxed" });
+    expect(claim.status).toBe(403);
+    expect(claim.json.error?.code).toBe("TOOL_HOST_NOT_ALLOWED");
+    expect((await api.me(agent.headers)).json).toMatchObject({
+      status: "working",
+      toolHost: "no_sandbox",
+    });
+    const worker = await registerWorker();
+    expect(
+      (await api.heartbeat(worker.headers, { status: "working", toolHost: "sandboxed" })).json,
+    ).toMatchObject({ status: "working", toolHost: "sandboxed" });
   });
 
   it("force-stop ends the incarnation at once and cancels its requests", async () => {
@@ -247,6 +272,26 @@ describe("shutdown", () => {
     const refused = await api.me(agent.headers);
     expect(refused.status).toBe(401);
     expect(refused.json.error?.message).toMatch(/stops working when its incarnation ends/);
+  });
+
+  it("an agent whose own shutdown its timeout approved reports it ended: a clean stop", async () => {
+    // Red team: the timeout's yes left it stopping but refused its 'ended' (403), and the grace
+    // period's end then recorded a forced stop.
+    const agent = await registerAgent();
+    const asked = await api.submitRequest(agent.headers, {
+      type: "shutdown",
+      payload: { reason: "my work is done" },
+      timeoutSeconds: 5,
+    });
+    const expired = await expireOwnAt(String(asked.json.id), new Date(Date.now() + 6_000));
+    expect(expired).toMatchObject({
+      status: "expired",
+      decidedBy: { kind: "timeout", policy: "approve" },
+    });
+    expect((await api.me(agent.headers)).json).toMatchObject({ status: "stopping" });
+    const ended = await api.heartbeat(agent.headers, { status: "ended" });
+    expect(ended.status).toBe(200);
+    expect(ended.json).toMatchObject({ status: "shutdown", isForcedStop: false });
   });
 
   it("Lead → agent: reject with a reason keeps it working and returns the reason to the Lead", async () => {

@@ -471,6 +471,87 @@ describe("liveness of a connected session", () => {
     expect(refused.json.error?.code).toBe("AGENT_NOT_ACTIVE");
   });
 
+  it("a session that ends while the Lead's shutdown is pending cannot connect back", async () => {
+    // Red team: ending itself cancelled the Lead's shutdown, and so its force-stop on timeout, and
+    // the next connect resumed the session as a new incarnation whose reads ran at once.
+    const connectToken = await createToken("connect");
+    const body = sessionBody({ cwd: "/home/u/proj" });
+    const session = await connect(connectToken, body);
+    const shutdown = await api.requestShutdown((await lead()).headers, session.name, {
+      reason: "stop now",
+      timeoutSeconds: 120,
+    });
+    expect(shutdown.status).toBe(201);
+    const ended = await api.heartbeat(session.headers, { status: "ended" });
+    expect(ended.json).toMatchObject({ status: "shutdown", isForcedStop: true });
+    const again = await api.connectSession(connectToken.headers, body);
+    expect(again.status).toBe(409);
+    expect(again.json.error?.code).toBe("AGENT_NOT_ACTIVE");
+    expect(again.json.token).toBeUndefined();
+    expect(await getDb().agent.findUniqueOrThrow({ where: { name: session.name } })).toMatchObject({
+      status: "shutdown",
+      incarnation: 1,
+      isForcedStop: true,
+    });
+  });
+
+  it("a session that agreed to the Lead's shutdown, then ended, cannot connect back", async () => {
+    const connectToken = await createToken("connect");
+    const body = sessionBody({ cwd: "/home/u/proj" });
+    const session = await connect(connectToken, body);
+    const shutdown = await api.requestShutdown((await lead()).headers, session.name, {
+      reason: "stop now",
+    });
+    const agreed = await api.respond(session.headers, String(shutdown.json.id), {
+      type: "shutdown_response",
+      approve: true,
+    });
+    expect(agreed.json.status).toBe("approved");
+    const ended = await api.heartbeat(session.headers, { status: "ended" });
+    expect(ended.json).toMatchObject({ status: "shutdown", isForcedStop: true });
+    const again = await api.connectSession(connectToken.headers, body);
+    expect(again.status).toBe(409);
+    expect(again.json.error?.code).toBe("AGENT_NOT_ACTIVE");
+  });
+
+  it("the Lead's force-stop of a session that already ended sticks: it cannot connect back", async () => {
+    const connectToken = await createToken("connect");
+    const body = sessionBody({ cwd: "/home/u/proj" });
+    const session = await connect(connectToken, body);
+    expect((await api.heartbeat(session.headers, { status: "ended" })).json).toMatchObject({
+      isForcedStop: false,
+    });
+    const stopped = await api.forceStop((await lead()).headers, session.name);
+    expect(stopped.status).toBe(200);
+    expect(stopped.json).toMatchObject({ status: "shutdown", incarnation: 1, isForcedStop: true });
+    const again = await api.connectSession(connectToken.headers, body);
+    expect(again.status).toBe(409);
+    expect(again.json.error?.code).toBe("AGENT_NOT_ACTIVE");
+    const recorded = await getDb().event.findFirstOrThrow({
+      where: { kind: "agent.stopped", subject: `agent:${session.name}` },
+      orderBy: { id: "desc" },
+    });
+    expect(recorded.data).toMatchObject({ isForced: true, reason: expect.stringMatching(/Lead/) });
+  });
+
+  it("a session cannot claim a sandbox on the board: its tools run unconfined", async () => {
+    const session = await connect(await createToken("connect"), sessionBody());
+    for (const toolHost of ["sandboxed", "no_sandbox"]) {
+      const claim = await api.heartbeat(session.headers, { status: "working", toolHost });
+      expect(claim.status, toolHost).toBe(403);
+      expect(claim.json.error?.code, toolHost).toBe("TOOL_HOST_NOT_ALLOWED");
+    }
+    expect((await api.me(session.headers)).json).toMatchObject({
+      status: "idle",
+      toolHost: "external",
+    });
+    const honest = await api.heartbeat(session.headers, {
+      status: "working",
+      toolHost: "external",
+    });
+    expect(honest.json).toMatchObject({ status: "working", toolHost: "external" });
+  });
+
   it("refuses 'ended' from a worker agent", async () => {
     const worker = await registerAgent();
     const answer = await api.heartbeat(worker.headers, { status: "ended" });

@@ -16,7 +16,14 @@ export const me = definePath("/api/v1/me", {
 
 export const heartbeat = definePath("/api/v1/heartbeat", {
   POST: defineRoute(
-    { access: "agent", scopes: [], body: heartbeatSchema, responses: { 200: agentViewSchema } },
+    {
+      access: "agent",
+      scopes: [],
+      body: heartbeatSchema,
+      // Counted by recordHeartbeat, and only when the heartbeat changes something.
+      errors: ["RATE_LIMITED"],
+      responses: { 200: agentViewSchema },
+    },
     ({ actor, body }) => recordHeartbeat(getDb(), actor.agentId, actor.incarnation, body),
   ),
 });

@@ -11,6 +11,7 @@ export const connectSessions = definePath("/api/v1/connect/sessions", {
       access: "lead",
       scopes: ["connect"],
       body: connectSessionSchema,
+      errors: ["RATE_LIMITED"],
       responses: { 200: connectedSessionSchema, 201: connectedSessionSchema },
     },
     async ({ actor, body }) => {

@@ -31,7 +31,13 @@ export const tasks = definePath("/api/v1/tasks", {
 
 export const taskClaim = definePath("/api/v1/tasks/{id}/claim", {
   POST: defineRoute(
-    { access: "agent", scopes: [], params: taskParamsSchema, responses: { 200: taskViewSchema } },
+    {
+      access: "agent",
+      scopes: [],
+      params: taskParamsSchema,
+      agentRate: "state_changes",
+      responses: { 200: taskViewSchema },
+    },
     ({ actor, params }) => claimTask(getDb(), actor, params.id),
   ),
 });
@@ -51,7 +57,13 @@ export const taskComplete = definePath("/api/v1/tasks/{id}/complete", {
 
 export const taskRelease = definePath("/api/v1/tasks/{id}/release", {
   POST: defineRoute(
-    { access: "agent", scopes: [], params: taskParamsSchema, responses: { 200: taskViewSchema } },
+    {
+      access: "agent",
+      scopes: [],
+      params: taskParamsSchema,
+      agentRate: "state_changes",
+      responses: { 200: taskViewSchema },
+    },
     ({ actor, params }) => releaseTask(getDb(), actor, params.id),
   ),
 });
