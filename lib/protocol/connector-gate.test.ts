@@ -154,6 +154,18 @@ describe("classifyConnectorCall", () => {
     ).not.toMatch(/programs/);
   });
 
+  it("puts a write through a reading command's option beyond allow rules", async () => {
+    // Red team: Bash(git log:*) let `git log --format=… --output=Makefile` write the project's
+    // Makefile at once.
+    const beyond = async (command: string) =>
+      (await classifyConnectorCall("Bash", { command }, CWD)).isBeyondAllowRules ?? false;
+    expect(await beyond("git log -1 --format=x --output=Makefile")).toBe(true);
+    expect(await beyond("sort -o Makefile notes.txt")).toBe(true);
+    expect(await beyond("rg --pre=./scan.sh TODO")).toBe(true);
+    expect(await beyond("git log -1")).toBe(false);
+    expect(await beyond("sort notes.txt > sorted.txt")).toBe(false);
+  });
+
   it("keeps the shell parse for the card", async () => {
     const risk = await classifyConnectorCall("Bash", { command: "rm -rf build" }, CWD);
     expect(risk.analysis?.source).toBe("rm -rf build");

@@ -273,6 +273,15 @@ export async function classifyConnectorCall(
       });
       verdict.isBeyondAllowRules = true;
     }
+    // `Bash(git log:*)` is written for a read, and `git log --format=… --output=Makefile` writes
+    // any file of the project with any content, unsandboxed.
+    if (risk.reasons.some((reason) => reason.writesThroughOption)) {
+      verdict.reasons.push({
+        class: "needs_approval",
+        message: "no allow rule covers a write or a program run through a reading command's option",
+      });
+      verdict.isBeyondAllowRules = true;
+    }
     return { ...verdict, ...(risk.analysis ? { analysis: risk.analysis } : {}) };
   }
   const pathField = FILE_CHANGING_TOOLS[tool];

@@ -119,7 +119,7 @@ describe("rule loopholes (red team)", () => {
     const { call, scope } = await connectedSession();
     await makeRule("Bash(git log:*)", "allow", scope);
     await makeRule("Bash(sort:*)", "allow", scope);
-    expect(await call("Bash", { command: "git log -1 --output=notes.txt" })).toMatchObject({
+    expect(await call("Bash", { command: "git log -1 --oneline" })).toMatchObject({
       allowed: true,
     });
     for (const command of [
@@ -129,6 +129,51 @@ describe("rule loopholes (red team)", () => {
       "sort -o.mcp.json notes.txt",
       "sort -o .config/git/config notes.txt",
       "git log -1 --output=.GIT/config",
+    ]) {
+      expect(await call("Bash", { command }), command).toMatchObject(CARD);
+    }
+  });
+
+  it("no allow of a reading command covers a write or a program run through its options", async () => {
+    // Round ten: under Bash(git log:*), `--format` wrote any text and `--output` put it in any file
+    // of the project (a Makefile, .envrc, package.json's scripts), and under Bash(rg:*) `--pre` ran
+    // a script of the project: at once, unsandboxed, with no card.
+    const { call, scope } = await connectedSession();
+    await makeRule("Bash(git log:*)", "allow", scope);
+    await makeRule("Bash(sort:*)", "allow", scope);
+    await makeRule("Bash(rg:*)", "allow", scope);
+    for (const command of ["git log -1", "git log --oneline -5 -- src", "sort notes.txt"]) {
+      expect(await call("Bash", { command }), command).toMatchObject({ allowed: true });
+    }
+    for (const command of [
+      "git log -1 --format='all:%n%x09touch PWNED' --output=Makefile",
+      "git log -1 --format='export X=1' --output .envrc",
+      "git log -1 --out=package.json",
+      "git show --output=.vscode/tasks.json",
+      "sort -o .npmrc notes.txt",
+      "sort notes.txt -oMakefile",
+      "rg --pre=./scan.sh TODO src",
+    ]) {
+      expect(await call("Bash", { command }), command).toMatchObject(CARD);
+    }
+  });
+
+  it("an escaped space hides no command from an allow, nor a `{name}` redirection a variable", async () => {
+    // Round ten: the parse dropped `\ ` and read `#; …` as a comment, where bash and zsh read a
+    // word ` #` and run what follows the `;`; and zsh set PATH from `ls {PATH}>/dev/null` before
+    // it looked `ls` up, which ran `./12/ls`.
+    const { call, scope } = await connectedSession();
+    await makeRule("Bash(ls:*)", "allow", scope);
+    await makeRule("Bash(npm test:*)", "allow", scope);
+    await makeRule("Bash(git status)", "allow", scope);
+    for (const command of ["ls -la", "npm test", "git status"]) {
+      expect(await call("Bash", { command }), command).toMatchObject({ allowed: true });
+    }
+    for (const command of [
+      "ls -la \\ # list; cat ~/.ssh/id_rsa",
+      "npm test \\ #; rm -rf ~",
+      "git status \\ #; git push --force origin main",
+      "ls {PATH}>/dev/null",
     ]) {
       expect(await call("Bash", { command }), command).toMatchObject(CARD);
     }

@@ -57,6 +57,10 @@ const RUNS_A_PROGRAM = [
   `stat -A ${RUNS_PWNED} README.md`,
   // Globs that become `-t` and the operand: files named so, which a cloned repository may hold.
   "test -[t] HOME*",
+  // `{PATH}` before a redirection stores the new descriptor's number in PATH, as in bash, but with
+  // blanks between too, and before zsh looks up the program whose redirection it is.
+  "true {PATH} >&2; ls",
+  "ls {PATH}>/dev/null",
 ];
 
 const PRINTS_THE_ENVIRONMENT = ["ls <1-5>&- env", "cat README.md 2<1-5>&- env", "cat x<1-5>&- env"];
@@ -99,6 +103,12 @@ beforeAll(() => {
   mkdirSync(path.join(cwd, "1"));
   writeFileSync(path.join(cwd, "1", "ls"), "#!/bin/sh\n/usr/bin/touch PWNED\n");
   chmodSync(path.join(cwd, "1", "ls"), 0o755);
+  // The descriptor a `{PATH}` redirection opens, and PATH then names: 10 and up.
+  for (let fd = 10; fd < 20; fd++) {
+    mkdirSync(path.join(cwd, String(fd)));
+    writeFileSync(path.join(cwd, String(fd), "ls"), "#!/bin/sh\n/usr/bin/touch PWNED\n");
+    chmodSync(path.join(cwd, String(fd), "ls"), 0o755);
+  }
   writeFileSync(path.join(user.bin, "deploy.sh"), `#!/bin/sh\nTOKEN=${TOKEN}\n`);
   chmodSync(path.join(user.bin, "deploy.sh"), 0o755);
   // `cd api web` in …/home/ada/api is …/home/ada/web.

@@ -79,8 +79,14 @@ export type ShellConstruct =
    * it names a variable: its value is evaluated as an expression, subscripts and all.
    */
   | { kind: "prompt_expansion" | "indirect_expansion"; span: ShellSpan }
-  /** A `case` statement's subject: the word it matches. */
-  | { kind: "subshell" | "arithmetic" | "declaration" | "test" | "case"; span: ShellSpan };
+  /**
+   * A `case` statement's subject: the word it matches. A comment is text no command holds: where
+   * the grammar and bash split words otherwise, it is where the rest of a line hides.
+   */
+  | {
+      kind: "subshell" | "arithmetic" | "declaration" | "test" | "case" | "comment";
+      span: ShellSpan;
+    };
 
 /**
  * Text that can run code where the grammar may not see it: a backtick in an unquoted here-doc
@@ -408,6 +414,14 @@ const TOP_LEVEL_NODES: ReadonlySet<string> = new Set([
 
 class DepthExceeded extends Error {}
 
+/**
+ * `{name}>&2`, `{name}<file`: bash and zsh open a new descriptor and store its number in `name`,
+ * in this shell, and zsh does with blanks before the redirection too. The grammar reads `{name}`
+ * as a word of the command: `true {PATH}>&2; ls` ran `./10/ls`.
+ */
+const DESCRIPTOR_VARIABLE = /^\{([A-Za-z_]\w*)(?:\[(.*)\])?\}$/s;
+const BLANKS = /(?:[ \t]|\\\r?\n)*/y;
+
 type WalkContext = {
   isInSubstitution: boolean;
   isInSubshell: boolean;
@@ -544,6 +558,9 @@ class ShellWalker {
       case "expansion":
         this.collectExpansion(node);
         break;
+      case "comment":
+        this.constructs.push({ kind: "comment", span: spanOf(node) });
+        break;
       default:
         break;
     }
@@ -573,6 +590,32 @@ class ShellWalker {
         message: "a here-doc does not end at a line that is its delimiter",
         span: spanOf(node),
       });
+    }
+  }
+
+  /** Makes each `{name}` word written before a redirection the assignment of `name` it is. */
+  assignDescriptorVariables(): void {
+    const redirectStarts = new Set(
+      this.commands.flatMap((command) => command.redirects.map((redirect) => redirect.span.start)),
+    );
+    for (const command of this.commands) {
+      const assigned = command.args.filter((word) => {
+        if (!DESCRIPTOR_VARIABLE.test(word.text)) return false;
+        BLANKS.lastIndex = word.span.end;
+        const blanks = BLANKS.exec(this.source)?.[0].length ?? 0;
+        return redirectStarts.has(word.span.end + blanks);
+      });
+      if (assigned.length === 0) continue;
+      command.args = command.args.filter((word) => !assigned.includes(word));
+      for (const word of assigned) {
+        command.assignments.push({ name: word.text.slice(1, -1), value: null, span: word.span });
+        // An indexed array's subscript is arithmetic (`{a[i]}>&2`), as it is anywhere else.
+        const subscript = DESCRIPTOR_VARIABLE.exec(word.text)?.[2];
+        if (subscript !== undefined) {
+          const end = word.span.end - 2;
+          this.pushArithmetic({ start: end - subscript.length, end });
+        }
+      }
     }
   }
 
@@ -726,10 +769,12 @@ function findTextProblems(source: string): ShellAnalysis["problems"] {
       span: { start: match.index + match[0].length - 1, end: match.index + match[0].length },
     });
   }
-  // bash reads `\⇥` as a word; the grammar drops it, and may read what follows as a comment.
-  for (const match of source.matchAll(/\\\t/g)) {
+  // bash and zsh read `\␣` and `\⇥` as a word, the blank escaped; the grammar drops the two and
+  // reads a `#` after them as a comment: `ls \ #; cat ~/.ssh/id_rsa` was `ls` alone. Other white
+  // space it skips (a form feed, a vertical tab) is a word character to bash.
+  for (const match of source.matchAll(/\\[^\S\n]/g)) {
     problems.push({
-      message: "an escaped tab",
+      message: "a backslash before white space",
       span: { start: match.index, end: match.index + 2 },
     });
   }
@@ -758,6 +803,7 @@ export function analyzeShellCommand(source: string): ShellAnalysis {
         joiner: null,
         isPiped: false,
       });
+      walker.assignDescriptorVariables();
     } catch (error) {
       if (!(error instanceof DepthExceeded)) throw error;
       walker.problems.push({

@@ -47,6 +47,12 @@ export type ToolRiskReason = {
   message: string;
   /** The part of the command the reason is about (bash only). */
   span?: ShellSpan;
+  /**
+   * A program that reads, given an option that writes a file or runs a program (`git log
+   * --output=Makefile`, `sort -o`, `rg --pre`): an allow rule written for the read is no allow of
+   * that.
+   */
+  writesThroughOption?: true;
 };
 
 export type ToolRisk = {
@@ -58,7 +64,8 @@ export type ToolRisk = {
   analysis?: ShellAnalysis;
   /**
    * No allow rule lets it through, however broad: a write of a file that makes programs run later
-   * (a session's hooks among them, which this gate depends on). The Lead sees its card.
+   * (a session's hooks among them, which this gate depends on), or in a session a write through a
+   * reading program's option (`writesThroughOption`). The Lead sees its card.
    */
   isBeyondAllowRules?: true;
 };
@@ -309,7 +316,12 @@ function findSedScripts(args: readonly ShellWord[]): (string | null)[] | "file" 
   return scripts;
 }
 
-type Mark = (riskClass: ToolRiskClass, message: string, span?: ShellSpan) => void;
+type Mark = (
+  riskClass: ToolRiskClass,
+  message: string,
+  span?: ShellSpan,
+  flags?: Pick<ToolRiskReason, "writesThroughOption">,
+) => void;
 
 /** Judges git by its global options and subcommand; true when it may count as read-only. */
 function judgeGit(args: readonly ShellWord[], mark: Mark): boolean {
@@ -370,7 +382,9 @@ function judgeGit(args: readonly ShellWord[], mark: Mark): boolean {
     rest.some((arg) => usesOption(arg, option)),
   );
   if (denied) {
-    mark("workspace", `git ${subcommand} ${denied} writes a file or runs a program`);
+    mark("workspace", `git ${subcommand} ${denied} writes a file or runs a program`, undefined, {
+      writesThroughOption: true,
+    });
     return false;
   }
   return isReadOnly;
@@ -428,9 +442,9 @@ function takesNextWord(word: string, valueOptions: readonly string[]): boolean {
 /** Reasons about one simple command. Adds a `read_only` reason only when nothing else applies. */
 function judgeCommand(command: SimpleCommand, context: CommandContext, judge: Mark): void {
   let isReadOnly = true;
-  const mark: Mark = (riskClass, message, span = command.span) => {
+  const mark: Mark = (riskClass, message, span = command.span, flags) => {
     if (riskClass !== "read_only") isReadOnly = false;
-    judge(riskClass, message, span);
+    judge(riskClass, message, span, flags);
   };
   const checkPath = (value: string, what: string, span: ShellSpan, isGlob = false): void => {
     const verdict = judgePath(asWorstGlob(value, isGlob), context.cwd, context.root);
@@ -805,8 +819,11 @@ function judgeCommand(command: SimpleCommand, context: CommandContext, judge: Ma
   const denied = readOnly.deniedOptions?.find((option) =>
     literals.some((value) => usesOption(value, option)),
   );
-  if (denied) mark("workspace", `${program} ${denied} can write a file or run a program`);
-  else if (hasOptionGlob && readOnly.deniedOptions) {
+  if (denied) {
+    mark("workspace", `${program} ${denied} can write a file or run a program`, undefined, {
+      writesThroughOption: true,
+    });
+  } else if (hasOptionGlob && readOnly.deniedOptions) {
     mark("workspace", `${program} with a glob may receive a file name as an option`);
   } else if (values.includes(null))
     mark("workspace", `${program} with arguments computed when it runs`);
@@ -893,6 +910,7 @@ function judgeConstructs(analysis: ShellAnalysis, mark: Mark): void {
         break;
       case "subshell":
       case "declaration":
+      case "comment":
         break;
       default: {
         const unreachable: never = construct;
@@ -955,8 +973,8 @@ export function classifyShellAnalysis(
 ): ToolRisk {
   const root = rootOf(workspace);
   const reasons: ToolRiskReason[] = [];
-  const mark: Mark = (riskClass, message, span) => {
-    reasons.push({ class: riskClass, message, ...(span ? { span } : {}) });
+  const mark: Mark = (riskClass, message, span, flags) => {
+    reasons.push({ class: riskClass, message, ...(span ? { span } : {}), ...flags });
   };
   for (const problem of analysis.problems) {
     mark("needs_approval", `cannot be parsed reliably: ${problem.message}`, problem.span);

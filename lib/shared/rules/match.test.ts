@@ -96,6 +96,14 @@ const TABLE: readonly Row[] = [
   ["bash(npm run test:*)", "allow", "bash", bash("npm run testx"), null],
   ["bash(ls *)", "allow", "bash", bash("ls *.txt"), null],
   ["bash(npm test*)", "allow", "bash", { command: 42 }, null],
+  // A comment is text no pattern says, and where the parse and the shell split words otherwise
+  // it hides the rest of the line (`\ #` is a word to bash): tests/redteam/rule-loopholes.test.ts.
+  ["Bash(ls:*)", "allow", "Bash", bash("ls -la \\ # list; cat ~/.ssh/id_rsa"), null, SESSION],
+  ["Bash(ls:*)", "allow", "Bash", bash("ls -la # list"), null, SESSION],
+  ["Bash(ls:*)", "allow", "Bash", bash("ls -la"), "allow", SESSION],
+  // `{PATH}>/dev/null` sets PATH before zsh looks `ls` up: it ran `./12/ls`.
+  ["Bash(ls:*)", "allow", "Bash", bash("ls {PATH}>/dev/null"), null, SESSION],
+  ["Bash(ls:*)", "allow", "Bash", bash("ls '{PATH}'>/dev/null"), "allow", SESSION],
   // Bash deny and ask: any simple command that might match.
   ["Bash(rm *)", "deny", "Bash", bash("ls && rm -rf build"), "deny", SESSION],
   ["Bash(rm *)", "deny", "Bash", bash("echo $(rm -rf build)"), "deny", SESSION],

@@ -208,7 +208,8 @@ function isSurelyCommand(analysis: ShellAnalysis, spec: string): boolean {
   ) {
     return false;
   }
-  // Substitutions, function definitions, arithmetic and [[ … ]] are all parts no word pattern says.
+  // Substitutions, function definitions, arithmetic, [[ … ]] and comments are all parts no word
+  // pattern says; a comment is also where a word the grammar split otherwise hid the line's rest.
   if (analysis.constructs.some((construct) => construct.kind !== "subshell")) return false;
   const matches = commandMatcher(spec, false);
   return analysis.commands.every((command) => {
