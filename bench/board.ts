@@ -1,6 +1,7 @@
-import { chromium, type Browser, type BrowserContext } from "@playwright/test";
+import { chromium, type BrowserContext } from "@playwright/test";
 import pg from "pg";
 import { env } from "../lib/env";
+import { signedInBrowserContext, type BenchSession } from "./clients";
 import { median, sleep } from "./stats";
 
 /**
@@ -60,17 +61,6 @@ async function insertBurst(
   return performance.now() - startedAt;
 }
 
-async function signedInContext(browser: Browser, baseUrl: string, cookie: string) {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
-  await context.addCookies(
-    cookie.split("; ").map((pair) => {
-      const [name = "", ...value] = pair.split("=");
-      return { name, value: value.join("="), url: baseUrl };
-    }),
-  );
-  return context;
-}
-
 async function measureFirstRows(context: BrowserContext, url: string): Promise<number> {
   const page = await context.newPage();
   try {
@@ -121,7 +111,7 @@ async function measureBurst(
 
 export async function measureBoard(options: {
   baseUrl: string;
-  cookie: string;
+  session: BenchSession;
   databaseUrl: string;
   /** The agents on the board right now, by name. */
   names: readonly string[];
@@ -133,7 +123,7 @@ export async function measureBoard(options: {
     args: ["--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE localhost, EXCLUDE 127.0.0.1"],
   });
   try {
-    const context = await signedInContext(browser, options.baseUrl, options.cookie);
+    const context = await signedInBrowserContext(browser, options.baseUrl, options.session);
     const url = `${options.baseUrl}/team?view=table`;
     // One load to warm the server's and the browser's caches, not counted.
     await measureFirstRows(context, url);

@@ -1,6 +1,8 @@
+import type { Browser, BrowserContext } from "@playwright/test";
 import { io, type Socket } from "socket.io-client";
 import { z } from "zod";
 import { HttpTransport } from "../lib/sdk/transport";
+import { SESSION_KEY_STORAGE_NAME } from "../lib/shared/auth/session-key";
 import {
   CONSOLE_NAMESPACE,
   type ClientToServerEvents,
@@ -29,8 +31,15 @@ export async function callApi<T>(
   return (await transport.call(method, path, anything, { body, signal })) as T;
 }
 
-/** Signs in through the real auth route and returns the session cookie (name=value pairs). */
-export async function signIn(baseUrl: string, email: string, password: string): Promise<string> {
+/** A signed-in Lead's browser: the session cookie (name=value pairs) and its key (decision 080). */
+export type BenchSession = { cookie: string; sessionKey: string };
+
+/** Signs in through the real auth route, as the console does. */
+export async function signIn(
+  baseUrl: string,
+  email: string,
+  password: string,
+): Promise<BenchSession> {
   const response = await fetch(`${baseUrl}/api/v1/auth/login`, {
     method: "POST",
     headers: { "content-type": "application/json" },
@@ -42,7 +51,29 @@ export async function signIn(baseUrl: string, email: string, password: string): 
     .map((line) => line.split(";")[0])
     .join("; ");
   if (!cookie) throw new Error("sign-in returned no session cookie");
-  return cookie;
+  // The baseline's server, from before decision 080, answers no key and asks for none.
+  const { sessionKey = "" } = (await response.json()) as { sessionKey?: string };
+  return { cookie, sessionKey };
+}
+
+/** A Chromium context signed in as `session`, as the console's sign-in page leaves one. */
+export async function signedInBrowserContext(
+  browser: Browser,
+  baseUrl: string,
+  session: BenchSession,
+): Promise<BrowserContext> {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  await context.addCookies(
+    session.cookie.split("; ").map((pair) => {
+      const [name = "", ...value] = pair.split("=");
+      return { name, value: value.join("="), url: baseUrl };
+    }),
+  );
+  await context.addInitScript(([name, key]) => window.localStorage.setItem(name, key), [
+    SESSION_KEY_STORAGE_NAME,
+    session.sessionKey,
+  ] as const);
+  return context;
 }
 
 export type ConsoleClient = {
@@ -54,18 +85,19 @@ export type ConsoleClient = {
 
 /**
  * One signed-in console: its own socket.io connection (forceNew, websocket only, as a browser ends
- * up), the session cookie on the handshake, `resume` sent like the console does.
+ * up), the session cookie and its key on the handshake, `resume` sent like the console does.
  */
 export async function connectConsole(
   baseUrl: string,
-  cookie: string,
+  session: BenchSession,
   resumeAfter: number,
 ): Promise<ConsoleClient> {
   const socket: Socket<ServerToClientEvents, ClientToServerEvents> = io(
     `${baseUrl}${CONSOLE_NAMESPACE}`,
     {
       transports: ["websocket"],
-      extraHeaders: { cookie, origin: baseUrl },
+      extraHeaders: { cookie: session.cookie, origin: baseUrl },
+      auth: { sessionKey: session.sessionKey },
       forceNew: true,
       reconnection: false,
       timeout: 10_000,

@@ -2,7 +2,7 @@ import { existsSync } from "node:fs";
 import { chromium, type Page } from "@playwright/test";
 import { env } from "../lib/env";
 import type { RequestView } from "../lib/requests/views";
-import { callApi, type Agent } from "./clients";
+import { callApi, signedInBrowserContext, type Agent, type BenchSession } from "./clients";
 import { median, sleep } from "./stats";
 
 /**
@@ -87,7 +87,7 @@ function watchForRow(page: Page, label: string): Promise<void> {
 
 export async function measureLead(options: {
   baseUrl: string;
-  cookie: string;
+  session: BenchSession;
   /** One fresh agent per iteration (warm-up first), so each row is told apart by its name. */
   agents: readonly Agent[];
   warmup: number;
@@ -118,13 +118,7 @@ export async function measureLead(options: {
     hopMs: 0,
   };
   try {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
-    await context.addCookies(
-      options.cookie.split("; ").map((pair) => {
-        const [name = "", ...value] = pair.split("=");
-        return { name, value: value.join("="), url: options.baseUrl };
-      }),
-    );
+    const context = await signedInBrowserContext(browser, options.baseUrl, options.session);
     const page = await context.newPage();
     const seen = new Map<string, (at: number, frameWaitMs: number) => void>();
     await page.exposeFunction("benchRowSeen", (label: string, frameWaitMs: number) => {

@@ -16,6 +16,7 @@ import {
   registerAgents,
   signIn,
   type Agent,
+  type BenchSession,
   type ConsoleClient,
 } from "./clients";
 import { benchEnv, isPhaseSelected, sizes } from "./config";
@@ -147,7 +148,7 @@ async function keepAgentsAlive(url: string): Promise<void> {
 
 async function openConsoles(
   server: RunningServer,
-  cookie: string,
+  session: BenchSession,
   count: number,
   resumeAfter: number,
 ): Promise<ConsoleClient[]> {
@@ -157,7 +158,7 @@ async function openConsoles(
     run: () => consoles.forEach((client) => client.close()),
   });
   for (let index = 0; index < count; index++) {
-    consoles.push(await connectConsole(server.url, cookie, resumeAfter));
+    consoles.push(await connectConsole(server.url, session, resumeAfter));
   }
   return consoles;
 }
@@ -296,7 +297,7 @@ async function main(): Promise<void> {
   cleanups.push({ name: "stop server", run: () => server.stop() });
   log(`server up at ${server.url} (pid ${server.pid}, log ${server.logFile})`);
 
-  // A Lead API token for scripted decisions and registrations; a session cookie for the consoles.
+  // A Lead API token for scripted decisions and registrations; a session for the consoles.
   const db = createDb(databaseUrl);
   const leadUser = await db.user.findFirstOrThrow({ where: { role: "lead" } });
   const { token: leadToken, id: leadTokenId } = await createApiToken(db, leadUser.id, {
@@ -308,13 +309,13 @@ async function main(): Promise<void> {
     await createApiToken(db, leadUser.id, { name: "bench-connect", scope: "connect" })
   ).token;
   await db.$disconnect();
-  const cookie = await signIn(server.url, LEAD.email, LEAD.password);
+  const session = await signIn(server.url, LEAD.email, LEAD.password);
 
   const witness = await EventWitness.start(databaseUrl);
   cleanups.push({ name: "stop witness", run: () => witness.stop() });
   const newestEventId = () =>
     sqlValue<string | null>(databaseUrl, "SELECT max(id) FROM events").then(Number);
-  const consoles = await openConsoles(server, cookie, sizes.pushConsoles, await newestEventId());
+  const consoles = await openConsoles(server, session, sizes.pushConsoles, await newestEventId());
   const [pusher, looper, looperAlone, txRaw, txDomain, txHttp] = await registerAgents(
     server.url,
     leadToken,
@@ -399,7 +400,7 @@ async function main(): Promise<void> {
       summarizeBoard(
         await measureBoard({
           baseUrl: server.url,
-          cookie,
+          session,
           databaseUrl,
           names: await fillTo(total),
           events: sizes.boardEvents,
@@ -563,7 +564,7 @@ async function main(): Promise<void> {
     await keepAgentsAlive(databaseUrl);
     lead = await measureLead({
       baseUrl: server.url,
-      cookie,
+      session,
       agents: leadAgents,
       warmup: sizes.leadWarmup,
     });
@@ -871,7 +872,7 @@ async function main(): Promise<void> {
     const healthIdle = summarize(await healthIdleProbe.stop());
     const more = await openConsoles(
       server,
-      cookie,
+      session,
       sizes.scaleConsoles - consoles.length,
       await newestEventId(),
     );

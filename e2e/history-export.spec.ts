@@ -9,7 +9,7 @@ test.afterEach(closeSignedInPages);
 async function download(page: Page, name: string): Promise<{ file: string; text: string }> {
   const [file] = await Promise.all([
     page.waitForEvent("download"),
-    page.getByRole("navigation", { name: "Export history" }).getByRole("link", { name }).click(),
+    page.getByRole("navigation", { name: "Export history" }).getByRole("button", { name }).click(),
   ]);
   const path = await file.path();
   return { file: file.suggestedFilename(), text: await readFile(path, "utf8") };

@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { login } from "../lib/api/v1/auth";
 import { createApi } from "../lib/api/v1/routes";
 import { CLIENT_IP_HEADER } from "../lib/auth/sign-in-limit";
+import { SESSION_KEY_HEADER } from "../lib/shared/auth/session-key";
 import { getDb } from "../lib/db";
 import type { RouteHandler } from "../lib/http/route";
 import type { ApiRoute } from "../lib/http/router";
@@ -55,7 +56,10 @@ export async function callApi(options: CallOptions & { path: string }) {
   return read(await api.fetch(request), findRoute(request.method, new URL(request.url).pathname));
 }
 
-/** Creates a human with the given role and returns a Cookie header for a fresh session. */
+/**
+ * Creates a human with the given role and signs them in: the fresh session's Cookie header and
+ * the key every call of it carries beside the cookie (decision 080).
+ */
 export async function signedInHuman(role: "lead" | "viewer") {
   const email = `${role}-${randomBytes(4).toString("hex")}@example.com`;
   const password = randomBytes(12).toString("base64url");
@@ -72,5 +76,12 @@ export async function signedInHuman(role: "lead" | "viewer") {
     .getSetCookie()
     .map((header) => header.split(";")[0])
     .join("; ");
-  return { email, password, cookie, headers: { cookie } };
+  const sessionKey = String((response.json as { sessionKey?: unknown }).sessionKey);
+  return {
+    email,
+    password,
+    cookie,
+    sessionKey,
+    headers: { cookie, [SESSION_KEY_HEADER]: sessionKey },
+  };
 }

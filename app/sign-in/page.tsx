@@ -1,11 +1,10 @@
-import { redirect } from "next/navigation";
 import { SignInForm } from "@/components/auth/sign-in-form";
 import { findHumanSession } from "@/lib/auth/page-session";
 
 export const metadata = { title: "Sign in · Handshake" };
 
 export default async function SignInPage() {
-  if (await findHumanSession()) redirect("/");
+  const hasSession = (await findHumanSession()) !== null;
   return (
     <main className="flex min-h-screen items-center justify-center px-4">
       <div className="w-full max-w-sm rounded-xl bg-white p-8 shadow-sm ring-1 ring-slate-200">
@@ -13,7 +12,7 @@ export default async function SignInPage() {
         <p className="mt-1 mb-6 text-sm text-slate-600">
           Approve your agents&apos; plans and keep the team in check.
         </p>
-        <SignInForm />
+        <SignInForm hasSession={hasSession} />
       </div>
     </main>
   );

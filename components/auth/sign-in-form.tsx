@@ -2,26 +2,44 @@
 
 import { useMutation } from "@tanstack/react-query";
 import { useRouter } from "next/navigation";
-import { useState, type FormEvent } from "react";
+import { useEffect, useState, type FormEvent } from "react";
 import { Button } from "@/components/ui/button";
 import { TextField } from "@/components/ui/text-field";
+import {
+  readDevice,
+  readSessionKey,
+  storeDevice,
+  storeSessionKey,
+} from "@/lib/shared/auth/session-key";
 
 type ErrorBody = { error?: { message?: string } };
+type SignedIn = { sessionKey: string; device: string };
 
 async function postLogin(credentials: { email: string; password: string }): Promise<void> {
+  const device = readDevice();
   const response = await fetch("/api/v1/auth/login", {
     method: "POST",
     headers: { "content-type": "application/json" },
-    body: JSON.stringify(credentials),
+    body: JSON.stringify({ ...credentials, ...(device === null ? {} : { device }) }),
   });
   if (!response.ok) {
     const body = (await response.json().catch(() => ({}))) as ErrorBody;
     throw new Error(body.error?.message ?? `sign-in failed (${response.status})`);
   }
+  const signedIn = (await response.json()) as SignedIn;
+  storeSessionKey(signedIn.sessionKey);
+  storeDevice(signedIn.device);
 }
 
-export function SignInForm() {
+/**
+ * `hasSession`: the page's request carried a live session cookie. It counts as signed in only
+ * with the session's key stored on this origin (decision 080); otherwise the form is shown.
+ */
+export function SignInForm({ hasSession }: { hasSession: boolean }) {
   const router = useRouter();
+  useEffect(() => {
+    if (hasSession && readSessionKey() !== null) router.replace("/");
+  }, [hasSession, router]);
   const [email, setEmail] = useState("");
   const [password, setPassword] = useState("");
   const login = useMutation({

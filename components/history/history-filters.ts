@@ -34,12 +34,15 @@ export function toSearchParams(filters: HistoryFilters): URLSearchParams {
   return params;
 }
 
-/** The export's URL: every request these filters match (as the pages show them), as one file. */
+/**
+ * The export's path under /api/v1: every request these filters match (as the pages show them), as
+ * one file.
+ */
 export function toExportPath(filters: HistoryFilters, format: "csv" | "jsonl"): string {
   const params = toSearchParams(filters);
   params.set("status", filters.status || DECIDED_STATUSES.join(","));
   params.set("format", format);
-  return `/api/v1/requests/export?${params.toString()}`;
+  return `/requests/export?${params.toString()}`;
 }
 
 /** The API query for one page: without a status filter, every decided status. */

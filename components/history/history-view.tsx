@@ -12,7 +12,12 @@ import { ErrorAlert } from "@/components/ui/error-alert";
 import { SelectField } from "@/components/ui/select-field";
 import { TextField } from "@/components/ui/text-field";
 import { VisibleText } from "@/components/ui/visible-text";
-import { apiFetch, ApiRequestError } from "@/lib/shared/http/api-fetch";
+import {
+  apiFetch,
+  ApiRequestError,
+  consoleFetch,
+  readApiResponse,
+} from "@/lib/shared/http/api-fetch";
 import type { RequestView } from "@/lib/requests/views";
 import {
   DECIDED_STATUSES,
@@ -152,22 +157,48 @@ const EXPORT_FORMATS = [
   { format: "jsonl", label: "JSON Lines" },
 ] as const;
 
+const EXPORT_FILE_NAME = /filename="([^"]+)"/;
+
+/**
+ * Fetched with the session's key, which a link cannot send (decision 080), then handed to the
+ * browser as the file the server named.
+ */
+async function downloadExport(path: string): Promise<void> {
+  const response = await consoleFetch(path);
+  if (!response.ok) await readApiResponse(response);
+  const name = EXPORT_FILE_NAME.exec(response.headers.get("content-disposition") ?? "")?.[1];
+  const url = URL.createObjectURL(await response.blob());
+  const link = document.createElement("a");
+  link.href = url;
+  link.download = name ?? "handshake-requests";
+  link.click();
+  // Not at once: the browser reads the blob after the click returns.
+  setTimeout(() => URL.revokeObjectURL(url), 10_000);
+}
+
 /** Downloads of everything the current filters match, not only the pages loaded. */
-function ExportLinks({ filters }: { filters: HistoryFilters }) {
+function ExportButtons({ filters }: { filters: HistoryFilters }) {
+  const [error, setError] = useState<string | null>(null);
   return (
     <nav aria-label="Export history" className="flex items-center gap-2 text-sm">
       <span className="text-slate-600">Export:</span>
       {EXPORT_FORMATS.map(({ format, label }) => (
-        <a
+        <button
           key={format}
-          href={toExportPath(filters, format)}
-          download
+          type="button"
+          onClick={() => {
+            setError(null);
+            downloadExport(toExportPath(filters, format)).catch((failure: unknown) =>
+              setError(failure instanceof Error ? failure.message : "the export failed"),
+            );
+          }}
           aria-label={`Export ${label}`}
           className="rounded-md bg-white px-3 py-1.5 font-semibold text-slate-900 shadow-sm ring-1 ring-slate-300 ring-inset hover:bg-slate-50 focus-visible:outline-2 focus-visible:outline-offset-2 focus-visible:outline-indigo-600"
         >
           {label}
-        </a>
+        </button>
       ))}
+      <ErrorAlert message={error} />
     </nav>
   );
 }
@@ -226,7 +257,7 @@ export function HistoryView({
             Every decided, expired, cancelled and superseded request, the most recently asked first.
           </p>
         </div>
-        <ExportLinks filters={filters} />
+        <ExportButtons filters={filters} />
       </div>
 
       <form

@@ -12,6 +12,7 @@ import {
   type RequestRowPayload,
   type ServerToClientEvents,
 } from "@/lib/shared/realtime/contract";
+import { readSessionKey } from "@/lib/shared/auth/session-key";
 import { patchedKeysFor, staleKeysFor } from "./query-keys";
 
 export type ConnectionState = "connecting" | "live" | "offline";
@@ -78,6 +79,8 @@ export function ConsoleEventsProvider({
     const socket: Socket<ServerToClientEvents, ClientToServerEvents> = io(CONSOLE_NAMESPACE, {
       transports: ["websocket"],
       withCredentials: true,
+      // Read at every attempt: a reconnect after a sign-in in another tab sends the new key.
+      auth: (send) => send({ sessionKey: readSessionKey() }),
     });
     socketRef.current = socket;
     socket.on("connect", () => {

@@ -22,7 +22,6 @@ import {
   type BoardMember,
   type BoardSort,
 } from "@/lib/shared/agents/board";
-import type { TeamMember } from "@/lib/agents/views";
 import {
   gateStateSchema,
   isAgentActive,
@@ -180,14 +179,8 @@ const BULK_ACTIONS: Record<
   },
 };
 
-export function TeamBoard({
-  initialMembers,
-  scripts,
-}: {
-  initialMembers: TeamMember[];
-  scripts: WorkerScriptOption[];
-}) {
-  const team = useTeam(initialMembers);
+export function TeamBoard({ scripts }: { scripts: WorkerScriptOption[] }) {
+  const team = useTeam();
   const canAct = useCanAct();
   const now = useNow();
   const router = useRouter();
@@ -396,7 +389,11 @@ export function TeamBoard({
       )}
 
       <ErrorAlert
-        message={team.error ? `Could not refresh the team: ${team.error.message}` : null}
+        message={
+          team.error
+            ? `Could not ${team.data ? "refresh" : "load"} the team: ${team.error.message}`
+            : null
+        }
       />
 
       {canAct && selected.size > 0 && (
@@ -427,7 +424,13 @@ export function TeamBoard({
         </div>
       )}
 
-      {members.length === 0 ? (
+      {team.data === undefined ? (
+        team.error ? null : (
+          <p role="status" className="text-sm text-slate-600">
+            Loading the team…
+          </p>
+        )
+      ) : members.length === 0 ? (
         <div className="rounded-xl border border-dashed border-slate-300 bg-white p-10 text-center">
           <p className="text-base font-medium">No agents yet.</p>
           <p className="mt-1 text-sm text-slate-600">

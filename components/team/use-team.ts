@@ -59,14 +59,13 @@ async function refetchRow(queryClient: QueryClient, name: string): Promise<void>
  * event that does not carry enough (a new agent, a respawn) fetches that one row. The board itself
  * is fetched on load, every HEARTBEAT_REFRESH_MS and after a gap too long to replay.
  */
-export function useTeam(initialMembers?: TeamMember[]) {
+export function useTeam() {
   const queryClient = useQueryClient();
   const team = useQuery<BoardPage>({
     queryKey: queryKeys.team,
     queryFn: fetchTeam,
     staleTime: HEARTBEAT_REFRESH_MS,
     refetchInterval: HEARTBEAT_REFRESH_MS,
-    ...(initialMembers ? { initialData: { items: initialMembers, nextCursor: null } } : {}),
   });
   const queue = useRef<ConsoleEvent[]>([]);
   const timer = useRef<ReturnType<typeof setTimeout> | null>(null);

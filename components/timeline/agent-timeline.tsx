@@ -10,7 +10,7 @@ import { formatAge, useNow } from "@/components/ui/use-now";
 import { VisibleText } from "@/components/ui/visible-text";
 import type { AgentDetail } from "@/lib/agents/views";
 import type { TimelinePage } from "@/lib/agents/timeline";
-import { apiFetch } from "@/lib/shared/http/api-fetch";
+import { apiFetch, ApiRequestError } from "@/lib/shared/http/api-fetch";
 import { TimelineEntry } from "./timeline-entry";
 
 const PAGE_SIZE = 50;
@@ -57,13 +57,27 @@ function AgentSummary({ agent }: { agent: AgentDetail }) {
   );
 }
 
+function AgentNotShown({ name, error }: { name: string; error: Error }) {
+  const isMissing = error instanceof ApiRequestError && error.code === "AGENT_NOT_FOUND";
+  return (
+    <div className="space-y-2">
+      <h1 className="text-xl font-semibold tracking-tight">{isMissing ? "No such agent" : name}</h1>
+      <ErrorAlert
+        message={
+          isMissing ? `No agent is named ${name}.` : `Could not load ${name}: ${error.message}`
+        }
+      />
+    </div>
+  );
+}
+
 /** One agent's record: what it said and was told, what it tried, what it asked, how it changed. */
-export function AgentTimeline({ initialAgent }: { initialAgent: AgentDetail }) {
-  const { name } = initialAgent;
+export function AgentTimeline({ name }: { name: string }) {
+  // Fetched by the page, not rendered by the server: the server would render it for the cookie
+  // alone, which another port of this host receives too (decision 080).
   const agent = useQuery({
     queryKey: queryKeys.agent(name),
     queryFn: () => apiFetch<AgentDetail>(`/agents/${name}`),
-    initialData: initialAgent,
   });
   const timeline = useInfiniteQuery({
     queryKey: queryKeys.timeline(name),
@@ -86,7 +100,15 @@ export function AgentTimeline({ initialAgent }: { initialAgent: AgentDetail }) {
           ← Team
         </Link>
       </nav>
-      <AgentSummary agent={agent.data} />
+      {agent.data ? (
+        <AgentSummary agent={agent.data} />
+      ) : agent.error ? (
+        <AgentNotShown name={name} error={agent.error} />
+      ) : (
+        <p role="status" className="text-sm text-slate-600">
+          Loading {name}…
+        </p>
+      )}
 
       <section aria-labelledby="timeline-heading" className="space-y-3">
         <h2 id="timeline-heading" className="text-lg font-semibold tracking-tight">

@@ -1,15 +1,26 @@
 import { randomBytes } from "node:crypto";
 import { expect, request as playwrightRequest, type APIRequestContext } from "@playwright/test";
+import { SESSION_KEY_HEADER } from "../../lib/shared/auth/session-key";
 import { E2E_BASE_URL, E2E_LEAD } from "./accounts";
 
-/** An API client signed in as a human (session cookie), like a browser without the page. */
+/**
+ * An API client signed in as a human, like a browser without the page: the session cookie and,
+ * beside it, the session's key (decision 080).
+ */
 export async function humanApi(
   credentials: { email: string; password: string } = E2E_LEAD,
 ): Promise<APIRequestContext> {
-  const context = await playwrightRequest.newContext({ baseURL: E2E_BASE_URL });
-  const response = await context.post("/api/v1/auth/login", { data: credentials });
+  const signIn = await playwrightRequest.newContext({ baseURL: E2E_BASE_URL });
+  const response = await signIn.post("/api/v1/auth/login", { data: credentials });
   expect(response.status(), await response.text()).toBe(200);
-  return context;
+  const { sessionKey } = (await response.json()) as { sessionKey: string };
+  const storageState = await signIn.storageState();
+  await signIn.dispose();
+  return playwrightRequest.newContext({
+    baseURL: E2E_BASE_URL,
+    storageState,
+    extraHTTPHeaders: { [SESSION_KEY_HEADER]: sessionKey },
+  });
 }
 
 export async function agentApi(token: string): Promise<APIRequestContext> {

@@ -3,12 +3,17 @@ import { AppError } from "../errors";
 import { AGENT_TOKEN_PREFIX, API_TOKEN_PREFIX, hashToken } from "../tokens/credentials";
 import { getActorCache, type ActorTag } from "./actor-cache";
 import { getAuth } from "./auth";
+import { presentsSessionKey, sessionKeyHashOf } from "./session-key";
 import { userRoleSchema, type UserRole } from "./schema";
 import { tokenScopeSchema, type TokenScope } from "../shared/auth/scopes";
+import { SESSION_KEY_HEADER } from "../shared/auth/session-key";
 
 type Human = { kind: "human"; userId: string; email: string; name: string; role: UserRole };
-/** A human signed in with the session cookie: acts by role. */
-export type SessionActor = Human & { via: "session"; sessionId: string };
+/**
+ * A human signed in with the session cookie: acts by role, where the call also presents the
+ * session's key (`sessionKeyHash`, decision 080).
+ */
+export type SessionActor = Human & { via: "session"; sessionId: string; sessionKeyHash: string };
 /** A human's API token: acts by role and, on top of that, only within its scope. */
 export type TokenActor = Human & {
   via: "token";
@@ -129,9 +134,11 @@ async function actorFromToken(db: Db, token: string): Promise<Actor> {
 async function readSessionActor(
   headers: Headers,
 ): Promise<{ actor: SessionActor; expiresAt: Date } | null> {
-  const session = await getAuth().api.getSession({ headers });
+  const auth = getAuth();
+  const session = await auth.api.getSession({ headers });
   // Disabling deletes the user's sessions; this also covers one created in the same instant.
   if (!session || (session.user as { disabledAt?: Date | null }).disabledAt) return null;
+  const { secret } = await auth.$context;
   return {
     actor: {
       kind: "human",
@@ -141,6 +148,7 @@ async function readSessionActor(
       role: userRoleSchema.catch("viewer").parse(session.user.role),
       via: "session",
       sessionId: session.session.id,
+      sessionKeyHash: sessionKeyHashOf(session.session.token, secret),
     },
     expiresAt: new Date(session.session.expiresAt),
   };
@@ -199,5 +207,10 @@ export async function resolveActor(db: Db, headers: Headers): Promise<Actor | nu
   const cookieHeader = headers.get("cookie");
   // No cookie, no session: skip building better-auth's context for a call that cannot have one.
   if (!cookieHeader) return null;
-  return cachedActorFromSession(headers, cookieHeader);
+  const actor = await cachedActorFromSession(headers, cookieHeader);
+  // Without its key, a cookie is what a server on another port of this host name receives from
+  // the Lead's browser: anonymous, so public routes such as sign-in still answer.
+  return actor && presentsSessionKey(actor.sessionKeyHash, headers.get(SESSION_KEY_HEADER))
+    ? actor
+    : null;
 }

@@ -11,6 +11,8 @@ export const emailSchema = z
 export const loginSchema = z.strictObject({
   email: emailSchema,
   password: z.string().min(1).max(128),
+  /** The `device` an earlier sign-in of this browser answered (lib/auth/device.ts). */
+  device: z.string().max(200).optional(),
 });
 export type LoginInput = z.infer<typeof loginSchema>;
 

@@ -1,13 +1,13 @@
 import { APIError } from "better-auth/api";
 import type { Db } from "../db";
-import { env } from "../env";
 import { AppError } from "../errors";
 import { appendEvent } from "../events/mutations";
 import type { PrismaClient } from "../generated/prisma/client";
 import type { HumanActor } from "./actor";
 import { evictActorsAfterCommit } from "./actor-cache";
 import { getAuth } from "./auth";
-import { issueDeviceCookie, readTrustedDevice } from "./device-cookie";
+import { issueDeviceToken, readTrustedDevice } from "./device";
+import { sessionKeyOf } from "./session-key";
 import type { LoginInput } from "./schema";
 import {
   clientIpOf,
@@ -21,7 +21,11 @@ import {
 
 export type SignedIn = {
   user: { id: string; email: string; name: string; role: string };
-  /** Set-Cookie headers carrying the new session and the device cookie. */
+  /** What every call of the session carries beside its cookie (decision 080). */
+  sessionKey: string;
+  /** What this browser sends with its next sign-in to be counted apart from strangers. */
+  device: string;
+  /** Set-Cookie headers carrying the new session. */
   headers: Headers;
 };
 
@@ -39,7 +43,7 @@ export async function signIn(
   const attempt: SignInAttempt = {
     email: input.email,
     clientIp: clientIpOf(requestHeaders),
-    deviceId: readTrustedDevice(requestHeaders, input.email, secret),
+    deviceId: readTrustedDevice(input.device, input.email, secret),
   };
   const slotId = await takeSignInSlot(db, attempt, limits);
   let signedIn;
@@ -64,18 +68,11 @@ export async function signIn(
   }
   const { headers, response } = signedIn;
   await releaseSignInSlot(db, slotId, attempt);
-  headers.append(
-    "set-cookie",
-    issueDeviceCookie({
-      email: input.email,
-      secret,
-      deviceId: attempt.deviceId,
-      isSecure: env.HANDSHAKE_PUBLIC_URL?.startsWith("https://") ?? false,
-    }),
-  );
   const user = response.user as typeof response.user & { role?: string };
   return {
     user: { id: user.id, email: user.email, name: user.name, role: user.role ?? "viewer" },
+    sessionKey: sessionKeyOf(response.token, secret),
+    device: issueDeviceToken(input.email, secret, attempt.deviceId),
     headers,
   };
 }

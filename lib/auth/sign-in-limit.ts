@@ -29,7 +29,7 @@ export function clientIpOf(headers: Headers): string {
 export type SignInAttempt = {
   email: string;
   clientIp: string;
-  /** The browser's device id when its device cookie is valid for this email, else null. */
+  /** The browser's device id when its device token is valid for this email, else null. */
   deviceId: string | null;
 };
 

@@ -1,5 +1,6 @@
 import { OpenAPIRegistry, OpenApiGeneratorV31 } from "@asteasolutions/zod-to-openapi";
 import { SESSION_COOKIE_PREFIX } from "../auth/auth";
+import { SESSION_KEY_HEADER } from "../shared/auth/session-key";
 import { errorStatus, type ErrorCode } from "../errors";
 import type { Access } from "./route";
 import type { ApiRoute } from "./router";
@@ -11,15 +12,18 @@ export type OpenApiDocument = GeneratedDocument & {
 
 const BEARER = "bearerToken";
 const SESSION = "sessionCookie";
+const SESSION_KEY = "sessionKey";
+/** Both together: a session cookie counts only with its key (decision 080). */
+const SIGNED_IN = { [SESSION]: [], [SESSION_KEY]: [] };
 
 /** Who may call, as OpenAPI security requirements: any one of them is enough. */
 const SECURITY_BY_ACCESS: Record<Access, Record<string, string[]>[]> = {
   public: [],
-  human: [{ [SESSION]: [] }, { [BEARER]: [] }],
-  lead: [{ [SESSION]: [] }, { [BEARER]: [] }],
+  human: [SIGNED_IN, { [BEARER]: [] }],
+  lead: [SIGNED_IN, { [BEARER]: [] }],
   agent: [{ [BEARER]: [] }],
-  human_or_agent: [{ [SESSION]: [] }, { [BEARER]: [] }],
-  lead_or_agent: [{ [SESSION]: [] }, { [BEARER]: [] }],
+  human_or_agent: [SIGNED_IN, { [BEARER]: [] }],
+  lead_or_agent: [SIGNED_IN, { [BEARER]: [] }],
 };
 
 const ACCESS_PROSE: Record<Access, string> = {
@@ -150,6 +154,13 @@ export function buildOpenApiDocument(routes: readonly ApiRoute[]): OpenApiDocume
     name: `${SESSION_COOKIE_PREFIX}.session_token`,
     description:
       "The console's session cookie from `POST /api/v1/auth/login`; mutations must come from the console's own origin.",
+  });
+  registry.registerComponent("securitySchemes", SESSION_KEY, {
+    type: "apiKey",
+    in: "header",
+    name: SESSION_KEY_HEADER,
+    description:
+      "The `sessionKey` the same sign-in answered: without it the cookie signs in nobody, since a browser sends cookies to every port of the host.",
   });
   const errorResponses = new Map(
     ERROR_STATUSES.map((status) => [

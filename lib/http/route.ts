@@ -254,7 +254,8 @@ function refuseCrossSite(request: Request, actor: Actor | null): void {
   }
   const origin = request.headers.get("origin");
   if (origin === null) return;
-  const host = request.headers.get("x-forwarded-host") ?? request.headers.get("host");
+  // Host, never X-Forwarded-Host: a header the caller chooses must not switch the check off.
+  const host = request.headers.get("host");
   let originHost: string;
   try {
     originHost = new URL(origin).host;

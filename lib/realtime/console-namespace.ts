@@ -1,5 +1,7 @@
 import type { Server, Socket } from "socket.io";
 import { readHumanSession, type HumanActor } from "../auth/actor";
+import { presentsSessionKey } from "../auth/session-key";
+import { SESSION_KEY_HEADER } from "../shared/auth/session-key";
 import type { Db } from "../db";
 import { findNewestEventId, listEventsAfter } from "../events/data";
 import { isConsoleOriginAllowed } from "./console-origin";
@@ -190,7 +192,8 @@ export const CONSOLE_SERVER_OPTIONS = { serveClient: false, connectTimeout: 10_0
 
 /**
  * Only signed-in humans on the console's own page join /console: the Origin is checked before the
- * session cookie that rides on the handshake (lib/realtime/console-origin.ts).
+ * session cookie that rides on the handshake (lib/realtime/console-origin.ts), and the cookie
+ * counts only with its session's key.
  */
 export function attachConsoleNamespace(
   io: ConsoleServer,
@@ -209,7 +212,14 @@ export function attachConsoleNamespace(
     if (!isConsoleOriginAllowed(origin, host)) return next(new Error("CROSS_SITE_REQUEST"));
     readHumanSession(headersOf(socket))
       .then((session) => {
-        if (!session) return next(new Error("UNAUTHENTICATED"));
+        // In the handshake's auth, which a browser's WebSocket can send, or in the header the
+        // API's calls carry, which other clients can (decision 080).
+        const key =
+          (socket.handshake.auth as { sessionKey?: unknown }).sessionKey ??
+          socket.handshake.headers[SESSION_KEY_HEADER];
+        if (!session || !presentsSessionKey(session.actor.sessionKeyHash, key)) {
+          return next(new Error("UNAUTHENTICATED"));
+        }
         socket.data.actor = session.actor;
         socket.data.sessionId = session.sessionId;
         next();

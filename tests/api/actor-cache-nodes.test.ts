@@ -3,7 +3,13 @@ import { describe, expect, it } from "vitest";
 import { EVICTIONS_APPLICATION_NAME } from "../../lib/auth/actor-evictions";
 import { createApiToken } from "../../lib/tokens/mutations";
 import type { ApiNode } from "../support/api-node";
-import { createHuman, signIn, sleep } from "../support/reliability";
+import {
+  createHuman,
+  sessionHeaders,
+  signIn,
+  sleep,
+  type BrowserSession,
+} from "../support/reliability";
 import { runTwoNodesDuringFile } from "../support/two-nodes-hooks";
 
 // Two web nodes (separate processes, separate caches) on one database. A change made through one
@@ -15,8 +21,8 @@ const REVOCATION_BOUND_MS = 1_000;
 
 const nodes = runTwoNodesDuringFile("handshake_actor_cache");
 
-/** A bearer token, or a signed-in browser's Cookie header. */
-type Credential = string | { cookie: string };
+/** A bearer token, or a signed-in browser's session. */
+type Credential = string | BrowserSession;
 
 async function call(
   node: ApiNode,
@@ -30,7 +36,7 @@ async function call(
     headers: {
       ...(typeof credential === "string"
         ? { authorization: `Bearer ${credential}` }
-        : { cookie: credential.cookie, origin: node.url }),
+        : { ...sessionHeaders(credential), origin: node.url }),
       ...(body === undefined ? {} : { "content-type": "application/json" }),
     },
     body: body === undefined ? undefined : JSON.stringify(body),
@@ -78,7 +84,7 @@ describe("the actor cache across nodes", () => {
 
   it("a session signed out on one node is refused by the other within a second (decision 044)", async () => {
     const human = await createHuman(nodes.db, "lead");
-    const session = { cookie: await signIn(nodes.a.url, human) };
+    const session = await signIn(nodes.a.url, human);
     await warm("/api/v1/requests", session);
     expect((await call(nodes.a, "POST", "/api/v1/auth/logout", session)).status).toBe(200);
     expect(await msUntilRefused("/api/v1/requests", session)).toBeLessThan(REVOCATION_BOUND_MS);

@@ -132,7 +132,7 @@ describe("session cookies in the actor cache (decision 044)", () => {
     const human = await cachedSession("viewer");
     const other = `${human.cookie}; theme=dark`;
     expect(cache.get(sessionCacheKey(other))).toBeUndefined();
-    expect((await api.listRequests({ cookie: other })).status).toBe(200);
+    expect((await api.listRequests({ ...human.headers, cookie: other })).status).toBe(200);
     expect(cache.get(sessionCacheKey(other))).toBeDefined();
   });
 

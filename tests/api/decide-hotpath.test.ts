@@ -48,6 +48,7 @@ const SESSION_LEAD: HumanActor = {
   role: "lead",
   via: "session",
   sessionId: "hotpath-session",
+  sessionKeyHash: "not a key: called in-process",
 };
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

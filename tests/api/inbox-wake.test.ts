@@ -85,6 +85,7 @@ describe("an inbox long-poll woken by a decision (decision 040)", () => {
         role: "lead",
         via: "session",
         sessionId: "another node's session",
+        sessionKeyHash: "not a key: called in-process",
       },
       requestId,
       { type: "plan_approval_response", approve: true },

@@ -9,6 +9,7 @@ vi.hoisted(() => {
 });
 
 import { CLIENT_IP_HEADER } from "../../lib/auth/sign-in-limit";
+import { SESSION_KEY_HEADER } from "../../lib/shared/auth/session-key";
 import { getDb } from "../../lib/db";
 import { createHttpServer, createNodeListener } from "../../lib/http/node-listener";
 import { jsonResponse } from "../../lib/http/route";
@@ -119,7 +120,10 @@ describe("the API's router over HTTP", () => {
     const cookies = response.headers.getSetCookie();
     expect(cookies.length).toBeGreaterThanOrEqual(2);
     const cookie = cookies.map((header) => header.split(";")[0]).join("; ");
-    const agents = await fetch(`${server.url}/api/v1/agents`, { headers: { cookie } });
+    const { sessionKey } = (await response.json()) as { sessionKey: string };
+    const agents = await fetch(`${server.url}/api/v1/agents`, {
+      headers: { cookie, [SESSION_KEY_HEADER]: sessionKey },
+    });
     expect(agents.status).toBe(200);
   });
 

@@ -1,7 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { afterAll, describe, expect, it } from "vitest";
 import { login } from "../../lib/api/v1/auth";
-import { DEVICE_COOKIE_NAME } from "../../lib/auth/device-cookie";
 import { readSignInLimits } from "../../lib/auth/sign-in-limit";
 import { getDb } from "../../lib/db";
 import { createUser } from "../../lib/users/mutations";
@@ -18,20 +17,18 @@ async function newUser() {
   return { email, password };
 }
 
-function attempt(email: string, password: string, clientIp: string, cookie?: string) {
+function attempt(email: string, password: string, clientIp: string, device?: string) {
   return callRoute(login.POST, {
-    body: { email, password },
-    headers: { "x-handshake-client-ip": clientIp, ...(cookie ? { cookie } : {}) },
+    body: { email, password, ...(device === undefined ? {} : { device }) },
+    headers: { "x-handshake-client-ip": clientIp },
   });
 }
 
-/** The device cookie a successful sign-in set, as a Cookie header value. */
-function deviceCookieOf(response: Awaited<ReturnType<typeof attempt>>): string {
-  const header = response.headers
-    .getSetCookie()
-    .find((value) => value.startsWith(`${DEVICE_COOKIE_NAME}=`));
-  if (!header) throw new Error("no device cookie was set");
-  return header.split(";")[0] ?? "";
+/** The device token a successful sign-in answered. */
+function deviceOf(response: Awaited<ReturnType<typeof attempt>>): string {
+  const device = (response.json as { device?: unknown } | null)?.device;
+  if (typeof device !== "string") throw new Error("no device token was answered");
+  return device;
 }
 
 describe("sign-in rate limiting", () => {
@@ -86,11 +83,11 @@ describe("sign-in rate limiting", () => {
   });
 });
 
-describe("a browser that signed in before (device cookie)", () => {
+describe("a browser that signed in before (device token)", () => {
   it("still signs in with the right password while strangers on the same address have the account limited", async () => {
     const user = await newUser();
     const sharedIp = "198.51.100.20";
-    const device = deviceCookieOf(await attempt(user.email, user.password, sharedIp));
+    const device = deviceOf(await attempt(user.email, user.password, sharedIp));
     for (let i = 0; i < maxFailures; i++) {
       expect((await attempt(user.email, "stranger-guess", sharedIp)).status).toBe(401);
     }
@@ -103,7 +100,7 @@ describe("a browser that signed in before (device cookie)", () => {
 
   it("is limited on its own after its own failures", async () => {
     const user = await newUser();
-    const device = deviceCookieOf(await attempt(user.email, user.password, "198.51.100.30"));
+    const device = deviceOf(await attempt(user.email, user.password, "198.51.100.30"));
     for (let i = 0; i < maxFailures; i++) {
       expect((await attempt(user.email, "typo", "198.51.100.30", device)).status).toBe(401);
     }
@@ -112,13 +109,29 @@ describe("a browser that signed in before (device cookie)", () => {
     expect((await attempt(user.email, user.password, "198.51.100.31")).status).toBe(200);
   });
 
-  it("counts as a stranger when the cookie is forged or was issued for another account", async () => {
+  it("is never a cookie, which a server on another port of the host would receive", async () => {
+    // Red team, round ten: such a server spent the Lead's own browser's failures with it.
+    const user = await newUser();
+    const signedIn = await attempt(user.email, user.password, "198.51.100.50");
+    const device = deviceOf(signedIn);
+    expect(signedIn.headers.getSetCookie().join("\n")).not.toContain(device);
+    for (let i = 0; i < maxFailures; i++) {
+      expect((await attempt(user.email, "guess", "198.51.100.51")).status).toBe(401);
+    }
+    const asCookie = await callRoute(login.POST, {
+      body: { email: user.email, password: user.password },
+      headers: { "x-handshake-client-ip": "198.51.100.51", cookie: `handshake.device=${device}` },
+    });
+    expect(asCookie.status).toBe(429);
+    expect((await attempt(user.email, user.password, "198.51.100.51", device)).status).toBe(200);
+  });
+
+  it("counts as a stranger when the token is forged or was issued for another account", async () => {
     const owner = await newUser();
     const other = await newUser();
-    const otherDevice = deviceCookieOf(await attempt(other.email, other.password, "198.51.100.40"));
-    const [name, value] = otherDevice.split("=") as [string, string];
-    const [deviceId] = value.split(".");
-    const forgeries = [otherDevice, `${name}=${deviceId}.${"A".repeat(43)}`, `${name}=garbage`];
+    const otherDevice = deviceOf(await attempt(other.email, other.password, "198.51.100.40"));
+    const [deviceId] = otherDevice.split(".");
+    const forgeries = [otherDevice, `${deviceId}.${"A".repeat(43)}`, "garbage"];
     for (let i = 0; i < maxFailures; i++) {
       expect((await attempt(owner.email, "guess", "198.51.100.41")).status).toBe(401);
     }

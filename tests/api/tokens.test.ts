@@ -77,6 +77,20 @@ describe("the token API", () => {
     expect(await getDb().apiToken.count({ where: { name } })).toBe(0);
   });
 
+  it.each([
+    ["a right-to-left override", "\u202Eci-bot"],
+    ["a zero-width space", "ci\u200Bbot"],
+    ["a Cyrillic look-alike", "ci-b\u043Et"],
+  ])("refuses a name holding %s: it is shown wherever the token decides", async (_what, raw) => {
+    // Red team, round ten: a token's name is the one free text in a decision's provenance line.
+    const { headers } = await lead();
+    const name = `${uniqueName("shown")}-${raw}`;
+    const response = await api.createToken(headers, { name, scope: "decide" });
+    expect(response.status).toBe(400);
+    expect(response.json.error?.code).toBe("INVALID_INPUT");
+    expect(await getDb().apiToken.count({ where: { name } })).toBe(0);
+  });
+
   it("writes lastUsedAt at most once a minute, not once per call", async () => {
     const token = await createToken("read");
     await api.listAgents(token.headers);

@@ -241,6 +241,7 @@ describe("the two-person rule", () => {
       kind: "human" as const,
       via: "session" as const,
       sessionId: `test-${user.id}`,
+      sessionKeyHash: "not a key: called in-process",
       userId: user.id,
       email: user.email,
       name: user.name,

@@ -169,6 +169,7 @@ describe("the last active Lead", () => {
       role: "lead" as const,
       via: "session" as const,
       sessionId: `session-of-${human.email}`,
+      sessionKeyHash: "not a key: called in-process",
     });
     const results = await Promise.allSettled([
       updateUser(db, await actorOf(first), await idOf(second), { role: "viewer" }),

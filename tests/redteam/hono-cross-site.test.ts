@@ -17,6 +17,11 @@ describe("cross-site requests through the Hono router (red team)", () => {
     ["a text/plain form", { origin: "https://evil.example", "content-type": "text/plain" }],
     ["dot segments", { origin: "https://evil.example" }, "/api/v1/agents/%2e%2e/tokens"],
     ["double slash", { origin: "https://evil.example" }, "/api/v1//tokens"],
+    // Round ten: the origin was compared with this header when sent, which a caller chooses.
+    [
+      "X-Forwarded-Host naming the foreign origin",
+      { origin: "http://evil.example", "x-forwarded-host": "evil.example" },
+    ],
   ])("%s is refused and mints nothing", async (_label, headers, path = "/api/v1/tokens") => {
     const lead = await signedInHuman("lead");
     const name = `csrf-${Math.random().toString(36).slice(2, 8)}`;

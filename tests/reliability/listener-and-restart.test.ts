@@ -209,11 +209,11 @@ beforeAll(async () => {
   });
   node = await startApiNode({ databaseUrl: cluster.url, label: "pg" });
   lead = new LeadApi(node.url, token);
-  const cookie = await signIn(node.url, viewer);
+  const session = await signIn(node.url, viewer);
   const after = await newestEventId(db);
   consoles = Array.from(
     { length: CONSOLES },
-    (_, i) => new ConsoleRecorder(`console-${i}`, node.url, cookie, after),
+    (_, i) => new ConsoleRecorder(`console-${i}`, node.url, session, after),
   );
   await Promise.all(consoles.map((recorder) => recorder.ready()));
   agents = await Promise.all(

@@ -1,6 +1,7 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { applyMigrations } from "../../lib/migrations";
+import { SESSION_KEY_HEADER } from "../../lib/shared/auth/session-key";
 import type { callRoute as CallRoute } from "../route-client";
 import { createScratchDatabase, dropScratchDatabase } from "../test-database";
 
@@ -805,6 +806,8 @@ type SocketOutcome = { code: string; message: string } | null;
 type SocketCase = {
   name: string;
   run: (open: OpenConsole) => Promise<SocketOutcome>;
+  /** The refusal expected, where another would mean the case never reached what it aims at. */
+  code?: string;
 };
 type OpenConsole = (
   headers: Record<string, string | undefined>,
@@ -813,6 +816,7 @@ type OpenConsole = (
 
 const CONSOLE_ORIGIN = "{console}";
 const LEAD_COOKIE = "{lead}";
+const LEAD_SESSION_KEY = "{lead-key}";
 
 function handshakeCase(name: string, headers: Record<string, string | undefined>): SocketCase {
   return { name: `/console handshake: ${name}`, run: (open) => open(headers) };
@@ -821,7 +825,16 @@ function handshakeCase(name: string, headers: Record<string, string | undefined>
 function resumeCase(name: string, payload: unknown): SocketCase {
   return {
     name: `/console resume: ${name}`,
-    run: (open) => open({ origin: CONSOLE_ORIGIN, cookie: LEAD_COOKIE }, { payload }),
+    code: "INVALID_INPUT",
+    run: (open) =>
+      open(
+        {
+          origin: CONSOLE_ORIGIN,
+          cookie: LEAD_COOKIE,
+          [SESSION_KEY_HEADER]: LEAD_SESSION_KEY,
+        },
+        { payload },
+      ),
   };
 }
 
@@ -840,6 +853,10 @@ const SOCKET_CASES: SocketCase[] = [
   handshakeCase("Origin with a trailing dot", { origin: "{console-dot}", cookie: LEAD_COOKIE }),
   handshakeCase("Origin with SQL", { origin: SQL, cookie: LEAD_COOKIE }),
   handshakeCase("the right Origin, no cookie", { origin: CONSOLE_ORIGIN }),
+  handshakeCase("the right Origin, the Lead's cookie without its session key", {
+    origin: CONSOLE_ORIGIN,
+    cookie: LEAD_COOKIE,
+  }),
   handshakeCase("the right Origin, a forged session cookie", {
     origin: CONSOLE_ORIGIN,
     cookie: "handshake.session_token=forged.signature",
@@ -906,7 +923,8 @@ describe("malformed-input corpus: /console socket and users", () => {
           value
             ?.replace(CONSOLE_ORIGIN, server.baseUrl)
             .replace("{console-dot}", server.baseUrl.replace("127.0.0.1", "127.0.0.1."))
-            .replace(LEAD_COOKIE, context.lead.cookie ?? "");
+            .replace(LEAD_COOKIE, context.lead.cookie ?? "")
+            .replace(LEAD_SESSION_KEY, context.lead[SESSION_KEY_HEADER] ?? "");
         const extraHeaders = Object.fromEntries(
           Object.entries(headers)
             .filter(([, value]) => value !== undefined)
@@ -944,6 +962,7 @@ describe("malformed-input corpus: /console socket and users", () => {
     const isRefusedCorrectly = outcome !== null && status >= 400 && status < 500;
     results.push({ name: item.name, status, code: outcome?.code ?? null, isRefusedCorrectly });
     expect(isRefusedCorrectly, JSON.stringify(outcome)).toBe(true);
+    if (item.code) expect(outcome?.code).toBe(item.code);
     expect(await snapshot()).toBe(before);
   });
 

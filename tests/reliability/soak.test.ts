@@ -18,11 +18,13 @@ import {
   createOwnDatabase,
   InboxWaiter,
   LeadApi,
+  sessionHeaders,
   signIn,
   sleep,
   waitUntil,
   workerProcessesFor,
   writeFigures,
+  type BrowserSession,
   type Human,
 } from "../support/reliability";
 
@@ -67,8 +69,8 @@ let lead: LeadApi;
 let supervisor: Supervisor | undefined;
 let dataDir: string;
 let recorder: ConsoleRecorder;
-let viewerCookie: string;
-let leadCookie: string;
+let viewerSession: BrowserSession;
+let leadSession: BrowserSession;
 const agents: SoakAgent[] = [];
 const workerNames = Array.from({ length: WORKERS }, (_, i) => `soak-worker-${i}`);
 const workerPids = new Set<number>();
@@ -409,10 +411,10 @@ class SoakAgent {
       "act as the Lead";
     /** true: it worked (a hole); false: refused; null: nothing to try it on yet. */
     const attempt = async (): Promise<boolean | null> => {
-      const post = (cookie: string, headers: Record<string, string> = {}) =>
+      const post = (session: BrowserSession, headers: Record<string, string> = {}) =>
         fetch(`${node.url}/api/v1/requests/${peerRequest}/responses`, {
           method: "POST",
-          headers: { "content-type": "application/json", cookie, ...headers },
+          headers: { "content-type": "application/json", ...sessionHeaders(session), ...headers },
           body: JSON.stringify({ type: responseType, approve: true }),
         }).then((response) => response.ok);
       switch (kind) {
@@ -433,10 +435,10 @@ class SoakAgent {
         }
         case "viewer decides":
           if (!peerRequest) return null;
-          return post(viewerCookie);
+          return post(viewerSession);
         case "cross-site decision with the Lead's cookie":
           if (!peerRequest) return null;
-          return post(leadCookie, {
+          return post(leadSession, {
             origin: "https://evil.example",
             "sec-fetch-site": "cross-site",
           });
@@ -618,11 +620,11 @@ beforeAll(async () => {
     await createApiToken(db, leadUser.userId, { name: "soak-supervisor", scope: "supervisor" })
   ).token;
   lead = new LeadApi(node.url, token);
-  [viewerCookie, leadCookie] = await Promise.all([
+  [viewerSession, leadSession] = await Promise.all([
     signIn(node.url, viewer),
     signIn(node.url, leadUser),
   ]);
-  recorder = new ConsoleRecorder("console", node.url, viewerCookie, 0);
+  recorder = new ConsoleRecorder("console", node.url, viewerSession, 0);
   await recorder.ready();
   dataDir = await mkdtemp(path.join(tmpdir(), "handshake-soak-"));
   supervisor = new Supervisor({

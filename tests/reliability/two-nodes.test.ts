@@ -60,10 +60,10 @@ beforeAll(async () => {
   leadOnA = new LeadApi(nodeA.url, token);
   leadOnB = new LeadApi(nodeB.url, token);
   // One session, used on both nodes: sessions live in the shared database.
-  const cookie = await signIn(nodeA.url, viewer);
+  const session = await signIn(nodeA.url, viewer);
   const after = await newestEventId(db);
-  consoleOnA = new ConsoleRecorder("A", nodeA.url, cookie, after);
-  consoleOnB = new ConsoleRecorder("B", nodeB.url, cookie, after);
+  consoleOnA = new ConsoleRecorder("A", nodeA.url, session, after);
+  consoleOnB = new ConsoleRecorder("B", nodeB.url, session, after);
   await Promise.all([consoleOnA.ready(), consoleOnB.ready()]);
 }, 60_000);
 

@@ -12,6 +12,7 @@ import { createDb } from "../../lib/db";
 import type { PrismaClient } from "../../lib/generated/prisma/client";
 import type { MessageView } from "../../lib/messages/views";
 import { applyMigrations } from "../../lib/migrations";
+import { SESSION_KEY_HEADER } from "../../lib/shared/auth/session-key";
 import { CONSOLE_NAMESPACE } from "../../lib/shared/realtime/contract";
 import type {
   ClientToServerEvents,
@@ -81,18 +82,28 @@ export async function createHuman(db: PrismaClient, role: "lead" | "viewer"): Pr
   return { email, password, userId: user.id };
 }
 
-/** Signs in over HTTP and returns the Cookie header value of the new session. */
-export async function signIn(baseUrl: string, human: Human): Promise<string> {
+/** A browser's session: its Cookie header value and the key its calls carry (decision 080). */
+export type BrowserSession = { cookie: string; sessionKey: string };
+
+/** The headers an API call of the session sends. */
+export function sessionHeaders(session: BrowserSession): Record<string, string> {
+  return { cookie: session.cookie, [SESSION_KEY_HEADER]: session.sessionKey };
+}
+
+/** Signs in over HTTP as the console does. */
+export async function signIn(baseUrl: string, human: Human): Promise<BrowserSession> {
   const response = await fetch(`${baseUrl}/api/v1/auth/login`, {
     method: "POST",
     headers: { "content-type": "application/json" },
     body: JSON.stringify({ email: human.email, password: human.password }),
   });
   if (!response.ok) throw new Error(`sign-in failed: ${response.status} ${await response.text()}`);
-  return response.headers
+  const { sessionKey } = (await response.json()) as { sessionKey: string };
+  const cookie = response.headers
     .getSetCookie()
     .map((header) => header.split(";")[0])
     .join("; ");
+  return { cookie, sessionKey };
 }
 
 export function isRetryableRefusal(error: unknown): boolean {
@@ -212,7 +223,7 @@ export class ConsoleRecorder {
   constructor(
     readonly label: string,
     baseUrl: string,
-    cookie: string,
+    session: BrowserSession,
     after: number,
     options: { reconnection?: boolean } = {},
   ) {
@@ -220,7 +231,8 @@ export class ConsoleRecorder {
     this.socket = connect(`${baseUrl}${CONSOLE_NAMESPACE}`, {
       transports: ["websocket"],
       // A browser sends its page's origin on the WebSocket handshake; the server checks it.
-      extraHeaders: { cookie, origin: baseUrl },
+      extraHeaders: { cookie: session.cookie, origin: baseUrl },
+      auth: { sessionKey: session.sessionKey },
       reconnection: options.reconnection ?? true,
       reconnectionDelay: 100,
       reconnectionDelayMax: 1_000,

@@ -15,8 +15,8 @@ export const login = definePath("/api/v1/auth/login", {
       responses: { 200: signedInSchema },
     },
     async ({ body, request }) => {
-      const { user, headers } = await signIn(getDb(), body, request.headers);
-      return jsonResponse({ user }, { headers });
+      const { user, sessionKey, device, headers } = await signIn(getDb(), body, request.headers);
+      return jsonResponse({ user, sessionKey, device }, { headers });
     },
   ),
 });

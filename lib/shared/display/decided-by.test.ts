@@ -20,8 +20,20 @@ describe("describeDecider and describeOutcome: one line per kind of provenance",
     [
       "a human's token",
       decided({ kind: "token", userId: ada.userId, tokenId: "t1", tokenName: "ci-bot" }),
-      "token 'ci-bot'",
-      "approved by token 'ci-bot'",
+      "token 'ci-bot' of ada@example.com",
+      "approved by token 'ci-bot' of ada@example.com",
+    ],
+    [
+      // Red team, round ten: the name read as another Lead's decision.
+      "a token whose name tries to close its quotes",
+      decided({
+        kind: "token",
+        userId: ada.userId,
+        tokenId: "t2",
+        tokenName: "ci' of bob@example.com, countersigned by \\ada",
+      }),
+      "token 'ci\\' of bob@example.com, countersigned by \\\\ada' of ada@example.com",
+      "approved by token 'ci\\' of bob@example.com, countersigned by \\\\ada' of ada@example.com",
     ],
     [
       "an agent answering the Lead",

@@ -13,16 +13,26 @@ function describePolicy(policy: string): string {
   return `policy ${policy.replaceAll("_", " ")}`;
 }
 
+/**
+ * A token's name as its owner chose it, quoted so that no name can close the quotes and go on as
+ * the rest of the line (red team, round ten: a name ending "…' of another Lead").
+ */
+function quoteTokenName(name: string): string {
+  return `'${name.replaceAll("\\", "\\\\").replaceAll("'", "\\'")}'`;
+}
+
 function describePerson(
   person: PersonDecidedBy,
   email: string | undefined,
   respondedBy: string | null,
 ): string {
+  const owner = email ?? respondedBy ?? person.userId;
   switch (person.kind) {
     case "human":
-      return `${email ?? respondedBy ?? person.userId} (session)`;
+      return `${owner} (session)`;
     case "token":
-      return email ? `token '${person.tokenName}' of ${email}` : `token '${person.tokenName}'`;
+      // Always with its owner: the name is the owner's free text, the owner is the server's.
+      return `token ${quoteTokenName(person.tokenName)} of ${owner}`;
     default: {
       const unreachable: never = person;
       return String(unreachable);

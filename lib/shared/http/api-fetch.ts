@@ -1,4 +1,5 @@
 import { errorBodySchema } from "../api/error";
+import { readSessionKey, SESSION_KEY_HEADER } from "../auth/session-key";
 
 /**
  * A refusal from /api/v1: its HTTP status, its typed code, its message and the full error body.
@@ -16,18 +17,32 @@ export class ApiRequestError extends Error {
   }
 }
 
-/** Same-origin JSON calls from the console; the session cookie rides along. */
+/**
+ * A same-origin call from the console, as sent: the session cookie rides along, and the session's
+ * key goes beside it, without which the cookie counts for nothing (decision 080).
+ */
+export function consoleFetch(
+  path: string,
+  init: { method?: string; body?: unknown } = {},
+): Promise<Response> {
+  const key = readSessionKey();
+  return fetch(`/api/v1${path}`, {
+    method: init.method ?? (init.body === undefined ? "GET" : "POST"),
+    headers: {
+      ...(init.body === undefined ? {} : { "content-type": "application/json" }),
+      ...(key === null ? {} : { [SESSION_KEY_HEADER]: key }),
+    },
+    body: init.body === undefined ? undefined : JSON.stringify(init.body),
+    credentials: "same-origin",
+  });
+}
+
+/** Same-origin JSON calls from the console. */
 export async function apiFetch<T>(
   path: string,
   init: { method?: string; body?: unknown } = {},
 ): Promise<T> {
-  const response = await fetch(`/api/v1${path}`, {
-    method: init.method ?? (init.body === undefined ? "GET" : "POST"),
-    headers: init.body === undefined ? {} : { "content-type": "application/json" },
-    body: init.body === undefined ? undefined : JSON.stringify(init.body),
-    credentials: "same-origin",
-  });
-  return readApiResponse<T>(response);
+  return readApiResponse<T>(await consoleFetch(path, init));
 }
 
 function parseJson(text: string): unknown {
