@@ -2,7 +2,7 @@ import { expect, test } from "@playwright/test";
 import { BoardPage } from "./pages/board-page";
 import { humanApi, registerApiAgent } from "./support/api";
 import { E2E_BASE_URL } from "./support/accounts";
-import { closeSignedInPages, signedInPage } from "./support/sign-in";
+import { closeSignedInPages, sessionHeadersOf, signedInPage } from "./support/sign-in";
 
 test.afterEach(closeSignedInPages);
 
@@ -70,10 +70,16 @@ test("signing out in one tab ends the console in another within seconds", async 
   const second = await first.context().newPage();
   await second.goto("/team");
   await expect(second.getByRole("status", { name: "Connection: Live" })).toBeVisible();
+  const sessionHeaders = await sessionHeadersOf(second);
+  expect((await second.request.get("/api/v1/agents", { headers: sessionHeaders })).status()).toBe(
+    200,
+  );
   await inbox.signOut();
   await expect(second).toHaveURL(/\/sign-in/, { timeout: 10_000 });
   // The API agrees: the cookie the tabs shared is dead.
   const lead = await humanApi();
   expect((await lead.get("/api/v1/agents")).status()).toBe(200);
-  expect((await second.request.get("/api/v1/agents")).status()).toBe(401);
+  expect((await second.request.get("/api/v1/agents", { headers: sessionHeaders })).status()).toBe(
+    401,
+  );
 });

@@ -1,7 +1,7 @@
 import { expect, test, type APIRequestContext } from "@playwright/test";
 import { TeamPage } from "./pages/team-page";
 import { createHuman, humanApi, registerApiAgent, uniqueAgentName } from "./support/api";
-import { signedInPage } from "./support/sign-in";
+import { sessionHeadersOf, signedInPage } from "./support/sign-in";
 
 type PendingRequest = { id: string; type: string };
 type TimelinePage = { items: { kind: string; change?: { status: string | null } }[] };
@@ -120,7 +120,9 @@ test("a viewer sees the board without any action, and the API refuses a forced o
   await expect(team.card(name)).toBeVisible();
   await page.screenshot({ path: "test-results/screenshots/team-390.png", fullPage: true });
 
-  const forced = await page.request.post(`/api/v1/agents/${name}/force-stop`);
+  const forced = await page.request.post(`/api/v1/agents/${name}/force-stop`, {
+    headers: await sessionHeadersOf(page),
+  });
   expect(forced.status()).toBe(403);
   expect(((await forced.json()) as { error: { code: string } }).error.code).toBe("FORBIDDEN");
   const after = await lead.get(`/api/v1/agents/${name}`);

@@ -68,8 +68,9 @@ export const envSchema = agentEnvSchema.extend({
   /** Open `GET /requests/{id}?wait=` long-polls per agent: one per parallel tool call it waits on. */
   HANDSHAKE_AGENT_OPEN_REQUEST_WAITS: z.coerce.number().int().min(1).default(32),
   /**
-   * Sessions (teammates included) one `connect` token may have active at once: each is an agent
-   * with per-agent limits of its own. Past it a new session is refused until one ends.
+   * Sessions (teammates included) one `connect` token may have active at once, heard from in the
+   * last 10 minutes and not ended: each is an agent with per-agent limits of its own. Past it a
+   * new session is refused until one ends or falls silent.
    */
   HANDSHAKE_CONNECT_MAX_ACTIVE_SESSIONS: z.coerce.number().int().min(1).default(64),
   /** Start the scripted demo team (scripts/demo-team.ts) with `npm start`. */

@@ -4,6 +4,7 @@ import { SignOutButton } from "@/components/auth/sign-out-button";
 import { ConnectionIndicator } from "@/components/realtime/connection-indicator";
 import { ConsoleEventsProvider } from "@/components/realtime/console-events";
 import { SessionProvider, type SessionUser } from "@/components/session/session-context";
+import { SessionKeyGuard } from "@/components/session/session-key-guard";
 import { NavLinks } from "./nav-links";
 
 export function ConsoleShell({
@@ -17,6 +18,7 @@ export function ConsoleShell({
 }) {
   return (
     <SessionProvider user={user}>
+      <SessionKeyGuard />
       <ConsoleEventsProvider initialEventId={initialEventId}>
         <div className="min-h-screen">
           <header className="border-b border-slate-200 bg-white">

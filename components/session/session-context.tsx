@@ -1,20 +1,12 @@
 "use client";
 
-import { useRouter } from "next/navigation";
-import { createContext, useContext, useEffect, type ReactNode } from "react";
-import { readSessionKey } from "@/lib/shared/auth/session-key";
+import { createContext, useContext, type ReactNode } from "react";
 
 export type SessionUser = { email: string; name: string; role: "lead" | "viewer" };
 
 const SessionContext = createContext<SessionUser | null>(null);
 
 export function SessionProvider({ user, children }: { user: SessionUser; children: ReactNode }) {
-  const router = useRouter();
-  useEffect(() => {
-    // The cookie rendered this page, but without its key on this origin (a sign-in from before
-    // keys, or storage cleared) every call would be refused: sign in again (decision 080).
-    if (readSessionKey() === null) router.replace("/sign-in");
-  }, [router]);
   return <SessionContext.Provider value={user}>{children}</SessionContext.Provider>;
 }
 

@@ -1,7 +1,7 @@
 "use client";
 
 import { useQuery, useQueryClient, type QueryClient } from "@tanstack/react-query";
-import { useRef } from "react";
+import { useEffect, useRef } from "react";
 import { useConsoleEvent } from "@/components/realtime/console-events";
 import { queryKeys } from "@/components/realtime/query-keys";
 import { applyBoardEvent, compareNatural, type BoardMember } from "@/lib/shared/agents/board";
@@ -71,6 +71,12 @@ export function useTeam() {
   const timer = useRef<ReturnType<typeof setTimeout> | null>(null);
 
   function flush() {
+    // Before the first page arrives there is nothing to patch: the events wait for it, as one
+    // committed after the page was read may arrive before the page does.
+    if (queryClient.getQueryData(queryKeys.team) === undefined) {
+      timer.current = setTimeout(flush, PATCH_INTERVAL_MS);
+      return;
+    }
     timer.current = null;
     const events = queue.current;
     queue.current = [];
@@ -91,6 +97,13 @@ export function useTeam() {
       });
     }
   }
+
+  useEffect(
+    () => () => {
+      if (timer.current) clearTimeout(timer.current);
+    },
+    [],
+  );
 
   useConsoleEvent((event) => {
     const trusted = checked(event);

@@ -1,6 +1,7 @@
 import type { Browser, BrowserContext, Page } from "@playwright/test";
 import { InboxPage } from "../pages/inbox-page";
 import { SignInPage } from "../pages/sign-in-page";
+import { SESSION_KEY_HEADER, SESSION_KEY_STORAGE_NAME } from "../../lib/shared/auth/session-key";
 import { E2E_LEAD } from "./accounts";
 
 const openContexts = new Set<BrowserContext>();
@@ -28,4 +29,17 @@ export async function signedInPage(
   await inbox.expectVisible();
   if (options.isLive ?? true) await inbox.expectLive();
   return { page, inbox };
+}
+
+/**
+ * The headers a call of this page's session carries beside its cookie: the key the sign-in page
+ * stored in the origin's localStorage (decision 080). Without it the cookie is no caller at all.
+ */
+export async function sessionHeadersOf(page: Page): Promise<Record<string, string>> {
+  const key = await page.evaluate(
+    (name) => window.localStorage.getItem(name),
+    SESSION_KEY_STORAGE_NAME,
+  );
+  if (key === null) throw new Error("the page holds no session key: was it signed in?");
+  return { [SESSION_KEY_HEADER]: key };
 }

@@ -265,7 +265,7 @@ export async function recordHeartbeat(
   incarnation: number,
   input: HeartbeatInput,
 ): Promise<AgentView> {
-  return inTransaction(db, async (tx) => {
+  const recorded = await inTransaction(db, async (tx): Promise<AgentView | AppError> => {
     const agent = await lockActingAgent(tx, agentId, incarnation);
     if (input.toolHost !== undefined) assertMayClaimToolHost(agent, input.toolHost);
     if (input.status === "ended") return toAgentView(await endReportedByAgent(tx, agent));
@@ -296,27 +296,36 @@ export async function recordHeartbeat(
           target: "lead",
         },
       })) > 0;
+    const alive = await tx.agent.update({
+      where: { id: agent.id },
+      data: { lastHeartbeatAt: now },
+    });
     if ((agent.status === input.status || isStillWaiting) && !isToolHostChanged) {
-      const updated = await tx.agent.update({
-        where: { id: agent.id },
-        data: { lastHeartbeatAt: now },
-      });
-      return toAgentView(updated);
+      return toAgentView(alive);
     }
-    // Counted here, where the heartbeat is known to write an event: a sign of life never is.
-    takeAgentRate(agent.id, "state_changes");
-    await tx.agent.update({ where: { id: agent.id }, data: { lastHeartbeatAt: now } });
+    // Counted here, where the heartbeat is known to write an event. Refused for the rate, it is
+    // still the agent's sign of life: that commits, and the refusal is answered after.
+    const refusal = refusalOfStateChange(agent.id);
+    if (refusal) return refusal;
     return toAgentView(
-      await setAgentState(
-        tx,
-        { ...agent, lastHeartbeatAt: now },
-        {
-          ...(isStillWaiting ? {} : { status: input.status }),
-          ...(isToolHostChanged ? { toolHost: input.toolHost } : {}),
-        },
-      ),
+      await setAgentState(tx, alive, {
+        ...(isStillWaiting ? {} : { status: input.status }),
+        ...(isToolHostChanged ? { toolHost: input.toolHost } : {}),
+      }),
     );
   });
+  if (recorded instanceof AppError) throw recorded;
+  return recorded;
+}
+
+function refusalOfStateChange(agentId: string): AppError | null {
+  try {
+    takeAgentRate(agentId, "state_changes");
+    return null;
+  } catch (error) {
+    if (error instanceof AppError) return error;
+    throw error;
+  }
 }
 
 /**
@@ -397,9 +406,9 @@ function isApprovingTimeout(decidedBy: Prisma.JsonValue): boolean {
 }
 
 /**
- * Ends the incarnation at once. An incarnation that already ended (a session's own SessionEnd)
- * keeps its status and becomes the Lead's stop, so the session cannot resume it; stopping a
- * force-stopped agent again returns it unchanged.
+ * Ends the incarnation at once. A session's incarnation that already ended (its own SessionEnd)
+ * keeps its status and becomes the Lead's stop, so the session cannot resume it; any other agent
+ * that ended, and a force-stopped one, is returned unchanged.
  */
 export async function forceStop(
   db: PrismaClient,
@@ -409,7 +418,8 @@ export async function forceStop(
   return inTransaction(db, async (tx) => {
     const agent = await lockAgent(tx, (await findAgentByName(tx, name)).id);
     if (!isAgentActive(agent.status)) {
-      if (agent.isForcedStop) return toAgentView(agent);
+      // Only a session comes back by itself (its next connect); any other agent ended stays so.
+      if (agent.isForcedStop || agent.connectorKey === null) return toAgentView(agent);
       return toAgentView(await markEndedAsForced(tx, agent, `${reason} after it had ended`));
     }
     await cancelPendingRequests(tx, agent.id, reason);

@@ -72,6 +72,13 @@ function cwdWithin(cwd: string, parentCwd: string | undefined): string {
 }
 
 /**
+ * How recently an agent must have been heard from to hold a place under the cap. Nothing ends a
+ * teammate whose subagent finished (it goes idle and stays so), nor a session whose SessionEnd
+ * never came: counted while merely not ended, they filled the cap for good.
+ */
+const ACTIVE_WITHIN_MS = 10 * 60_000;
+
+/**
  * Refuses a call that would make one more of the token's agents active past the cap: each active
  * agent has per-agent limits of its own, so a token with unlimited sessions would multiply them.
  * The token's lock makes two parallel connects at the cap's last place count one after the other;
@@ -80,14 +87,19 @@ function cwdWithin(cwd: string, parentCwd: string | undefined): string {
 async function assertRoomForSession(tx: Db, tokenId: string): Promise<void> {
   await tx.$queryRaw`SELECT pg_advisory_xact_lock(hashtextextended(${`connect-token:${tokenId}`}, 0))::text`;
   const active = await tx.agent.count({
-    where: { ownerTokenId: tokenId, status: { notIn: [...ENDED_STATUSES] } },
+    where: {
+      ownerTokenId: tokenId,
+      status: { notIn: [...ENDED_STATUSES] },
+      lastHeartbeatAt: { gte: new Date(Date.now() - ACTIVE_WITHIN_MS) },
+    },
   });
   const cap = env.HANDSHAKE_CONNECT_MAX_ACTIVE_SESSIONS;
   if (active >= cap) {
     throw new AppError(
       "RATE_LIMITED",
-      `this connect token already has ${active} active sessions and teammates (at most ${cap}): ` +
-        "end one (exit a Claude Code session, or stop its agent in the console) to connect another",
+      `this connect token already has ${active} sessions and teammates heard from in the last ` +
+        `10 minutes (at most ${cap}): end one (exit a Claude Code session, or stop its agent in ` +
+        "the console), or wait for one to fall silent, to connect another",
       // No clock frees a place, an ended session does; every 429 carries a Retry-After all the same.
       { headers: { "retry-after": "60" } },
     );

@@ -136,6 +136,7 @@ describe("per-agent limits on state changes (red team: every change is an event 
       expect((await api.heartbeat(agent.headers, flip[i % 2])).status).toBe(200);
     }
     const events = await eventsAbout(agent.name);
+    const beforeRefused = await getDb().agent.findUniqueOrThrow({ where: { name: agent.name } });
     const refused = await callRoute((await import("../../lib/api/v1/agent-self")).heartbeat.POST, {
       path: "/api/v1/heartbeat",
       body: flip[1],
@@ -146,6 +147,11 @@ describe("per-agent limits on state changes (red team: every change is an event 
     expect(await eventsAbout(agent.name)).toBe(events);
     const row = await getDb().agent.findUniqueOrThrow({ where: { name: agent.name } });
     expect([row.status, row.toolHost]).toEqual(["idle", "no_sandbox"]);
+    // Refused for the rate, the heartbeat still said the agent is alive: the sweeper must not
+    // take a busy worker for a silent one.
+    expect(row.lastHeartbeatAt!.getTime()).toBeGreaterThan(
+      beforeRefused.lastHeartbeatAt!.getTime(),
+    );
     // Its sign of life still counts, however often it comes.
     for (let i = 0; i < 20; i++) {
       expect((await api.heartbeat(agent.headers, flip[0])).status).toBe(200);
@@ -197,6 +203,24 @@ describe("active sessions per connect token (red team: each session has limits o
     expect((await api.connectSession(connect.headers, sessionBody("flood-3"))).status).toBe(201);
     expectRateLimited(await api.connectSession(connect.headers, sessionBody("flood-1")));
     expect(await activeOf(connect)).toBe(3);
+  });
+
+  it("counts no session or teammate silent for ten minutes, which nothing may ever end", async () => {
+    // Review of round ten: a finished subagent's teammate stays idle, and a session whose
+    // SessionEnd never came stays too; counted, they filled the cap for good.
+    const connect = await createToken("connect");
+    for (const id of ["quiet-0", "quiet-1", "quiet-2"]) {
+      expect((await api.connectSession(connect.headers, sessionBody(id))).status).toBe(201);
+    }
+    expectRateLimited(await api.connectSession(connect.headers, sessionBody("quiet-3")));
+    await getDb().agent.updateMany({
+      where: { ownerTokenId: connect.id, connector: { path: ["sessionId"], equals: "quiet-0" } },
+      data: { lastHeartbeatAt: new Date(Date.now() - 11 * 60_000) },
+    });
+    expect((await api.connectSession(connect.headers, sessionBody("quiet-3"))).status).toBe(201);
+    // Heard from again, the quiet one is back, and holds a place again.
+    expect((await api.connectSession(connect.headers, sessionBody("quiet-0"))).status).toBe(200);
+    expectRateLimited(await api.connectSession(connect.headers, sessionBody("quiet-4")));
   });
 
   it("lets exactly one of parallel new sessions take the last place", async () => {

@@ -294,6 +294,24 @@ describe("shutdown", () => {
     expect(ended.json).toMatchObject({ status: "shutdown", isForcedStop: false });
   });
 
+  it("a force-stop of an agent that ended cleanly leaves it as it was: only a session comes back", async () => {
+    const agent = await registerAgent();
+    const asked = await api.submitRequest(agent.headers, {
+      type: "shutdown",
+      payload: { reason: "done" },
+      timeoutSeconds: 5,
+    });
+    await expireOwnAt(String(asked.json.id), new Date(Date.now() + 6_000));
+    expect((await api.heartbeat(agent.headers, { status: "ended" })).status).toBe(200);
+    const stoppedEvents = () =>
+      getDb().event.count({ where: { subject: `agent:${agent.name}`, kind: "agent.stopped" } });
+    const before = await stoppedEvents();
+    const forced = await api.forceStop((await lead()).headers, agent.name);
+    expect(forced.status).toBe(200);
+    expect(forced.json).toMatchObject({ status: "shutdown", isForcedStop: false });
+    expect(await stoppedEvents()).toBe(before);
+  });
+
   it("Lead → agent: reject with a reason keeps it working and returns the reason to the Lead", async () => {
     const agent = await registerAgent();
     await api.heartbeat(agent.headers, { status: "working" });
