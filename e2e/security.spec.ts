@@ -1,3 +1,5 @@
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { expect, test } from "@playwright/test";
 import { BoardPage } from "./pages/board-page";
 import { humanApi, registerApiAgent } from "./support/api";
@@ -82,4 +84,40 @@ test("signing out in one tab ends the console in another within seconds", async 
   expect((await second.request.get("/api/v1/agents", { headers: sessionHeaders })).status()).toBe(
     401,
   );
+});
+
+test("a server on another port of the host receives the Lead's cookie, and can do nothing with it", async ({
+  browser,
+}) => {
+  // Red team, round ten: browsers send a host's cookies to all of its ports. Such a server (an
+  // agent's dev preview the Lead opens, say) replayed the cookie and minted an admin token.
+  const caught: string[] = [];
+  const preview = createServer((request, response) => {
+    caught.push(request.headers.cookie ?? "");
+    response.writeHead(200, { "content-type": "text/html" }).end("<p>a preview</p>");
+  });
+  await new Promise<void>((resolve) => preview.listen(0, "127.0.0.1", resolve));
+  try {
+    const { page } = await signedInPage(browser);
+    const { port } = preview.address() as AddressInfo;
+    await page.goto(`http://127.0.0.1:${port}/`);
+    const cookie = caught.find((header) => header.includes("session_token"));
+    expect(cookie, "the browser sent the console's cookie to the other port").toBeDefined();
+
+    const name = `caught-${Date.now()}`;
+    const minted = await fetch(`${E2E_BASE_URL}/api/v1/tokens`, {
+      method: "POST",
+      headers: { cookie: cookie ?? "", origin: E2E_BASE_URL, "content-type": "application/json" },
+      body: JSON.stringify({ name, scope: "admin" }),
+    });
+    expect(minted.status).toBe(401);
+    const lead = await humanApi();
+    const tokens = (await (await lead.get("/api/v1/tokens")).json()) as {
+      items: { name: string }[];
+    };
+    expect(tokens.items.map((token) => token.name)).not.toContain(name);
+    await lead.dispose();
+  } finally {
+    await new Promise<void>((resolve) => preview.close(() => resolve()));
+  }
 });

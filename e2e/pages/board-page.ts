@@ -8,6 +8,8 @@ export class BoardPage {
   async goto(query = ""): Promise<void> {
     await this.page.goto(query ? `/team?${query}` : "/team");
     await expect(this.page.getByRole("heading", { name: "Team", level: 1 })).toBeVisible();
+    // The page fetches the team once it runs (decision 080): shown, the board is live.
+    await expect(this.page.getByText("Loading the team…")).toHaveCount(0);
   }
 
   table(): Locator {

@@ -18,6 +18,8 @@ export class TeamPage {
     });
     await this.page.goto(`/team?${query}`);
     await expect(this.page.getByRole("heading", { name: "Team", level: 1 })).toBeVisible();
+    // The page fetches the team once it runs (decision 080): shown, the board is live.
+    await expect(this.page.getByText("Loading the team…")).toHaveCount(0);
   }
 
   card(name: string): Locator {
