@@ -205,11 +205,7 @@ describe("how the node listener writes answers", () => {
   it("writes a JSON answer from its text, never reading the Response's stream back", async () => {
     const answers: Response[] = [];
     const app = new Hono().get("/", () => {
-      const headers = new Headers({ "x-a": "1" });
-      // Each Set-Cookie its own header line: joined, a browser would keep only the first cookie.
-      headers.append("set-cookie", "a=1; Path=/");
-      headers.append("set-cookie", "b=2; Path=/");
-      const answer = jsonResponse({ word: "déjà ✓" }, { status: 201, headers });
+      const answer = jsonResponse({ word: "déjà ✓" }, { status: 201, headers: { "x-a": "1" } });
       answers.push(answer);
       return answer;
     });
@@ -226,9 +222,31 @@ describe("how the node listener writes answers", () => {
       expect(response.headers.get("content-length")).toBe(String(Buffer.byteLength(text)));
       expect(response.headers.get("content-type")).toBe("application/json; charset=utf-8");
       expect(response.headers.get("x-a")).toBe("1");
-      expect(response.headers.getSetCookie()).toEqual(["a=1; Path=/", "b=2; Path=/"]);
       expect(answers).toHaveLength(1);
       expect(answers[0]?.bodyUsed).toBe(false);
+    } finally {
+      await new Promise<void>((resolve) => probe.close(() => resolve()));
+    }
+  });
+
+  it("writes each Set-Cookie of an answer on a line of its own", async () => {
+    // Joined into one line, a browser would keep only the first cookie. A sign-in sets one now
+    // (decision 080), so the route here sets two.
+    const app = new Hono().get("/", () => {
+      const headers = new Headers();
+      headers.append("set-cookie", "a=1; Path=/");
+      headers.append("set-cookie", "b=2; Path=/");
+      return jsonResponse({ ok: true }, { headers });
+    });
+    const probe = createServer(
+      (request, response) => void createNodeListener(app)(request, response),
+    );
+    await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
+    try {
+      const { port } = probe.address() as AddressInfo;
+      const response = await fetch(`http://127.0.0.1:${port}/`);
+      expect(await response.json()).toEqual({ ok: true });
+      expect(response.headers.getSetCookie()).toEqual(["a=1; Path=/", "b=2; Path=/"]);
     } finally {
       await new Promise<void>((resolve) => probe.close(() => resolve()));
     }
