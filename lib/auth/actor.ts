@@ -2,7 +2,7 @@ import type { Db } from "../db";
 import { AppError } from "../errors";
 import { AGENT_TOKEN_PREFIX, API_TOKEN_PREFIX, hashToken } from "../tokens/credentials";
 import { getActorCache, type ActorTag } from "./actor-cache";
-import { getAuth } from "./auth";
+import { getAuth, SESSION_COOKIE_NAME } from "./auth";
 import { presentsSessionKey, sessionKeyHashOf } from "./session-key";
 import { userRoleSchema, type UserRole } from "./schema";
 import { tokenScopeSchema, type TokenScope } from "../shared/auth/scopes";
@@ -163,11 +163,75 @@ export async function actorFromSession(headers: Headers): Promise<SessionActor |
   return (await readSessionActor(headers))?.actor ?? null;
 }
 
-export type HumanSession = { actor: SessionActor; sessionId: string };
+/** More session cookies than a browser holds for one host: the rest are not tried. */
+const MAX_SESSION_COOKIES = 4;
 
-export async function readHumanSession(headers: Headers): Promise<HumanSession | null> {
-  const actor = await actorFromSession(headers);
-  return actor ? { actor, sessionId: actor.sessionId } : null;
+/**
+ * The Cookie headers to try, one session cookie each. A server on another port of this host can
+ * set a session cookie of its own with a longer path, which a browser sends first, and better-auth
+ * reads only the first: the Lead's own cookie and key then never counted, and signing in again
+ * (with `Path=/`) could not replace it (red team, round ten). One session cookie: the header as is.
+ */
+function sessionCookieHeaders(cookieHeader: string): string[] {
+  const sessionCookies = cookieHeader
+    .split(";")
+    .map((pair) => pair.trim())
+    .filter((pair) => pair.split("=", 1)[0]?.endsWith(SESSION_COOKIE_NAME));
+  return sessionCookies.length > 1 ? sessionCookies.slice(0, MAX_SESSION_COOKIES) : [cookieHeader];
+}
+
+/** The first of the Cookie header's sessions `isIt` accepts, with the headers that name it alone. */
+async function findSession(
+  headers: Headers,
+  read: (headers: Headers, cookieHeader: string) => Promise<SessionActor | null>,
+  isIt: (actor: SessionActor) => boolean,
+): Promise<{ actor: SessionActor; headers: Headers } | null> {
+  const cookieHeader = headers.get("cookie");
+  // No cookie, no session: skip building better-auth's context for a call that cannot have one.
+  if (!cookieHeader) return null;
+  for (const cookie of sessionCookieHeaders(cookieHeader)) {
+    const candidate = new Headers(headers);
+    candidate.set("cookie", cookie);
+    const actor = await read(candidate, cookie);
+    if (actor && isIt(actor)) return { actor, headers: candidate };
+  }
+  return null;
+}
+
+/** The session, among those the Cookie header names, whose key the call presents. */
+async function keyedSession(
+  headers: Headers,
+  presentedKey: unknown,
+  read: (headers: Headers, cookieHeader: string) => Promise<SessionActor | null>,
+): Promise<SessionActor | null> {
+  const found = await findSession(headers, read, (actor) =>
+    presentsSessionKey(actor.sessionKeyHash, presentedKey),
+  );
+  return found?.actor ?? null;
+}
+
+/**
+ * The call's headers with the session cookie of `sessionId` alone, for better-auth, which reads
+ * the first session cookie: signing out must end the caller's session, not another cookie's.
+ */
+export async function headersOfSession(headers: Headers, sessionId: string): Promise<Headers> {
+  const found = await findSession(
+    headers,
+    (candidate) => actorFromSession(candidate),
+    (actor) => actor.sessionId === sessionId,
+  );
+  return found?.headers ?? headers;
+}
+
+/**
+ * A console socket's person: the session of the handshake's cookies that `presentedKey` belongs
+ * to, read from the database as `actorFromSession` reads it.
+ */
+export function readKeyedSession(
+  headers: Headers,
+  presentedKey: unknown,
+): Promise<SessionActor | null> {
+  return keyedSession(headers, presentedKey, (candidate) => actorFromSession(candidate));
 }
 
 /**
@@ -204,13 +268,7 @@ async function cachedActorFromSession(
 export async function resolveActor(db: Db, headers: Headers): Promise<Actor | null> {
   const token = bearerToken(headers);
   if (token) return actorFromToken(db, token);
-  const cookieHeader = headers.get("cookie");
-  // No cookie, no session: skip building better-auth's context for a call that cannot have one.
-  if (!cookieHeader) return null;
-  const actor = await cachedActorFromSession(headers, cookieHeader);
   // Without its key, a cookie is what a server on another port of this host name receives from
   // the Lead's browser: anonymous, so public routes such as sign-in still answer.
-  return actor && presentsSessionKey(actor.sessionKeyHash, headers.get(SESSION_KEY_HEADER))
-    ? actor
-    : null;
+  return keyedSession(headers, headers.get(SESSION_KEY_HEADER), cachedActorFromSession);
 }

@@ -5,6 +5,8 @@ import { env } from "../env";
 import { localServerUrl } from "../http/local-url";
 
 export const SESSION_COOKIE_PREFIX = "handshake";
+/** The session cookie's name, after any `__Secure-` prefix better-auth adds over https. */
+export const SESSION_COOKIE_NAME = `${SESSION_COOKIE_PREFIX}.session_token`;
 const SESSION_LIFETIME_SECONDS = 60 * 60 * 24 * 7;
 
 function createAuth() {

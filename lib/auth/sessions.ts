@@ -3,7 +3,7 @@ import type { Db } from "../db";
 import { AppError } from "../errors";
 import { appendEvent } from "../events/mutations";
 import type { PrismaClient } from "../generated/prisma/client";
-import type { HumanActor } from "./actor";
+import { headersOfSession, type HumanActor } from "./actor";
 import { evictActorsAfterCommit } from "./actor-cache";
 import { getAuth } from "./auth";
 import { issueDeviceToken, readTrustedDevice } from "./device";
@@ -88,7 +88,10 @@ export async function signOut(
 ): Promise<Headers> {
   try {
     const { headers } = await getAuth().api.signOut({
-      headers: requestHeaders,
+      headers:
+        actor.via === "session"
+          ? await headersOfSession(requestHeaders, actor.sessionId)
+          : requestHeaders,
       returnHeaders: true,
     });
     // At once here; other nodes hear it from the sessions trigger (migration 023).

@@ -1,5 +1,5 @@
 import { OpenAPIRegistry, OpenApiGeneratorV31 } from "@asteasolutions/zod-to-openapi";
-import { SESSION_COOKIE_PREFIX } from "../auth/auth";
+import { SESSION_COOKIE_NAME } from "../auth/auth";
 import { SESSION_KEY_HEADER } from "../shared/auth/session-key";
 import { errorStatus, type ErrorCode } from "../errors";
 import type { Access } from "./route";
@@ -151,7 +151,7 @@ export function buildOpenApiDocument(routes: readonly ApiRoute[]): OpenApiDocume
   registry.registerComponent("securitySchemes", SESSION, {
     type: "apiKey",
     in: "cookie",
-    name: `${SESSION_COOKIE_PREFIX}.session_token`,
+    name: SESSION_COOKIE_NAME,
     description:
       "The console's session cookie from `POST /api/v1/auth/login`; mutations must come from the console's own origin.",
   });

@@ -1,6 +1,5 @@
 import type { Server, Socket } from "socket.io";
-import { readHumanSession, type HumanActor } from "../auth/actor";
-import { presentsSessionKey } from "../auth/session-key";
+import { readKeyedSession, type HumanActor } from "../auth/actor";
 import { SESSION_KEY_HEADER } from "../shared/auth/session-key";
 import type { Db } from "../db";
 import { findNewestEventId, listEventsAfter } from "../events/data";
@@ -210,18 +209,16 @@ export function attachConsoleNamespace(
   namespace.use((socket, next) => {
     const { origin, host } = socket.handshake.headers;
     if (!isConsoleOriginAllowed(origin, host)) return next(new Error("CROSS_SITE_REQUEST"));
-    readHumanSession(headersOf(socket))
-      .then((session) => {
-        // In the handshake's auth, which a browser's WebSocket can send, or in the header the
-        // API's calls carry, which other clients can (decision 080).
-        const key =
-          (socket.handshake.auth as { sessionKey?: unknown }).sessionKey ??
-          socket.handshake.headers[SESSION_KEY_HEADER];
-        if (!session || !presentsSessionKey(session.actor.sessionKeyHash, key)) {
-          return next(new Error("UNAUTHENTICATED"));
-        }
-        socket.data.actor = session.actor;
-        socket.data.sessionId = session.sessionId;
+    // In the handshake's auth, which a browser's WebSocket can send, or in the header the API's
+    // calls carry, which other clients can (decision 080).
+    const key =
+      (socket.handshake.auth as { sessionKey?: unknown }).sessionKey ??
+      socket.handshake.headers[SESSION_KEY_HEADER];
+    readKeyedSession(headersOf(socket), key)
+      .then((actor) => {
+        if (!actor) return next(new Error("UNAUTHENTICATED"));
+        socket.data.actor = actor;
+        socket.data.sessionId = actor.sessionId;
         next();
       })
       .catch(() => next(new Error("UNAUTHENTICATED")));

@@ -11,6 +11,7 @@ import {
   registerWorker,
   submitPlan,
   uniqueName,
+  type TestAgent,
 } from "./fixtures";
 
 // Marking silent agents offline ahead of the clock takes every agent in the database: on a database
@@ -23,6 +24,16 @@ await vi.hoisted(async () => {
 afterAll(() => getDb().$disconnect());
 
 type Message = { type: string; content: string; metadata: Record<string, unknown> };
+
+/** The agent asks the Lead to stop, and its request's timeout (policy `approve`) answers. */
+async function askToStopUntilTimedOut(agent: TestAgent) {
+  const asked = await api.submitRequest(agent.headers, {
+    type: "shutdown",
+    payload: { reason: "my work is done" },
+    timeoutSeconds: 5,
+  });
+  return expireOwnAt(String(asked.json.id), new Date(Date.now() + 6_000));
+}
 
 describe("agents", () => {
   it("registration returns the token once and stores only its hash", async () => {
@@ -278,12 +289,7 @@ describe("shutdown", () => {
     // Red team: the timeout's yes left it stopping but refused its 'ended' (403), and the grace
     // period's end then recorded a forced stop.
     const agent = await registerAgent();
-    const asked = await api.submitRequest(agent.headers, {
-      type: "shutdown",
-      payload: { reason: "my work is done" },
-      timeoutSeconds: 5,
-    });
-    const expired = await expireOwnAt(String(asked.json.id), new Date(Date.now() + 6_000));
+    const expired = await askToStopUntilTimedOut(agent);
     expect(expired).toMatchObject({
       status: "expired",
       decidedBy: { kind: "timeout", policy: "approve" },
@@ -296,12 +302,7 @@ describe("shutdown", () => {
 
   it("a force-stop of an agent that ended cleanly leaves it as it was: only a session comes back", async () => {
     const agent = await registerAgent();
-    const asked = await api.submitRequest(agent.headers, {
-      type: "shutdown",
-      payload: { reason: "done" },
-      timeoutSeconds: 5,
-    });
-    await expireOwnAt(String(asked.json.id), new Date(Date.now() + 6_000));
+    await askToStopUntilTimedOut(agent);
     expect((await api.heartbeat(agent.headers, { status: "ended" })).status).toBe(200);
     const stoppedEvents = () =>
       getDb().event.count({ where: { subject: `agent:${agent.name}`, kind: "agent.stopped" } });

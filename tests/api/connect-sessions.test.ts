@@ -36,6 +36,14 @@ async function connect(connectToken: TestToken, body: Record<string, unknown>): 
   return { name: String(agent.name), token, headers: { authorization: `Bearer ${token}` }, agent };
 }
 
+/** The session's next connect is refused, and hands out no token: the Lead's stop stuck. */
+async function expectStoppedForGood(connectToken: TestToken, body: Record<string, unknown>) {
+  const again = await api.connectSession(connectToken.headers, body);
+  expect(again.status).toBe(409);
+  expect(again.json.error?.code).toBe("AGENT_NOT_ACTIVE");
+  expect(again.json.token).toBeUndefined();
+}
+
 async function pendingApprovals(name: string) {
   return getDb().request.findMany({
     where: { agent: { name }, type: "tool_approval", status: "pending" },
@@ -484,10 +492,7 @@ describe("liveness of a connected session", () => {
     expect(shutdown.status).toBe(201);
     const ended = await api.heartbeat(session.headers, { status: "ended" });
     expect(ended.json).toMatchObject({ status: "shutdown", isForcedStop: true });
-    const again = await api.connectSession(connectToken.headers, body);
-    expect(again.status).toBe(409);
-    expect(again.json.error?.code).toBe("AGENT_NOT_ACTIVE");
-    expect(again.json.token).toBeUndefined();
+    await expectStoppedForGood(connectToken, body);
     expect(await getDb().agent.findUniqueOrThrow({ where: { name: session.name } })).toMatchObject({
       status: "shutdown",
       incarnation: 1,
@@ -509,9 +514,7 @@ describe("liveness of a connected session", () => {
     expect(agreed.json.status).toBe("approved");
     const ended = await api.heartbeat(session.headers, { status: "ended" });
     expect(ended.json).toMatchObject({ status: "shutdown", isForcedStop: true });
-    const again = await api.connectSession(connectToken.headers, body);
-    expect(again.status).toBe(409);
-    expect(again.json.error?.code).toBe("AGENT_NOT_ACTIVE");
+    await expectStoppedForGood(connectToken, body);
   });
 
   it("the Lead's force-stop of a session that already ended sticks: it cannot connect back", async () => {
@@ -524,9 +527,7 @@ describe("liveness of a connected session", () => {
     const stopped = await api.forceStop((await lead()).headers, session.name);
     expect(stopped.status).toBe(200);
     expect(stopped.json).toMatchObject({ status: "shutdown", incarnation: 1, isForcedStop: true });
-    const again = await api.connectSession(connectToken.headers, body);
-    expect(again.status).toBe(409);
-    expect(again.json.error?.code).toBe("AGENT_NOT_ACTIVE");
+    await expectStoppedForGood(connectToken, body);
     const recorded = await getDb().event.findFirstOrThrow({
       where: { kind: "agent.stopped", subject: `agent:${session.name}` },
       orderBy: { id: "desc" },

@@ -201,6 +201,20 @@ describe("the API's router over HTTP", () => {
   }, 20_000);
 });
 
+/** Serves `app` through the node listener on a free port while `run` runs. */
+async function servedBy<T>(app: Hono, run: (origin: string) => Promise<T>): Promise<T> {
+  const probe = createServer(
+    (request, response) => void createNodeListener(app)(request, response),
+  );
+  await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
+  try {
+    const { port } = probe.address() as AddressInfo;
+    return await run(`http://127.0.0.1:${port}`);
+  } finally {
+    await new Promise<void>((resolve) => probe.close(() => resolve()));
+  }
+}
+
 describe("how the node listener writes answers", () => {
   it("writes a JSON answer from its text, never reading the Response's stream back", async () => {
     const answers: Response[] = [];
@@ -209,24 +223,17 @@ describe("how the node listener writes answers", () => {
       answers.push(answer);
       return answer;
     });
-    const probe = createServer(
-      (request, response) => void createNodeListener(app)(request, response),
-    );
-    await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
-    try {
-      const { port } = probe.address() as AddressInfo;
-      const response = await fetch(`http://127.0.0.1:${port}/`);
+    await servedBy(app, async (origin) => {
+      const response = await fetch(`${origin}/`);
       const text = await response.text();
       expect(response.status).toBe(201);
       expect(JSON.parse(text)).toEqual({ word: "déjà ✓" });
       expect(response.headers.get("content-length")).toBe(String(Buffer.byteLength(text)));
       expect(response.headers.get("content-type")).toBe("application/json; charset=utf-8");
       expect(response.headers.get("x-a")).toBe("1");
-      expect(answers).toHaveLength(1);
-      expect(answers[0]?.bodyUsed).toBe(false);
-    } finally {
-      await new Promise<void>((resolve) => probe.close(() => resolve()));
-    }
+    });
+    expect(answers).toHaveLength(1);
+    expect(answers[0]?.bodyUsed).toBe(false);
   });
 
   it("writes each Set-Cookie of an answer on a line of its own", async () => {
@@ -238,40 +245,29 @@ describe("how the node listener writes answers", () => {
       headers.append("set-cookie", "b=2; Path=/");
       return jsonResponse({ ok: true }, { headers });
     });
-    const probe = createServer(
-      (request, response) => void createNodeListener(app)(request, response),
-    );
-    await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
-    try {
-      const { port } = probe.address() as AddressInfo;
-      const response = await fetch(`http://127.0.0.1:${port}/`);
+    await servedBy(app, async (origin) => {
+      const response = await fetch(`${origin}/`);
       expect(await response.json()).toEqual({ ok: true });
       expect(response.headers.getSetCookie()).toEqual(["a=1; Path=/", "b=2; Path=/"]);
-    } finally {
-      await new Promise<void>((resolve) => probe.close(() => resolve()));
-    }
+    });
   });
 
   it("answers an app that rejects with the API's logged 500, never a bare one", async () => {
     // The router never rejects; were it to, the adapter's own answer was an empty 500.
     const rejecting = { fetch: () => Promise.reject(new Error("boom")) } as unknown as Hono;
     const errors = vi.spyOn(console, "error").mockImplementation(() => undefined);
-    const probe = createServer(
-      (request, response) => void createNodeListener(rejecting)(request, response),
-    );
-    await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
     try {
-      const { port } = probe.address() as AddressInfo;
-      const response = await fetch(`http://127.0.0.1:${port}/api/v1/health`);
-      expect(response.status).toBe(500);
-      expect(response.headers.get("content-security-policy")).toContain("default-src 'none'");
-      expect(await response.json()).toEqual({
-        error: { code: "INTERNAL", message: "internal error" },
+      await servedBy(rejecting, async (origin) => {
+        const response = await fetch(`${origin}/api/v1/health`);
+        expect(response.status).toBe(500);
+        expect(response.headers.get("content-security-policy")).toContain("default-src 'none'");
+        expect(await response.json()).toEqual({
+          error: { code: "INTERNAL", message: "internal error" },
+        });
       });
       expect(errors).toHaveBeenCalledWith("[api] unexpected error", new Error("boom"));
     } finally {
       errors.mockRestore();
-      await new Promise<void>((resolve) => probe.close(() => resolve()));
     }
   });
 

@@ -36,6 +36,22 @@ async function connectedSession() {
 }
 
 const CARD = { allowed: false, code: "TOOL_APPROVAL_REQUIRED" };
+
+/** In a session with these allow rules, each `allowed` command runs at once, each `carded` asks. */
+async function expectAllowRulesToDraw(
+  rules: readonly string[],
+  allowed: readonly string[],
+  carded: readonly string[],
+): Promise<void> {
+  const { call, scope } = await connectedSession();
+  for (const rule of rules) await makeRule(rule, "allow", scope);
+  for (const command of allowed) {
+    expect(await call("Bash", { command }), command).toMatchObject({ allowed: true });
+  }
+  for (const command of carded) {
+    expect(await call("Bash", { command }), command).toMatchObject(CARD);
+  }
+}
 const DENIED = { allowed: false, code: "RULE_DENIED" };
 
 /** Red team, round eight: calls a rule's author would not have let through, let through. */
@@ -138,45 +154,35 @@ describe("rule loopholes (red team)", () => {
     // Round ten: under Bash(git log:*), `--format` wrote any text and `--output` put it in any file
     // of the project (a Makefile, .envrc, package.json's scripts), and under Bash(rg:*) `--pre` ran
     // a script of the project: at once, unsandboxed, with no card.
-    const { call, scope } = await connectedSession();
-    await makeRule("Bash(git log:*)", "allow", scope);
-    await makeRule("Bash(sort:*)", "allow", scope);
-    await makeRule("Bash(rg:*)", "allow", scope);
-    for (const command of ["git log -1", "git log --oneline -5 -- src", "sort notes.txt"]) {
-      expect(await call("Bash", { command }), command).toMatchObject({ allowed: true });
-    }
-    for (const command of [
-      "git log -1 --format='all:%n%x09touch PWNED' --output=Makefile",
-      "git log -1 --format='export X=1' --output .envrc",
-      "git log -1 --out=package.json",
-      "git show --output=.vscode/tasks.json",
-      "sort -o .npmrc notes.txt",
-      "sort notes.txt -oMakefile",
-      "rg --pre=./scan.sh TODO src",
-    ]) {
-      expect(await call("Bash", { command }), command).toMatchObject(CARD);
-    }
+    await expectAllowRulesToDraw(
+      ["Bash(git log:*)", "Bash(sort:*)", "Bash(rg:*)"],
+      ["git log -1", "git log --oneline -5 -- src", "sort notes.txt"],
+      [
+        "git log -1 --format='all:%n%x09touch PWNED' --output=Makefile",
+        "git log -1 --format='export X=1' --output .envrc",
+        "git log -1 --out=package.json",
+        "git show --output=.vscode/tasks.json",
+        "sort -o .npmrc notes.txt",
+        "sort notes.txt -oMakefile",
+        "rg --pre=./scan.sh TODO src",
+      ],
+    );
   });
 
   it("an escaped space hides no command from an allow, nor a `{name}` redirection a variable", async () => {
     // Round ten: the parse dropped `\ ` and read `#; …` as a comment, where bash and zsh read a
     // word ` #` and run what follows the `;`; and zsh set PATH from `ls {PATH}>/dev/null` before
     // it looked `ls` up, which ran `./12/ls`.
-    const { call, scope } = await connectedSession();
-    await makeRule("Bash(ls:*)", "allow", scope);
-    await makeRule("Bash(npm test:*)", "allow", scope);
-    await makeRule("Bash(git status)", "allow", scope);
-    for (const command of ["ls -la", "npm test", "git status"]) {
-      expect(await call("Bash", { command }), command).toMatchObject({ allowed: true });
-    }
-    for (const command of [
-      "ls -la \\ # list; cat ~/.ssh/id_rsa",
-      "npm test \\ #; rm -rf ~",
-      "git status \\ #; git push --force origin main",
-      "ls {PATH}>/dev/null",
-    ]) {
-      expect(await call("Bash", { command }), command).toMatchObject(CARD);
-    }
+    await expectAllowRulesToDraw(
+      ["Bash(ls:*)", "Bash(npm test:*)", "Bash(git status)"],
+      ["ls -la", "npm test", "git status"],
+      [
+        "ls -la \\ # list; cat ~/.ssh/id_rsa",
+        "npm test \\ #; rm -rf ~",
+        "git status \\ #; git push --force origin main",
+        "ls {PATH}>/dev/null",
+      ],
+    );
   });
 
   it("a relative path from a shell above the project is not the project's path", async () => {

@@ -106,6 +106,38 @@ describe("the Lead's cookie caught by a server on another port (red team, round 
     expect((await replay(forged, "GET", "/api/v1/requests")).status).toBe(401);
   });
 
+  it("finds the Lead's own session behind cookies the other port set with a longer path", async () => {
+    // Live round ten b: `Set-Cookie: handshake.session_token=…; Path=/api/v1` from the other port
+    // is sent before the Lead's own, and only the first was read: the Lead, key and all, was
+    // locked out, and signing in again (`Path=/`) could not replace it.
+    const lead = await signedInHuman("lead");
+    const viewer = await signedInHuman("viewer");
+    const key = { [SESSION_KEY_HEADER]: lead.sessionKey };
+    for (const first of ["handshake.session_token=tossed", viewer.cookie]) {
+      const cookie = `${first}; ${lead.cookie}`;
+      expect((await replay({ cookie, ...key }, "GET", "/api/v1/tokens")).status).toBe(200);
+      const tokenName = uniqueLabel("behind");
+      const minted = await replay({ cookie, ...key }, "POST", "/api/v1/tokens", {
+        name: tokenName,
+        scope: "read",
+      });
+      expect(minted.status).toBe(201);
+      const owner = await getDb().apiToken.findFirstOrThrow({
+        where: { name: tokenName },
+        include: { user: true },
+      });
+      expect(owner.user.email).toBe(lead.email);
+      expect(await socketOutcome({ cookie }, { sessionKey: lead.sessionKey })).toBe("connected");
+    }
+    // Signing out ends the Lead's session, not the one whose cookie came first.
+    const both = `${viewer.cookie}; ${lead.cookie}`;
+    expect((await replay({ cookie: both, ...key }, "POST", "/api/v1/auth/logout")).status).toBe(
+      200,
+    );
+    expect((await replay(lead.headers, "GET", "/api/v1/requests")).status).toBe(401);
+    expect((await replay(viewer.headers, "GET", "/api/v1/requests")).status).toBe(200);
+  });
+
   it("still lets a browser carrying a keyless cookie sign in", async () => {
     const lead = await signedInHuman("lead");
     const response = await replay({ cookie: lead.cookie }, "POST", "/api/v1/auth/login", {
