@@ -163,21 +163,20 @@ export async function actorFromSession(headers: Headers): Promise<SessionActor |
   return (await readSessionActor(headers))?.actor ?? null;
 }
 
-/** More session cookies than a browser holds for one host: the rest are not tried. */
-const MAX_SESSION_COOKIES = 4;
-
 /**
  * The Cookie headers to try, one session cookie each. A server on another port of this host can
  * set a session cookie of its own with a longer path, which a browser sends first, and better-auth
  * reads only the first: the Lead's own cookie and key then never counted, and signing in again
- * (with `Path=/`) could not replace it (red team, round ten). One session cookie: the header as is.
+ * (with `Path=/`) could not replace it (red team, round ten). Any number: the other port may set
+ * several, ahead of the Lead's. The header's size bounds them (16 KiB), and one whose signature is
+ * wrong costs a hash, no lookup. One session cookie: the header as is.
  */
 function sessionCookieHeaders(cookieHeader: string): string[] {
   const sessionCookies = cookieHeader
     .split(";")
     .map((pair) => pair.trim())
     .filter((pair) => pair.split("=", 1)[0]?.endsWith(SESSION_COOKIE_NAME));
-  return sessionCookies.length > 1 ? sessionCookies.slice(0, MAX_SESSION_COOKIES) : [cookieHeader];
+  return sessionCookies.length > 1 ? sessionCookies : [cookieHeader];
 }
 
 /** The first of the Cookie header's sessions `isIt` accepts, with the headers that name it alone. */

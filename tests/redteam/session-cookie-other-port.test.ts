@@ -113,7 +113,8 @@ describe("the Lead's cookie caught by a server on another port (red team, round 
     const lead = await signedInHuman("lead");
     const viewer = await signedInHuman("viewer");
     const key = { [SESSION_KEY_HEADER]: lead.sessionKey };
-    for (const first of ["handshake.session_token=tossed", viewer.cookie]) {
+    const several = Array.from({ length: 6 }, (_, i) => `handshake.session_token=tossed-${i}`);
+    for (const first of ["handshake.session_token=tossed", viewer.cookie, several.join("; ")]) {
       const cookie = `${first}; ${lead.cookie}`;
       expect((await replay({ cookie, ...key }, "GET", "/api/v1/tokens")).status).toBe(200);
       const tokenName = uniqueLabel("behind");
