@@ -10,6 +10,7 @@ vi.hoisted(() => {
   process.env.HANDSHAKE_CONNECT_MAX_ACTIVE_SESSIONS = "3";
 });
 
+import { takeLongPollSlot } from "../../lib/agents/limits";
 import { inbox as inboxRoute } from "../../lib/api/v1/messages";
 import { getDb } from "../../lib/db";
 import { callRoute } from "../route-client";
@@ -98,26 +99,20 @@ describe("per-agent limits", () => {
     const agent = await registerAgent();
     await api.sendMessage((await lead()).headers, { to: agent.name, content: "waiting for you" });
     const { cursor } = (await api.inbox(agent.headers)).json as { cursor: number };
-    const controller = new AbortController();
-    const poll = (query: string) =>
-      inboxRoute.GET(
-        new Request(`http://127.0.0.1:3000/api/v1/inbox${query}`, {
-          headers: { host: "127.0.0.1:3000", ...agent.headers },
-          signal: controller.signal,
-        }),
-      );
-    // Both slots wait past the message.
-    const open = [poll(`?after=${cursor}&wait=5`), poll(`?after=${cursor}&wait=5`)];
-    await vi.waitFor(async () =>
-      expectRateLimited(await api.inbox(agent.headers, `?after=${cursor}&wait=5`)),
-    );
-    const answered = await api.inbox(agent.headers, "?after=0&wait=5");
-    expect(answered.status).toBe(200);
-    expect((answered.json.messages as { content: string }[]).map((m) => m.content)).toEqual([
-      "waiting for you",
-    ]);
-    controller.abort();
-    await Promise.all(open);
+    // Both slots taken as two waiting long-polls take them. Held by real long-polls, a probe
+    // sent before they had reached their slots took one and waited out its own 5 s.
+    const { id } = await getDb().agent.findUniqueOrThrow({ where: { name: agent.name } });
+    const held = [takeLongPollSlot(id), takeLongPollSlot(id)];
+    try {
+      expectRateLimited(await api.inbox(agent.headers, `?after=${cursor}&wait=5`));
+      const answered = await api.inbox(agent.headers, "?after=0&wait=5");
+      expect(answered.status).toBe(200);
+      expect((answered.json.messages as { content: string }[]).map((m) => m.content)).toEqual([
+        "waiting for you",
+      ]);
+    } finally {
+      for (const slot of held) slot.release();
+    }
   });
 });
 
