@@ -1,9 +1,12 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { expect, test } from "@playwright/test";
+import { SESSION_KEY_STORAGE_NAME } from "../lib/shared/auth/session-key";
 import { BoardPage } from "./pages/board-page";
+import { InboxPage } from "./pages/inbox-page";
+import { SignInPage } from "./pages/sign-in-page";
 import { humanApi, registerApiAgent } from "./support/api";
-import { E2E_BASE_URL } from "./support/accounts";
+import { E2E_BASE_URL, E2E_LEAD } from "./support/accounts";
 import { closeSignedInPages, sessionHeadersOf, signedInPage } from "./support/sign-in";
 
 test.afterEach(closeSignedInPages);
@@ -120,4 +123,37 @@ test("a server on another port of the host receives the Lead's cookie, and can d
   } finally {
     await new Promise<void>((resolve) => preview.close(() => resolve()));
   }
+});
+
+test("a console without its session key, or with another session's, goes to sign in and stays there", async ({
+  browser,
+}) => {
+  // Decision 080: the cookie still renders the page, but no call of it counts without the key.
+  const { page } = await signedInPage(browser);
+  const storedKey = () =>
+    page.evaluate((name) => window.localStorage.getItem(name), SESSION_KEY_STORAGE_NAME);
+  const signInHeading = page.getByRole("heading", { name: "Sign in to Handshake" });
+
+  await page.evaluate((name) => window.localStorage.removeItem(name), SESSION_KEY_STORAGE_NAME);
+  await page.goto("/team");
+  await expect(page).toHaveURL(/\/sign-in$/);
+  await expect(signInHeading).toBeVisible();
+  // The cookie is live, but with no key here the sign-in page keeps its form: no loop.
+  await page.waitForTimeout(1_000);
+  await expect(page).toHaveURL(/\/sign-in$/);
+
+  await new SignInPage(page).signIn(E2E_LEAD.email, E2E_LEAD.password);
+  await new InboxPage(page).expectVisible();
+  expect(await storedKey()).not.toBeNull();
+
+  // A key that is not this cookie's (a cookie tossed by another port): the first refused call
+  // forgets it and sends the console to sign in.
+  await page.evaluate(
+    (name) => window.localStorage.setItem(name, "x".repeat(43)),
+    SESSION_KEY_STORAGE_NAME,
+  );
+  await page.goto("/team");
+  await expect(page).toHaveURL(/\/sign-in$/);
+  await expect(signInHeading).toBeVisible();
+  expect(await storedKey()).toBeNull();
 });
