@@ -8,6 +8,7 @@ import { deliverMessage, settleUnreadMessages } from "../messages/deliver";
 import { env } from "../env";
 import { hashToken, newAgentToken } from "../tokens/credentials";
 import { lockLiveCaller } from "../tokens/data";
+import { assertRoomForAgentOfToken } from "../connect/capacity";
 import { cancelPendingRequests } from "../requests/mutations";
 import { directionOf } from "../requests/views";
 import { isApprovingPolicy } from "../protocol/definition";
@@ -150,11 +151,14 @@ export async function registerAgent(
     if (caller) await lockLiveCaller(tx, caller);
     const existing = await tx.agent.findUnique({ where: { name: input.name } });
     let agent: Agent;
+    const connectTokenId = connectTokenOf(caller);
     if (existing) {
       const locked = await lockAgent(tx, existing.id);
       assertMayRespawn(locked, caller);
+      if (connectTokenId) await assertRoomForAgentOfToken(tx, connectTokenId, locked);
       agent = await startNewIncarnation(tx, locked, config, tokenHash);
     } else {
+      if (connectTokenId) await assertRoomForAgentOfToken(tx, connectTokenId);
       agent = await tx.agent.create({
         data: {
           name: input.name,
@@ -193,6 +197,8 @@ export async function respawnAgent(
     await lockLiveCaller(tx, caller);
     const locked = await lockAgent(tx, (await findAgentByName(tx, name)).id);
     assertMayRespawn(locked, caller);
+    const connectTokenId = connectTokenOf(caller);
+    if (connectTokenId) await assertRoomForAgentOfToken(tx, connectTokenId, locked);
     const agent = await startNewIncarnation(
       tx,
       locked,

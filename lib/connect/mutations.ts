@@ -4,23 +4,18 @@ import { evictActorsAfterCommit } from "../auth/actor-cache";
 import { getAuth } from "../auth/auth";
 import { lockAgent } from "../agents/data";
 import { startNewIncarnation } from "../agents/mutations";
-import {
-  connectorCwdOf,
-  ENDED_STATUSES,
-  isAgentActive,
-  type Connector,
-} from "../shared/agents/schema";
+import { connectorCwdOf, isAgentActive, type Connector } from "../shared/agents/schema";
 import { isBelowWorkspaceRoot, workspaceRootOf } from "../shared/protocol/tool-risk";
 import { setAgentState } from "../agents/state";
 import { toAgentView, type AgentView } from "../agents/views";
 import { isUniqueViolation, type Db } from "../db";
-import { env } from "../env";
 import { AppError } from "../errors";
 import { appendEvent } from "../events/mutations";
 import type { Agent, PrismaClient } from "../generated/prisma/client";
 import { hashToken, newConnectorAgentToken } from "../tokens/credentials";
 import { lockLiveApiToken } from "../tokens/data";
 import { inTransaction } from "../transaction";
+import { assertRoomForAgentOfToken } from "./capacity";
 import type { ConnectSessionInput } from "./schema";
 
 export type ConnectedSession = { agent: AgentView; token: string; isCreated: boolean };
@@ -72,41 +67,6 @@ function cwdWithin(cwd: string, parentCwd: string | undefined): string {
 }
 
 /**
- * How recently an agent must have been heard from to hold a place under the cap. Nothing ends a
- * teammate whose subagent finished (it goes idle and stays so), nor a session whose SessionEnd
- * never came: counted while merely not ended, they filled the cap for good.
- */
-const ACTIVE_WITHIN_MS = 10 * 60_000;
-
-/**
- * Refuses a call that would make one more of the token's agents active past the cap: each active
- * agent has per-agent limits of its own, so a token with unlimited sessions would multiply them.
- * The token's lock makes two parallel connects at the cap's last place count one after the other;
- * it is taken after the session's own lock, as every connect of the token takes them.
- */
-async function assertRoomForSession(tx: Db, tokenId: string): Promise<void> {
-  await tx.$queryRaw`SELECT pg_advisory_xact_lock(hashtextextended(${`connect-token:${tokenId}`}, 0))::text`;
-  const active = await tx.agent.count({
-    where: {
-      ownerTokenId: tokenId,
-      status: { notIn: [...ENDED_STATUSES] },
-      lastHeartbeatAt: { gte: new Date(Date.now() - ACTIVE_WITHIN_MS) },
-    },
-  });
-  const cap = env.HANDSHAKE_CONNECT_MAX_ACTIVE_SESSIONS;
-  if (active >= cap) {
-    throw new AppError(
-      "RATE_LIMITED",
-      `this connect token already has ${active} sessions and teammates heard from in the last ` +
-        `10 minutes (at most ${cap}): end one (exit a Claude Code session, or stop its agent in ` +
-        "the console), or wait for one to fall silent, to connect another",
-      // No clock frees a place, an ended session does; every 429 carries a Retry-After all the same.
-      { headers: { "retry-after": "60" } },
-    );
-  }
-}
-
-/**
  * Returns the live agent of the session, with the token derived for its incarnation, its directory
  * kept within its parent's (a teammate registered before that rule came back wider).
  */
@@ -137,7 +97,7 @@ async function answerExisting(
         `agent '${agent.name}' was stopped by the Lead; start a new session to connect again`,
       );
     }
-    await assertRoomForSession(tx, caller.tokenId);
+    await assertRoomForAgentOfToken(tx, caller.tokenId);
     const token = newConnectorAgentToken(secret, key, agent.incarnation + 1);
     agent = await startNewIncarnation(
       tx,
@@ -187,7 +147,7 @@ async function connectOne(
     );
   }
   if (existing) return answerExisting(tx, caller, secret, existing, parentCwd);
-  await assertRoomForSession(tx, caller.tokenId);
+  await assertRoomForAgentOfToken(tx, caller.tokenId);
 
   const parentRow = "row" in parent ? parent.row : null;
   const name = parentRow

@@ -21,6 +21,7 @@ import {
   lead,
   registerAgent,
   registerWorker,
+  uniqueName,
   type TestToken,
 } from "./fixtures";
 
@@ -87,7 +88,8 @@ describe("per-agent limits", () => {
         }),
       );
     const open = [poll(), poll()];
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    const { id } = await getDb().agent.findUniqueOrThrow({ where: { name: agent.name } });
+    await untilEverySlotIsTaken(id);
     const third = await api.inbox(agent.headers, "?wait=5");
     expectRateLimited(third);
     controller.abort();
@@ -115,6 +117,22 @@ describe("per-agent limits", () => {
     }
   });
 });
+
+/**
+ * Resolves once the agent's inbox long-poll slots are all taken. A probe that finds one free gives
+ * it back before anything else runs: the long-polls it waits for are never refused for it.
+ */
+async function untilEverySlotIsTaken(agentId: string): Promise<void> {
+  for (let tries = 0; tries < 500; tries++) {
+    try {
+      takeLongPollSlot(agentId).release();
+    } catch {
+      return;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  throw new Error("the long-polls never took their slots");
+}
 
 function eventsAbout(name: string) {
   return getDb().event.count({ where: { subject: `agent:${name}` } });
@@ -216,6 +234,36 @@ describe("active sessions per connect token (red team: each session has limits o
     // Heard from again, the quiet one is back, and holds a place again.
     expect((await api.connectSession(connect.headers, sessionBody("quiet-0"))).status).toBe(200);
     expectRateLimited(await api.connectSession(connect.headers, sessionBody("quiet-4")));
+  });
+
+  it("counts agents the token registers or respawns through the API with its sessions", async () => {
+    // Round eleven: `POST /agents` with the token made uncapped agents, each with limits of its own.
+    const connect = await createToken("connect");
+    expect((await api.connectSession(connect.headers, sessionBody("mixed-0"))).status).toBe(201);
+    const [first, second, third] = [uniqueName("reg"), uniqueName("reg"), uniqueName("reg")];
+    for (const name of [first, second]) {
+      expect((await api.registerAgent(connect.headers, { name, role: "dev" })).status).toBe(201);
+    }
+    const refused = await api.registerAgent(connect.headers, { name: third, role: "dev" });
+    expectRateLimited(refused);
+    expect(refused.json.error?.message).toMatch(/end one/);
+    expect(await getDb().agent.count({ where: { name: third } })).toBe(0);
+    expectRateLimited(await api.connectSession(connect.headers, sessionBody("mixed-1")));
+
+    // Starting again an agent that holds a place (offline, but heard from) takes none; an ended
+    // one frees its place, and coming back takes one.
+    await getDb().agent.update({ where: { name: first }, data: { status: "offline" } });
+    expect((await api.respawn(connect.headers, first)).status).toBe(201);
+    await getDb().agent.update({ where: { name: second }, data: { status: "shutdown" } });
+    expect((await api.registerAgent(connect.headers, { name: third, role: "dev" })).status).toBe(
+      201,
+    );
+    expectRateLimited(await api.respawn(connect.headers, second));
+    expectRateLimited(await api.registerAgent(connect.headers, { name: second, role: "dev" }));
+    expect(await getDb().agent.findUniqueOrThrow({ where: { name: second } })).toMatchObject({
+      status: "shutdown",
+    });
+    expect(await activeOf(connect)).toBe(3);
   });
 
   it("lets exactly one of parallel new sessions take the last place", async () => {
