@@ -64,6 +64,11 @@ export async function signedInHuman(role: "lead" | "viewer") {
   const email = `${role}-${randomBytes(4).toString("hex")}@example.com`;
   const password = randomBytes(12).toString("base64url");
   await createUser(getDb(), { email, password, role });
+  return { email, password, ...(await signInAs(email, password)) };
+}
+
+/** A new session of an existing person, as the console's sign-in makes one. */
+export async function signInAs(email: string, password: string) {
   // A client address of its own: every file's sign-ins would otherwise share one bucket of the
   // sign-in limit (decision 079).
   const [a = 0, b = 0, c = 0] = randomBytes(3);
@@ -77,11 +82,5 @@ export async function signedInHuman(role: "lead" | "viewer") {
     .map((header) => header.split(";")[0])
     .join("; ");
   const sessionKey = String((response.json as { sessionKey?: unknown }).sessionKey);
-  return {
-    email,
-    password,
-    cookie,
-    sessionKey,
-    headers: { cookie, [SESSION_KEY_HEADER]: sessionKey },
-  };
+  return { cookie, sessionKey, headers: { cookie, [SESSION_KEY_HEADER]: sessionKey } };
 }

@@ -130,10 +130,10 @@ async function actorFromToken(db: Db, token: string): Promise<Actor> {
   );
 }
 
-/** A session's caller and when the session expires; null when absent, expired or disabled. */
+/** A session's caller, when it began and expires; null when absent, expired or disabled. */
 async function readSessionActor(
   headers: Headers,
-): Promise<{ actor: SessionActor; expiresAt: Date } | null> {
+): Promise<{ actor: SessionActor; createdAt: Date; expiresAt: Date } | null> {
   const auth = getAuth();
   const session = await auth.api.getSession({ headers });
   // Disabling deletes the user's sessions; this also covers one created in the same instant.
@@ -150,6 +150,7 @@ async function readSessionActor(
       sessionId: session.session.id,
       sessionKeyHash: sessionKeyHashOf(session.session.token, secret),
     },
+    createdAt: new Date(session.session.createdAt),
     expiresAt: new Date(session.session.expiresAt),
   };
 }
@@ -231,6 +232,27 @@ export function readKeyedSession(
   presentedKey: unknown,
 ): Promise<SessionActor | null> {
   return keyedSession(headers, presentedKey, (candidate) => actorFromSession(candidate));
+}
+
+/**
+ * A page's person, for a navigation carries no key: the newest live session among the Cookie
+ * header's. A server on another port of this host can set session cookies ahead of the person's
+ * own; read as one header, a junk one made every page but the inbox's redirect to sign-in, and
+ * signing in again could not mend it (red team, round eleven). A live session of someone else's
+ * set there gives way to the person's next sign-in. The page renders nothing the API guards, and
+ * its calls still count only the session whose key they carry.
+ */
+export async function pageSessionActor(headers: Headers): Promise<SessionActor | null> {
+  const cookieHeader = headers.get("cookie");
+  if (!cookieHeader) return null;
+  let newest: { actor: SessionActor; createdAt: Date } | null = null;
+  for (const cookie of sessionCookieHeaders(cookieHeader)) {
+    const candidate = new Headers(headers);
+    candidate.set("cookie", cookie);
+    const found = await readSessionActor(candidate);
+    if (found && (newest === null || found.createdAt > newest.createdAt)) newest = found;
+  }
+  return newest?.actor ?? null;
 }
 
 /**
