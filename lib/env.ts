@@ -68,11 +68,16 @@ export const envSchema = agentEnvSchema.extend({
   /** Open `GET /requests/{id}?wait=` long-polls per agent: one per parallel tool call it waits on. */
   HANDSHAKE_AGENT_OPEN_REQUEST_WAITS: z.coerce.number().int().min(1).default(32),
   /**
-   * Sessions (teammates included) one `connect` token may have active at once, heard from in the
-   * last 10 minutes and not ended: each is an agent with per-agent limits of its own. Past it a
-   * new session is refused until one ends or falls silent.
+   * Agents one `connect` token may have active at once (its sessions, their teammates and the
+   * agents it registers), heard from in the last 10 minutes and not ended: each has per-agent
+   * limits of its own. Past it a new one is refused until one ends or falls silent.
    */
   HANDSHAKE_CONNECT_MAX_ACTIVE_SESSIONS: z.coerce.number().int().min(1).default(64),
+  /**
+   * Agents one `connect` token may start per minute (sessions, teammates, registrations and
+   * respawns that take a place under the cap above): ending one frees its place, not its start.
+   */
+  HANDSHAKE_CONNECT_STARTS_PER_MINUTE: z.coerce.number().int().min(1).default(60),
   /** Start the scripted demo team (scripts/demo-team.ts) with `npm start`. */
   HANDSHAKE_DEMO: z.stringbool().default(true),
   ANTHROPIC_API_KEY: z.string().min(1).optional(),

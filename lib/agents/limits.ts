@@ -43,19 +43,30 @@ function rateLimited(message: string, retryAfterSeconds: number): AppError {
  * RATE_LIMITED and Retry-After (the seconds until the window ends) once the window is full.
  */
 export function takeAgentRate(agentId: string, kind: AgentRateKind, now = Date.now()): void {
+  const limit = perMinute[kind]();
+  takeWindow(`${agentId}:${kind}`, limit, `${kind.replace("_", " ")} per minute per agent`, now);
+}
+
+/**
+ * Counts one agent started with a `connect` token (a session or teammate connecting, or an agent
+ * registered or respawned with it) that takes a place under its cap. Ending one frees its place,
+ * so without a rate a token could start and end agents as fast as HTTP allows, each a row and
+ * events on every console (red team, round eleven).
+ */
+export function takeConnectTokenStart(tokenId: string, now = Date.now()): void {
+  const limit = env.HANDSHAKE_CONNECT_STARTS_PER_MINUTE;
+  takeWindow(`connect-token:${tokenId}:starts`, limit, "agent starts per minute per token", now);
+}
+
+function takeWindow(key: string, limit: number, what: string, now: number): void {
   const { windows } = state();
-  const key = `${agentId}:${kind}`;
   let window = windows.get(key);
   if (!window || now - window.startedAt >= WINDOW_MS) {
     window = { startedAt: now, count: 0 };
     windows.set(key, window);
   }
-  const limit = perMinute[kind]();
   if (window.count >= limit) {
-    throw rateLimited(
-      `at most ${limit} ${kind.replace("_", " ")} per minute per agent`,
-      (window.startedAt + WINDOW_MS - now) / 1000,
-    );
+    throw rateLimited(`at most ${limit} ${what}`, (window.startedAt + WINDOW_MS - now) / 1000);
   }
   window.count += 1;
 }

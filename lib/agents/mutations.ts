@@ -1,7 +1,7 @@
 import { Prisma, type PrismaClient, type Agent } from "../generated/prisma/client";
 import type { HumanActor } from "../auth/actor";
 import { evictActorsAfterCommit } from "../auth/actor-cache";
-import type { Db } from "../db";
+import { isUniqueViolation, type Db } from "../db";
 import { AppError } from "../errors";
 import { appendEvent } from "../events/mutations";
 import { deliverMessage, settleUnreadMessages } from "../messages/deliver";
@@ -50,12 +50,57 @@ function assertSupervisorRuns(agent: Agent, caller: HumanActor | undefined): voi
   }
 }
 
-function assertMayRespawn(agent: Agent, caller: HumanActor | undefined): void {
+/**
+ * Whether `caller` may start `agent` again. A `connect` token, which anything running as its user
+ * can read, starts only its own agents and undoes nothing the Lead set (red team, round eleven):
+ * a session's agent comes back by connecting, which keeps the Lead's stop and plan requirement
+ * (lib/connect/mutations.ts), and an agent the Lead stopped by force, or is asking to stop, waits
+ * for a Lead. A start that makes one more of the token's agents active counts under its cap.
+ */
+async function assertMayRespawn(
+  tx: Db,
+  agent: Agent,
+  caller: HumanActor | undefined,
+): Promise<void> {
+  assertSupervisorRuns(agent, caller);
   const connectTokenId = connectTokenOf(caller);
-  if (connectTokenId && agent.ownerTokenId !== connectTokenId) {
+  if (!connectTokenId) return;
+  if (agent.ownerTokenId !== connectTokenId) {
     throw new AppError("NOT_AGENT_OWNER", `agent '${agent.name}' was not registered by this token`);
   }
-  assertSupervisorRuns(agent, caller);
+  if (agent.connectorKey !== null) {
+    throw new AppError(
+      "FORBIDDEN",
+      `agent '${agent.name}' is a connected session's: it comes back when its session connects again`,
+    );
+  }
+  if (agent.isForcedStop) {
+    throw new AppError(
+      "AGENT_NOT_ACTIVE",
+      `agent '${agent.name}' was stopped by the Lead; only a Lead can start it again`,
+    );
+  }
+  if (await isLeadAskingToStop(tx, agent)) {
+    throw new AppError(
+      "AGENT_STOPPING",
+      `the Lead asked agent '${agent.name}' to stop; only a Lead can start it again until it has`,
+    );
+  }
+  await assertRoomForAgentOfToken(tx, connectTokenId, agent);
+}
+
+/** A shutdown of the Lead's that the agent's incarnation has not yet carried out. */
+async function isLeadAskingToStop(tx: Db, agent: Agent): Promise<boolean> {
+  const shutdowns = await tx.request.findMany({
+    where: {
+      agentId: agent.id,
+      incarnation: agent.incarnation,
+      type: "shutdown",
+      status: { in: ["pending", "approved"] },
+    },
+    select: { target: true },
+  });
+  return shutdowns.some((request) => directionOf(request) === "lead_to_agent");
 }
 
 export type AgentConfig = Pick<Agent, "role" | "prompt" | "requirePlan"> & {
@@ -147,16 +192,17 @@ export async function registerAgent(
     worker: input.worker,
     ownerTokenId: caller?.via === "token" ? caller.tokenId : null,
   };
-  return inTransaction(db, async (tx) => {
+  const connectTokenId = connectTokenOf(caller);
+  const registered = inTransaction(db, async (tx) => {
     if (caller) await lockLiveCaller(tx, caller);
     const existing = await tx.agent.findUnique({ where: { name: input.name } });
     let agent: Agent;
-    const connectTokenId = connectTokenOf(caller);
     if (existing) {
       const locked = await lockAgent(tx, existing.id);
-      assertMayRespawn(locked, caller);
-      if (connectTokenId) await assertRoomForAgentOfToken(tx, connectTokenId, locked);
-      agent = await startNewIncarnation(tx, locked, config, tokenHash);
+      await assertMayRespawn(tx, locked, caller);
+      // The Lead's plan requirement is not the token's to lift by registering the name again.
+      const requirePlan = config.requirePlan || (connectTokenId !== null && locked.requirePlan);
+      agent = await startNewIncarnation(tx, locked, { ...config, requirePlan }, tokenHash);
     } else {
       if (connectTokenId) await assertRoomForAgentOfToken(tx, connectTokenId);
       agent = await tx.agent.create({
@@ -180,6 +226,14 @@ export async function registerAgent(
     if (input.taskId) agent = await assignTask(tx, agent, input.taskId);
     return { agent: toAgentView(agent), token };
   });
+  // Two registrations of one new name at once: the second finds it taken only at its insert.
+  return registered.catch((error: unknown) => {
+    if (!isUniqueViolation(error)) throw error;
+    throw new AppError(
+      "AGENT_EXISTS",
+      `agent '${input.name}' was registered by another call at the same time`,
+    );
+  });
 }
 
 /**
@@ -196,9 +250,7 @@ export async function respawnAgent(
   return inTransaction(db, async (tx) => {
     await lockLiveCaller(tx, caller);
     const locked = await lockAgent(tx, (await findAgentByName(tx, name)).id);
-    assertMayRespawn(locked, caller);
-    const connectTokenId = connectTokenOf(caller);
-    if (connectTokenId) await assertRoomForAgentOfToken(tx, connectTokenId, locked);
+    await assertMayRespawn(tx, locked, caller);
     const agent = await startNewIncarnation(
       tx,
       locked,

@@ -1,3 +1,4 @@
+import { takeConnectTokenStart } from "../agents/limits";
 import type { Db } from "../db";
 import { env } from "../env";
 import { AppError } from "../errors";
@@ -17,7 +18,8 @@ const ACTIVE_WITHIN_MS = 10 * 60_000;
  * agents would multiply them. `becoming` is the agent the call starts again, if it exists: it
  * is not counted, so starting again one that holds a place already takes none. The token's lock
  * makes two parallel calls at the cap's last place count one after the other; every caller takes
- * it after the agent's own row lock, if it holds one.
+ * it after the agent's own row lock, if it holds one. A start the cap lets through counts against
+ * the token's starts per minute too.
  */
 export async function assertRoomForAgentOfToken(
   tx: Db,
@@ -26,18 +28,22 @@ export async function assertRoomForAgentOfToken(
 ): Promise<void> {
   await tx.$queryRaw`SELECT pg_advisory_xact_lock(hashtextextended(${`connect-token:${tokenId}`}, 0))::text`;
   const heardSince = new Date(Date.now() - ACTIVE_WITHIN_MS);
-  const active = await tx.agent.count({
-    where: {
-      ownerTokenId: tokenId,
-      status: { notIn: [...ENDED_STATUSES] },
-      // As the sweeper tells silence: an agent never heard from counts from its last change.
-      OR: [
-        { lastHeartbeatAt: { gte: heardSince } },
-        { lastHeartbeatAt: null, updatedAt: { gte: heardSince } },
-      ],
-      ...(becoming ? { id: { not: becoming.id } } : {}),
-    },
-  });
+  // Heard from: a heartbeat, or for one never heard from its last change, as the sweeper tells
+  // silence; or a tool call or message of its own (a request it asks sends the Lead one), which
+  // an agent the sweeper marked offline still sends without a heartbeat (red team, round
+  // eleven). Each newest is one index probe per agent.
+  const [{ active }] = await tx.$queryRaw<[{ active: number }]>`
+    SELECT count(*)::int AS active FROM agents a
+    WHERE a.owner_token_id = ${tokenId}::uuid
+      AND a.status::text <> ALL (${[...ENDED_STATUSES]}::text[])
+      AND (a.id <> ${becoming?.id ?? null}::uuid) IS NOT FALSE
+      AND (
+        coalesce(a.last_heartbeat_at, a.updated_at) >= ${heardSince}
+        OR (SELECT t.created_at FROM tool_calls t WHERE t.agent_id = a.id
+            ORDER BY t.id DESC LIMIT 1) >= ${heardSince}
+        OR (SELECT m.created_at FROM messages m WHERE m.sender = a.name
+            ORDER BY m.id DESC LIMIT 1) >= ${heardSince}
+      )`;
   const cap = env.HANDSHAKE_CONNECT_MAX_ACTIVE_SESSIONS;
   if (active >= cap) {
     throw new AppError(
@@ -50,4 +56,6 @@ export async function assertRoomForAgentOfToken(
       { headers: { "retry-after": "60" } },
     );
   }
+  // Counted only for a start the cap let through: a refused one started nothing.
+  takeConnectTokenStart(tokenId);
 }

@@ -8,6 +8,7 @@ vi.hoisted(() => {
   process.env.HANDSHAKE_AGENT_OPEN_LONG_POLLS = "2";
   process.env.HANDSHAKE_AGENT_STATE_CHANGES_PER_MINUTE = "3";
   process.env.HANDSHAKE_CONNECT_MAX_ACTIVE_SESSIONS = "3";
+  process.env.HANDSHAKE_CONNECT_STARTS_PER_MINUTE = "5";
 });
 
 import { takeLongPollSlot } from "../../lib/agents/limits";
@@ -264,6 +265,62 @@ describe("active sessions per connect token (red team: each session has limits o
       status: "shutdown",
     });
     expect(await activeOf(connect)).toBe(3);
+  });
+
+  it.each([
+    [
+      "a tool call",
+      (headers: Record<string, string>) =>
+        api.toolCall(headers, { tool: "read_file", args: { path: "a" } }),
+    ],
+    [
+      "a request",
+      (headers: Record<string, string>) =>
+        api.submitRequest(headers, { type: "plan_approval", payload: { plan: "p" } }),
+    ],
+    [
+      "a message",
+      (headers: Record<string, string>) =>
+        api.sendMessage(headers, { to: "lead", content: "still here" }),
+    ],
+  ] as const)(
+    "counts an agent the sweeper marked offline that still sends %s",
+    async (_what, act) => {
+      // Round eleven: only heartbeats counted, and an agent registered with the token and marked
+      // offline acted on without one, so the cap bounded how fast agents started, not how many.
+      const connect = await createToken("connect");
+      const register = (name = uniqueName("act")) =>
+        api.registerAgent(connect.headers, { name, role: "dev" });
+      const acting = await register();
+      expect(acting.status).toBe(201);
+      const silent = { lastHeartbeatAt: null, updatedAt: new Date(Date.now() - 11 * 60_000) };
+      await getDb().agent.updateMany({ where: { ownerTokenId: connect.id }, data: silent });
+      const headers = { authorization: `Bearer ${String(acting.json.token)}` };
+      expect((await act(headers)).status).toBeLessThan(300);
+      await getDb().agent.updateMany({
+        where: { ownerTokenId: connect.id },
+        data: { ...silent, status: "offline" },
+      });
+      expect((await register()).status).toBe(201);
+      expect((await register()).status).toBe(201);
+      expectRateLimited(await register());
+    },
+  );
+
+  it("caps how many agents a token starts per minute, however many it ends", async () => {
+    // Round eleven: connecting a session and ending it at once, 100 times a minute, was never
+    // refused: each end freed the place its start took, and each left a row and its events.
+    const connect = await createToken("connect");
+    for (let i = 0; i < 5; i++) {
+      const connected = await api.connectSession(connect.headers, sessionBody(`churn-${i}`));
+      expect(connected.status).toBe(201);
+      const ended = { authorization: `Bearer ${String(connected.json.token)}` };
+      expect((await api.heartbeat(ended, { status: "ended" })).status).toBe(200);
+    }
+    const refused = await api.connectSession(connect.headers, sessionBody("churn-5"));
+    expectRateLimited(refused);
+    expect(refused.json.error?.message).toMatch(/5 agent starts per minute/);
+    expect(await getDb().agent.count({ where: { ownerTokenId: connect.id } })).toBe(5);
   });
 
   it("lets exactly one of parallel new sessions take the last place", async () => {
