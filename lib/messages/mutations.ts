@@ -1,5 +1,5 @@
-import type { Actor } from "../auth/actor";
-import { findAgentByName, lockAgent } from "../agents/data";
+import type { Actor, AgentActor } from "../auth/actor";
+import { findAgentByName, lockActingAgent, lockAgent } from "../agents/data";
 import { isAgentActive } from "../shared/agents/schema";
 import { AppError } from "../errors";
 import type { Agent, PrismaClient } from "../generated/prisma/client";
@@ -85,14 +85,18 @@ export async function sendMessage(
 
 /**
  * Moves the agent's processed-up-to mark. Never backwards, and never past its newest message: an
- * ack beyond that would silently skip messages that arrive later.
+ * ack beyond that would silently skip messages that arrive later. Only the incarnation acting now
+ * moves it: an ended one's ack, let through before its token stopped working, moved the mark past
+ * messages carried over to its successor, which then never read them (red team, round eleven).
  */
 export async function ackInbox(
   db: PrismaClient,
-  agentId: string,
+  acting: Pick<AgentActor, "agentId" | "incarnation">,
   upTo: number,
 ): Promise<{ ackedUpTo: number }> {
+  const { agentId } = acting;
   return inTransaction(db, async (tx) => {
+    await lockActingAgent(tx, agentId, acting.incarnation);
     const newest = await tx.message.findFirst({
       where: { agentId },
       orderBy: { id: "desc" },

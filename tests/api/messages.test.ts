@@ -1,5 +1,6 @@
 import { afterAll, describe, expect, it, vi } from "vitest";
 import { getDb } from "../../lib/db";
+import { ackInbox } from "../../lib/messages/mutations";
 import { api, lead, registerAgent, uniqueName } from "./fixtures";
 
 // A broadcast writes to, and locks, every active agent: on a database of its own (decision 079).
@@ -40,6 +41,29 @@ describe("messages and inbox", () => {
     // An explicit cursor still reads history, and acks never move backwards.
     expect((await api.inbox(agent.headers, "?after=0")).json.messages as Message[]).toHaveLength(3);
     expect((await api.ack(agent.headers, 0)).json).toEqual({ ackedUpTo: second.id });
+  });
+
+  it("an ack of an incarnation that has ended moves nothing its successor reads", async () => {
+    // Round eleven: the ack took no incarnation, so one let through just before a respawn moved
+    // the mark past the messages carried over to the new incarnation, which never read them.
+    const agent = await registerAgent();
+    const ended = await getDb().agent.findUniqueOrThrow({ where: { name: agent.name } });
+    const { headers } = await lead();
+    const sent = await api.sendMessage(headers, { to: agent.name, content: "for whoever is next" });
+    // As the sweeper leaves a worker that went silent, which its supervisor then starts again.
+    await getDb().agent.update({ where: { id: ended.id }, data: { status: "offline" } });
+    const respawned = await api.respawn(headers, agent.name);
+    expect(respawned.status).toBe(201);
+
+    const staleAck = ackInbox(
+      getDb(),
+      { agentId: ended.id, incarnation: ended.incarnation },
+      Number(sent.json.id),
+    );
+    await expect(staleAck).rejects.toMatchObject({ code: "STALE_INCARNATION" });
+    const successor = { authorization: `Bearer ${String(respawned.json.token)}` };
+    const read = (await api.inbox(successor)).json.messages as Message[];
+    expect(read.map((message) => message.content)).toEqual(["for whoever is next"]);
   });
 
   it("an ack past the newest message stops at the newest message", async () => {

@@ -47,6 +47,6 @@ export const inbox = definePath("/api/v1/inbox", {
 export const inboxAck = definePath("/api/v1/inbox/ack", {
   POST: defineRoute(
     { access: "agent", scopes: [], body: ackSchema, responses: { 200: inboxAckSchema } },
-    ({ actor, body }) => ackInbox(getDb(), actor.agentId, body.upTo),
+    ({ actor, body }) => ackInbox(getDb(), actor, body.upTo),
   ),
 });
