@@ -1,3 +1,4 @@
+import { expand as expandBraces } from "brace-expansion";
 import type { ToolRisk, ToolRiskReason } from "../shared/protocol/tool-risk";
 import {
   classifyShellCommand,
@@ -154,13 +155,42 @@ function readOutsideRoot(tool: string, args: Record<string, unknown>, root: stri
     if (value === "/dev" || value.startsWith("/dev/")) {
       return `${tool} ${field} ${value} is a device, not a file in the session's directory`;
     }
-    const isPattern = tool === "Glob" && field === "pattern";
-    // Brace expansion (`{..,src}`) can make `..` out of a pattern that reads as staying inside.
-    if ((isPattern && value.includes("..")) || !isInsideWorkspaceRoot(value, root, isPattern)) {
+    if (tool === "Glob" && field === "pattern") {
+      const problem = globPatternProblem(value, root);
+      if (problem) return `Glob pattern ${value} ${problem}`;
+    } else if (!isInsideWorkspaceRoot(value, root, false)) {
       return `${tool} ${field} ${value} is outside the session's directory`;
     }
   }
   return null;
+}
+
+/** More alternatives than a real Glob pattern has, and more work than expanding one takes. */
+const GLOB_ALTERNATIVES_MAX = 256;
+const GLOB_EXPANSION_STEPS_MAX = 100_000;
+
+/**
+ * Why a Glob pattern may match outside the session's directory. Each of its brace alternatives is
+ * a pattern of its own: `{/etc/*,x}` reads as relative and lists `/etc` (red team, round eleven),
+ * and brace expansion can make `..` out of `{.,.}` or a range. Braces left in an alternative are
+ * braces the expansion gave up on (past its budget the rest stays literal), which Claude Code's
+ * own may still expand: the Lead judges those, as a pattern of too many alternatives.
+ */
+function globPatternProblem(pattern: string, root: string): string | null {
+  if (pattern.includes("..")) return "is outside the session's directory";
+  const alternatives = expandBraces(pattern, {
+    max: GLOB_ALTERNATIVES_MAX + 1,
+    maxSteps: GLOB_EXPANSION_STEPS_MAX,
+  });
+  if (alternatives.length > GLOB_ALTERNATIVES_MAX || alternatives.some((a) => /[{}]/.test(a))) {
+    return "has braces too many or too deep to judge each alternative";
+  }
+  const outside = alternatives.find(
+    (alternative) => alternative.includes("..") || !isInsideWorkspaceRoot(alternative, root, true),
+  );
+  return outside === undefined
+    ? null
+    : `is outside the session's directory${outside === pattern ? "" : ` (as ${outside})`}`;
 }
 
 /**

@@ -38,7 +38,22 @@ describe("connected session reads outside its directory (red team)", () => {
     expect(await classOf(tool, args)).toBe("needs_approval");
   });
 
+  it.each([
+    // Round eleven: each read as relative, and a Glob that expands braces lists /etc.
+    ["an absolute alternative", "{/etc/*,x}"],
+    ["a home directory's", "{/home/ada/.ssh/*,src/*.ts}"],
+    ["a nested one", "{{/etc,x},y}/*"],
+    ["a tilde", "{~,x}/.ssh/*"],
+    // More alternatives than the server judges one by one, or braces left past its budget.
+    ["512 alternatives", "{a,b}".repeat(9)],
+    ["braces 2,000 deep", `${"{".repeat(2_000)}x${"}".repeat(2_000)}{/etc,x}`],
+  ])("a Glob pattern with %s needs the Lead", async (_what, pattern) => {
+    expect(await classOf("Glob", { pattern })).toBe("needs_approval");
+  });
+
   it("still runs reads inside the directory at once", async () => {
+    expect(await classOf("Glob", { pattern: "**/*.{ts,tsx}" })).toBe("read_only");
+    expect(await classOf("Glob", { pattern: "{src,lib}/**/*.{js,json}" })).toBe("read_only");
     expect(await classOf("Read", { file_path: "/home/ada/api/src/a.ts" })).toBe("read_only");
     expect(await classOf("Read", { file_path: "/home/ada/api/.env.example" })).toBe("read_only");
     expect(await classOf("Glob", { pattern: "**/*.ts" })).toBe("read_only");
