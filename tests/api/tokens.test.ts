@@ -255,7 +255,7 @@ describe("the supervisor's token", () => {
 });
 
 describe("a connect token", () => {
-  it("registers agents of its own, receives their tokens and respawns only those", async () => {
+  it("registers agents of its own, receives their tokens and respawns only those the Lead did not stop", async () => {
     const connect = await createToken("connect");
     const name = uniqueName("c");
     const registered = await api.registerAgent(connect.headers, { name, role: "claude code" });
@@ -263,10 +263,15 @@ describe("a connect token", () => {
     expect((await agentRow(name)).ownerTokenId).toBe(connect.id);
     expect((await api.me(bearer(String(registered.json.token)))).json.name).toBe(name);
 
-    await api.forceStop((await lead()).headers, name);
+    // As the sweeper leaves one that went silent: its owner starts it again.
+    await getDb().agent.update({ where: { name }, data: { status: "offline" } });
     const respawned = await api.respawn(connect.headers, name);
     expect(respawned.status).toBe(201);
     expect((await api.me(bearer(String(respawned.json.token)))).json.incarnation).toBe(2);
+    // One the Lead stopped by force waits for a Lead (round eleven).
+    await api.forceStop((await lead()).headers, name);
+    const refused = await api.respawn(connect.headers, name);
+    expect(refused.json.error?.code).toBe("AGENT_NOT_ACTIVE");
   });
 
   it("cannot touch an agent it did not register: not by respawn, not by registering over its name", async () => {
