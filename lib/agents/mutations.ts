@@ -1,4 +1,9 @@
-import { Prisma, type PrismaClient, type Agent } from "../generated/prisma/client";
+import {
+  Prisma,
+  type PrismaClient,
+  type Agent,
+  type RequestStatus,
+} from "../generated/prisma/client";
 import type { HumanActor } from "../auth/actor";
 import { evictActorsAfterCommit } from "../auth/actor-cache";
 import { isUniqueViolation, type Db } from "../db";
@@ -91,16 +96,21 @@ async function assertMayRespawn(
 
 /** A shutdown of the Lead's that the agent's incarnation has not yet carried out. */
 async function isLeadAskingToStop(tx: Db, agent: Agent): Promise<boolean> {
-  const shutdowns = await tx.request.findMany({
+  const shutdowns = await shutdownsOfIncarnation(tx, agent, ["pending", "approved"]);
+  return shutdowns.some((request) => directionOf(request) === "lead_to_agent");
+}
+
+/** The shutdown requests, either way, of the agent's current incarnation in `statuses`. */
+function shutdownsOfIncarnation(tx: Db, agent: Agent, statuses: RequestStatus[]) {
+  return tx.request.findMany({
     where: {
       agentId: agent.id,
       incarnation: agent.incarnation,
       type: "shutdown",
-      status: { in: ["pending", "approved"] },
+      status: { in: statuses },
     },
-    select: { target: true },
+    select: { target: true, status: true, decidedBy: true },
   });
-  return shutdowns.some((request) => directionOf(request) === "lead_to_agent");
 }
 
 export type AgentConfig = Pick<Agent, "role" | "prompt" | "requirePlan"> & {
@@ -422,15 +432,7 @@ function assertMayClaimToolHost(agent: Agent, toolHost: ToolHost): void {
  * its own, it asks the Lead with a shutdown request, so the Lead always knows why it left.
  */
 async function endReportedByAgent(tx: Db, agent: Agent): Promise<Agent> {
-  const shutdowns = await tx.request.findMany({
-    where: {
-      agentId: agent.id,
-      incarnation: agent.incarnation,
-      type: "shutdown",
-      status: { in: ["pending", "approved", "expired"] },
-    },
-    select: { target: true, status: true, decidedBy: true },
-  });
+  const shutdowns = await shutdownsOfIncarnation(tx, agent, ["pending", "approved", "expired"]);
   if (agent.connectorKey !== null) {
     const isLeadsStop = shutdowns.some(
       (request) => directionOf(request) === "lead_to_agent" && request.status !== "expired",
