@@ -75,7 +75,7 @@ export const envSchema = agentEnvSchema.extend({
   HANDSHAKE_CONNECT_MAX_ACTIVE_SESSIONS: z.coerce.number().int().min(1).default(64),
   /**
    * Agents one `connect` token may start per minute (sessions, teammates, registrations and
-   * respawns that take a place under the cap above): ending one frees its place, not its start.
+   * respawns that commit): ending one frees its place under the cap above, not its start.
    */
   HANDSHAKE_CONNECT_STARTS_PER_MINUTE: z.coerce.number().int().min(1).default(60),
   /** Start the scripted demo team (scripts/demo-team.ts) with `npm start`. */

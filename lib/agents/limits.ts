@@ -44,31 +44,49 @@ function rateLimited(message: string, retryAfterSeconds: number): AppError {
  */
 export function takeAgentRate(agentId: string, kind: AgentRateKind, now = Date.now()): void {
   const limit = perMinute[kind]();
-  takeWindow(`${agentId}:${kind}`, limit, `${kind.replace("_", " ")} per minute per agent`, now);
+  const what = `${kind.replace("_", " ")} per minute per agent`;
+  openWindow(`${agentId}:${kind}`, limit, what, now).count += 1;
 }
 
 /**
- * Counts one agent started with a `connect` token (a session or teammate connecting, or an agent
- * registered or respawned with it) that takes a place under its cap. Ending one frees its place,
- * so without a rate a token could start and end agents as fast as HTTP allows, each a row and
- * events on every console (red team, round eleven).
+ * Refuses one more agent started with a `connect` token (a session or teammate connecting, an agent
+ * registered or respawned with it) once the token's minute is full. Ending an agent frees its
+ * place under the token's cap, so without a rate a token could start and end agents as fast as
+ * HTTP allows, each a row and events on every console (red team, round eleven). The start is
+ * counted by `countConnectTokenStart` once it has committed: a call refused or rolled back after
+ * this check started nothing.
  */
-export function takeConnectTokenStart(tokenId: string, now = Date.now()): void {
+export function assertConnectTokenMayStart(tokenId: string, now = Date.now()): void {
   const limit = env.HANDSHAKE_CONNECT_STARTS_PER_MINUTE;
-  takeWindow(`connect-token:${tokenId}:starts`, limit, "agent starts per minute per token", now);
+  openWindow(connectTokenStartsKey(tokenId), limit, "agent starts per minute per token", now);
 }
 
-function takeWindow(key: string, limit: number, what: string, now: number): void {
+export function countConnectTokenStart(tokenId: string, now = Date.now()): void {
+  currentWindow(connectTokenStartsKey(tokenId), now).count += 1;
+}
+
+function connectTokenStartsKey(tokenId: string): string {
+  return `connect-token:${tokenId}:starts`;
+}
+
+/** The one-minute window of `key` that `now` falls in, begun afresh when the last one is over. */
+function currentWindow(key: string, now: number): Window {
   const { windows } = state();
   let window = windows.get(key);
   if (!window || now - window.startedAt >= WINDOW_MS) {
     window = { startedAt: now, count: 0 };
     windows.set(key, window);
   }
+  return window;
+}
+
+/** The current window of `key`, or a 429 RATE_LIMITED with Retry-After when it is full. */
+function openWindow(key: string, limit: number, what: string, now: number): Window {
+  const window = currentWindow(key, now);
   if (window.count >= limit) {
     throw rateLimited(`at most ${limit} ${what}`, (window.startedAt + WINDOW_MS - now) / 1000);
   }
-  window.count += 1;
+  return window;
 }
 
 /** What a long-poll waits on: its own inbox, or the decision of one of its requests. */

@@ -85,7 +85,7 @@ async function assertMayRespawn(
       `agent '${agent.name}' was stopped by the Lead; only a Lead can start it again`,
     );
   }
-  if (await isLeadAskingToStop(tx, agent)) {
+  if (isAgentActive(agent.status) && (await isLeadAskingToStop(tx, agent))) {
     throw new AppError(
       "AGENT_STOPPING",
       `the Lead asked agent '${agent.name}' to stop; only a Lead can start it again until it has`,
@@ -94,7 +94,10 @@ async function assertMayRespawn(
   await assertRoomForAgentOfToken(tx, connectTokenId, agent);
 }
 
-/** A shutdown of the Lead's that the agent's incarnation has not yet carried out. */
+/**
+ * A shutdown of the Lead's pending or agreed for the agent's incarnation: while the agent has not
+ * ended, one it has not yet carried out. An agent that ended as agreed keeps it `approved`.
+ */
 async function isLeadAskingToStop(tx: Db, agent: Agent): Promise<boolean> {
   const shutdowns = await shutdownsOfIncarnation(tx, agent, ["pending", "approved"]);
   return shutdowns.some((request) => directionOf(request) === "lead_to_agent");

@@ -1,8 +1,9 @@
-import { takeConnectTokenStart } from "../agents/limits";
+import { assertConnectTokenMayStart, countConnectTokenStart } from "../agents/limits";
 import type { Db } from "../db";
 import { env } from "../env";
 import { AppError } from "../errors";
 import { ENDED_STATUSES } from "../shared/agents/schema";
+import { runAfterCommit } from "../transaction";
 
 /**
  * How recently an agent must have been heard from to hold a place under the cap. Nothing ends a
@@ -18,8 +19,8 @@ const ACTIVE_WITHIN_MS = 10 * 60_000;
  * agents would multiply them. `becoming` is the agent the call starts again, if it exists: it
  * is not counted, so starting again one that holds a place already takes none. The token's lock
  * makes two parallel calls at the cap's last place count one after the other; every caller takes
- * it after the agent's own row lock, if it holds one. A start the cap lets through counts against
- * the token's starts per minute too.
+ * it after the agent's own row lock, if it holds one. Every start the cap lets through counts
+ * against the token's starts per minute too, once it has committed.
  */
 export async function assertRoomForAgentOfToken(
   tx: Db,
@@ -56,6 +57,6 @@ export async function assertRoomForAgentOfToken(
       { headers: { "retry-after": "60" } },
     );
   }
-  // Counted only for a start the cap let through: a refused one started nothing.
-  takeConnectTokenStart(tokenId);
+  assertConnectTokenMayStart(tokenId);
+  runAfterCommit(tx, () => countConnectTokenStart(tokenId));
 }

@@ -259,8 +259,14 @@ describe("active sessions per connect token (red team: each session has limits o
     expect((await api.registerAgent(connect.headers, { name: third, role: "dev" })).status).toBe(
       201,
     );
-    expectRateLimited(await api.respawn(connect.headers, second));
-    expectRateLimited(await api.registerAgent(connect.headers, { name: second, role: "dev" }));
+    // The cap's refusal, not the starts rate's: this token has started five.
+    for (const refused of [
+      await api.respawn(connect.headers, second),
+      await api.registerAgent(connect.headers, { name: second, role: "dev" }),
+    ]) {
+      expectRateLimited(refused);
+      expect(refused.json.error?.message).toMatch(/end one/);
+    }
     expect(await getDb().agent.findUniqueOrThrow({ where: { name: second } })).toMatchObject({
       status: "shutdown",
     });
@@ -321,6 +327,18 @@ describe("active sessions per connect token (red team: each session has limits o
     expectRateLimited(refused);
     expect(refused.json.error?.message).toMatch(/5 agent starts per minute/);
     expect(await getDb().agent.count({ where: { ownerTokenId: connect.id } })).toBe(5);
+  });
+
+  it("counts only the starts that commit: one refused after the cap's check spends none", async () => {
+    const connect = await createToken("connect");
+    const name = uniqueName("busy");
+    expect((await api.registerAgent(connect.headers, { name, role: "dev" })).status).toBe(201);
+    for (let i = 0; i < 6; i++) {
+      // Still running: refused once the cap had let it through.
+      const refused = await api.registerAgent(connect.headers, { name, role: "dev" });
+      expect(refused.json.error?.code).toBe("AGENT_EXISTS");
+    }
+    expect((await api.connectSession(connect.headers, sessionBody("after"))).status).toBe(201);
   });
 
   it("lets exactly one of parallel new sessions take the last place", async () => {

@@ -87,6 +87,23 @@ describe("a connect token starts again nothing the Lead stopped or set", () => {
     expect(await rowOf(name)).toMatchObject({ incarnation: 1, status: "offline" });
   });
 
+  it("may start again an agent of its own that ended as the Lead asked", async () => {
+    // Review of round eleven: the Lead's shutdown stays `approved` once the agent has ended as
+    // agreed, and counted as still asking, it kept the owner from ever starting it again.
+    const connect = await createToken("connect");
+    const name = uniqueName("own");
+    const registered = await api.registerAgent(connect.headers, { name, role: "dev" });
+    const agent = { authorization: `Bearer ${String(registered.json.token)}` };
+    const asked = await api.requestShutdown((await lead()).headers, name, { reason: "done" });
+    const approve = { type: "shutdown_response", approve: true };
+    expect((await api.respond(agent, String(asked.json.id), approve)).status).toBe(200);
+    expect((await api.heartbeat(agent, { status: "ended" })).status).toBe(200);
+    expect(await rowOf(name)).toMatchObject({ status: "shutdown", isForcedStop: false });
+
+    const again = await api.respawn(connect.headers, name);
+    expect(again.status, JSON.stringify(again.json)).toBe(201);
+  });
+
   it("cannot lift the Lead's plan requirement by registering the name again", async () => {
     const connect = await createToken("connect");
     const name = await registeredBy(connect);
@@ -113,6 +130,9 @@ describe("a connect token starts again nothing the Lead stopped or set", () => {
     });
     const answer = await registering;
     expect(answer?.status, JSON.stringify(answer?.json)).toBe(409);
-    expect(answer?.json).toMatchObject({ error: { code: "AGENT_EXISTS" } });
+    // Not the refusal of an agent that is running, which a later lookup would have met.
+    expect(answer?.json).toMatchObject({
+      error: { code: "AGENT_EXISTS", message: expect.stringMatching(/at the same time/) },
+    });
   });
 });
