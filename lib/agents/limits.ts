@@ -17,6 +17,11 @@ const perMinute: Record<AgentRateKind, () => number> = {
   state_changes: () => env.HANDSHAKE_AGENT_STATE_CHANGES_PER_MINUTE,
 };
 
+/** What each agent rate counts, as its refusal says it: made once, not on every counted call. */
+const AGENT_RATE_UNITS = Object.fromEntries(
+  Object.keys(perMinute).map((kind) => [kind, `${kind.replace("_", " ")} per minute per agent`]),
+) as Record<AgentRateKind, string>;
+
 type Window = { startedAt: number; count: number };
 
 /**
@@ -43,9 +48,7 @@ function rateLimited(message: string, retryAfterSeconds: number): AppError {
  * RATE_LIMITED and Retry-After (the seconds until the window ends) once the window is full.
  */
 export function takeAgentRate(agentId: string, kind: AgentRateKind, now = Date.now()): void {
-  const limit = perMinute[kind]();
-  const what = `${kind.replace("_", " ")} per minute per agent`;
-  openWindow(`${agentId}:${kind}`, limit, what, now).count += 1;
+  openWindow(`${agentId}:${kind}`, perMinute[kind](), AGENT_RATE_UNITS[kind], now).count += 1;
 }
 
 /**

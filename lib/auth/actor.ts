@@ -180,20 +180,29 @@ function sessionCookieHeaders(cookieHeader: string): string[] {
   return sessionCookies.length > 1 ? sessionCookies : [cookieHeader];
 }
 
+/**
+ * The call's headers once per session cookie, each naming that one alone. None without a cookie:
+ * a call that cannot have a session skips building better-auth's context.
+ */
+function* sessionCandidates(headers: Headers): Generator<{ cookie: string; headers: Headers }> {
+  const cookieHeader = headers.get("cookie");
+  if (!cookieHeader) return;
+  for (const cookie of sessionCookieHeaders(cookieHeader)) {
+    const candidate = new Headers(headers);
+    candidate.set("cookie", cookie);
+    yield { cookie, headers: candidate };
+  }
+}
+
 /** The first of the Cookie header's sessions `isIt` accepts, with the headers that name it alone. */
 async function findSession(
   headers: Headers,
   read: (headers: Headers, cookieHeader: string) => Promise<SessionActor | null>,
   isIt: (actor: SessionActor) => boolean,
 ): Promise<{ actor: SessionActor; headers: Headers } | null> {
-  const cookieHeader = headers.get("cookie");
-  // No cookie, no session: skip building better-auth's context for a call that cannot have one.
-  if (!cookieHeader) return null;
-  for (const cookie of sessionCookieHeaders(cookieHeader)) {
-    const candidate = new Headers(headers);
-    candidate.set("cookie", cookie);
-    const actor = await read(candidate, cookie);
-    if (actor && isIt(actor)) return { actor, headers: candidate };
+  for (const candidate of sessionCandidates(headers)) {
+    const actor = await read(candidate.headers, candidate.cookie);
+    if (actor && isIt(actor)) return { actor, headers: candidate.headers };
   }
   return null;
 }
@@ -243,13 +252,9 @@ export function readKeyedSession(
  * its calls still count only the session whose key they carry.
  */
 export async function pageSessionActor(headers: Headers): Promise<SessionActor | null> {
-  const cookieHeader = headers.get("cookie");
-  if (!cookieHeader) return null;
   let newest: { actor: SessionActor; createdAt: Date } | null = null;
-  for (const cookie of sessionCookieHeaders(cookieHeader)) {
-    const candidate = new Headers(headers);
-    candidate.set("cookie", cookie);
-    const found = await readSessionActor(candidate);
+  for (const candidate of sessionCandidates(headers)) {
+    const found = await readSessionActor(candidate.headers);
     if (found && (newest === null || found.createdAt > newest.createdAt)) newest = found;
   }
   return newest?.actor ?? null;

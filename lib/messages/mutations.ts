@@ -94,9 +94,9 @@ export async function ackInbox(
   acting: Pick<AgentActor, "agentId" | "incarnation">,
   upTo: number,
 ): Promise<{ ackedUpTo: number }> {
-  const { agentId } = acting;
+  const { agentId, incarnation } = acting;
   return inTransaction(db, async (tx) => {
-    await lockActingAgent(tx, agentId, acting.incarnation);
+    await lockActingAgent(tx, agentId, incarnation);
     const newest = await tx.message.findFirst({
       where: { agentId },
       orderBy: { id: "desc" },

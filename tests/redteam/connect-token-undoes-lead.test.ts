@@ -67,25 +67,35 @@ describe("a connect token starts again nothing the Lead stopped or set", () => {
     expect((await api.respawn((await lead()).headers, name)).status).toBe(201);
   });
 
-  it("cannot cancel the Lead's shutdown of an offline agent by starting it again", async () => {
-    const connect = await createToken("connect");
-    const name = await registeredBy(connect);
-    const asked = await api.requestShutdown((await lead()).headers, name, { reason: "stop now" });
-    expect(asked.status).toBe(201);
-    // As the sweeper leaves an agent that went silent.
-    await getDb().agent.update({ where: { name }, data: { status: "offline" } });
-    for (const attempt of [
-      () => api.respawn(connect.headers, name),
-      () => api.registerAgent(connect.headers, { name, role: "dev" }),
-    ]) {
-      expect((await attempt()).json).toMatchObject({ error: { code: "AGENT_STOPPING" } });
-    }
-    const shutdown = await getDb().request.findUniqueOrThrow({
-      where: { id: String(asked.json.id) },
-    });
-    expect(shutdown.status).toBe("pending");
-    expect(await rowOf(name)).toMatchObject({ incarnation: 1, status: "offline" });
-  });
+  it.each(["pending", "agreed to"])(
+    "cannot cancel a Lead's shutdown %s by an agent gone offline by starting it again",
+    async (state) => {
+      const connect = await createToken("connect");
+      const name = uniqueName("own");
+      const registered = await api.registerAgent(connect.headers, { name, role: "dev" });
+      const agent = { authorization: `Bearer ${String(registered.json.token)}` };
+      const asked = await api.requestShutdown((await lead()).headers, name, { reason: "stop now" });
+      expect(asked.status).toBe(201);
+      if (state === "agreed to") {
+        const approve = { type: "shutdown_response", approve: true };
+        expect((await api.respond(agent, String(asked.json.id), approve)).status).toBe(200);
+      }
+      // As the sweeper leaves an agent that went silent: its forced stop at the grace period's
+      // end, or the shutdown's timeout, is what the start would have cancelled.
+      await getDb().agent.update({ where: { name }, data: { status: "offline" } });
+      for (const attempt of [
+        () => api.respawn(connect.headers, name),
+        () => api.registerAgent(connect.headers, { name, role: "dev" }),
+      ]) {
+        expect((await attempt()).json).toMatchObject({ error: { code: "AGENT_STOPPING" } });
+      }
+      const shutdown = await getDb().request.findUniqueOrThrow({
+        where: { id: String(asked.json.id) },
+      });
+      expect(shutdown.status).toBe(state === "pending" ? "pending" : "approved");
+      expect(await rowOf(name)).toMatchObject({ incarnation: 1, status: "offline" });
+    },
+  );
 
   it("may start again an agent of its own that ended as the Lead asked", async () => {
     // Review of round eleven: the Lead's shutdown stays `approved` once the agent has ended as
