@@ -9,6 +9,11 @@ export default defineConfig({
     globalSetup: ["tests/global-setup.ts"],
     setupFiles: ["tests/setup-env.ts"],
     pool: "forks",
+    // A stalled run is asked what each worker waits on before it is killed (scripts/test.ts).
+    execArgv: [
+      "--report-on-signal",
+      `--report-directory=${path.resolve(import.meta.dirname, "test-results/node-reports")}`,
+    ],
     testTimeout: 20_000,
     hookTimeout: 30_000,
   },

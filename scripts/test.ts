@@ -1,27 +1,23 @@
-import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync, rmSync } from "node:fs";
-import { childProcessEnv } from "../lib/env";
+import { childProcessEnv, env } from "../lib/env";
 import {
-  failureLinesOf,
   playwrightFailures,
   vitestFailures,
   type PlaywrightReport,
   type VitestReport,
 } from "./failed-tests";
+import { describeTestStall } from "./stall-details";
+import { runSteps, summaryLines, type Step } from "./test-steps";
 
-// `npm test`: every check the project has, in order, then one summary line CI can read. Later
-// steps still run after a failure so one run reports everything; the exit code is the verdict.
-type Counts = { passed: number; failed: number; skipped: number };
-type Step = {
-  name: string;
-  command: string[];
-  counts?: () => Counts;
-  failures?: () => string[];
-};
-
+// `npm test`: every check the project has, in order, then one summary line CI can read.
 const testEnv = childProcessEnv({ NEXT_TELEMETRY_DISABLED: "1" });
 const VITEST_REPORT = "test-results/vitest.json";
 const PLAYWRIGHT_REPORT = "test-results/playwright.json";
+/**
+ * Silence that means a runner stalled: ten times the slowest test file's time here, which prints
+ * its line as it ends (decision 081).
+ */
+const STALL_AFTER_MS = 5 * 60_000;
 
 function readJson<T>(file: string): T | null {
   return existsSync(file) ? (JSON.parse(readFileSync(file, "utf8")) as T) : null;
@@ -48,7 +44,9 @@ const steps: Step[] = [
       "--reporter=default",
       "--reporter=json",
       `--outputFile.json=${VITEST_REPORT}`,
+      "--reporter=./scripts/vitest-running-files.ts",
     ],
+    mayStall: true,
     counts: () => {
       const report = readJson<{
         numPassedTests: number;
@@ -69,6 +67,7 @@ const steps: Step[] = [
   {
     name: "end to end (Playwright, Chromium)",
     command: ["npx", "playwright", "test"],
+    mayStall: true,
     counts: () => {
       const report = readJson<{
         stats: { expected: number; unexpected: number; flaky: number; skipped: number };
@@ -83,36 +82,11 @@ const steps: Step[] = [
 
 rmSync(VITEST_REPORT, { force: true });
 rmSync(PLAYWRIGHT_REPORT, { force: true });
-const total: Counts = { passed: 0, failed: 0, skipped: 0 };
-const failedSteps: string[] = [];
-const failedTests: string[] = [];
-for (const step of steps) {
-  console.log(`\n=== ${step.name}: ${step.command.join(" ")}`);
-  const startedAt = Date.now();
-  const result = spawnSync(step.command[0] ?? "", step.command.slice(1), {
-    stdio: "inherit",
-    env: testEnv,
-  });
-  const seconds = ((Date.now() - startedAt) / 1000).toFixed(1);
-  const isOk = result.status === 0;
-  if (!isOk) failedSteps.push(step.name);
-  console.log(`=== ${step.name}: ${isOk ? "ok" : `FAILED (exit ${result.status})`} in ${seconds}s`);
-  if (step.counts) {
-    const counts = step.counts();
-    total.passed += counts.passed;
-    total.failed += counts.failed;
-    total.skipped += counts.skipped;
-    if (!isOk || counts.failed > 0) {
-      failedTests.push(...failureLinesOf(step.name, step.failures?.() ?? []));
-    }
-  } else if (!isOk) {
-    total.failed += 1;
-  }
-}
-
-console.log("");
-if (failedTests.length)
-  console.log(`Failed tests:\n${failedTests.map((t) => `  ${t}`).join("\n")}`);
-if (failedSteps.length) console.log(`Failed steps: ${failedSteps.join(", ")}`);
-console.log(`${total.passed} passed, ${total.failed} failed, ${total.skipped} skipped`);
-process.exit(failedSteps.length ? 1 : 0);
+const summary = await runSteps(steps, {
+  env: testEnv,
+  stallAfterMs: STALL_AFTER_MS,
+  describe: (processes) =>
+    describeTestStall(processes, env.DATABASE_URL ?? env.TEST_ADMIN_DATABASE_URL),
+});
+console.log(`\n${summaryLines(summary).join("\n")}`);
+process.exit(summary.failedSteps.length ? 1 : 0);

@@ -1,0 +1,149 @@
+import { mkdirSync, readdirSync, readFileSync, readlinkSync } from "node:fs";
+import path from "node:path";
+import pg from "pg";
+import { RUNNING_FILES, type RunningFile } from "./vitest-running-files";
+import { formatProcesses, type StalledProcess } from "./watched-run";
+
+// What a stalled test run is waiting on, read before it is killed (decision 081): which processes
+// stand and where the kernel holds them, what each Node process's event loop still waits for, and
+// what the database's sessions are doing.
+
+const REPORT_WAIT_MS = 3_000;
+const DATABASE_WAIT_MS = 5_000;
+
+type NodeReport = {
+  header?: { processId?: number };
+  javascriptStack?: { stack?: string[] };
+  libuv?: {
+    type: string;
+    is_active?: boolean;
+    is_referenced?: boolean;
+    remoteEndpoint?: { host?: string; port?: number };
+    firesInMsFromNow?: number;
+    pid?: number;
+  }[];
+};
+
+function describeHandle(handle: NonNullable<NodeReport["libuv"]>[number]): string {
+  if (handle.remoteEndpoint) return `${handle.type} to :${handle.remoteEndpoint.port}`;
+  if (handle.firesInMsFromNow !== undefined) return `timer in ${handle.firesInMsFromNow} ms`;
+  if (handle.pid !== undefined) return `child ${handle.pid}`;
+  return handle.type;
+}
+
+export function summariseReport(report: NodeReport): string {
+  const waitingOn = (report.libuv ?? [])
+    .filter((handle) => handle.is_active && handle.is_referenced && handle.type !== "loop")
+    .map(describeHandle);
+  const stack = (report.javascriptStack?.stack ?? []).slice(0, 6).map((frame) => frame.trim());
+  return [
+    `process ${report.header?.processId ?? "?"} waits on: ${waitingOn.join(", ") || "nothing"}`,
+    ...(stack.length ? [`  running: ${stack.join(" ← ")}`] : []),
+  ].join("\n");
+}
+
+/** Where a process started with --report-on-signal writes: as its flag says, or its own cwd. */
+function reportDirectoryOf(found: StalledProcess): string {
+  const flag = /--report-directory=(\S+)/.exec(found.commandLine)?.[1];
+  if (flag) return flag;
+  try {
+    return readlinkSync(`/proc/${found.pid}/cwd`);
+  } catch {
+    return process.cwd();
+  }
+}
+
+function reportsIn(directory: string): string[] {
+  return readdirSync(directory).filter((file) => /^report\..*\.json$/.test(file));
+}
+
+async function nodeReports(processes: StalledProcess[]): Promise<string> {
+  const reporting = processes.filter((found) => found.commandLine.includes("--report-on-signal"));
+  if (reporting.length === 0) return "no process of the run writes Node reports";
+  const directories = [...new Set(reporting.map(reportDirectoryOf))];
+  const before = new Set<string>();
+  for (const directory of directories) {
+    mkdirSync(directory, { recursive: true });
+    for (const file of reportsIn(directory)) before.add(path.join(directory, file));
+  }
+  for (const found of reporting) process.kill(found.pid, "SIGUSR2");
+  await new Promise((resolve) => setTimeout(resolve, REPORT_WAIT_MS));
+  const reports = directories
+    .flatMap((directory) => reportsIn(directory).map((file) => path.join(directory, file)))
+    .filter((file) => !before.has(file))
+    .map((file) => JSON.parse(readFileSync(file, "utf8")) as NodeReport);
+  const silent = reporting.filter(
+    (found) => !reports.some((report) => report.header?.processId === found.pid),
+  );
+  return [
+    ...reports.map(summariseReport),
+    ...silent.map(
+      (found) => `process ${found.pid} wrote no report: its event loop never came back`,
+    ),
+  ].join("\n");
+}
+
+async function databaseActivity(adminUrl: string): Promise<string> {
+  const client = new pg.Client({
+    connectionString: adminUrl,
+    connectionTimeoutMillis: DATABASE_WAIT_MS,
+    query_timeout: DATABASE_WAIT_MS,
+  });
+  try {
+    await client.connect();
+    const { rows } = await client.query<{ line: string }>(
+      `SELECT format('%s %s on %s, %s%s for %s: %s', pid, state, datname,
+                     coalesce(wait_event_type || '/' || wait_event, 'not waiting'),
+                     CASE WHEN cardinality(pg_blocking_pids(pid)) > 0
+                          THEN ' behind ' || array_to_string(pg_blocking_pids(pid), ',') END,
+                     date_trunc('second', now() - coalesce(xact_start, state_change)),
+                     left(regexp_replace(query, '\\s+', ' ', 'g'), 160)) AS line
+         FROM pg_stat_activity
+        WHERE backend_type = 'client backend' AND state <> 'idle' AND pid <> pg_backend_pid()
+        ORDER BY xact_start NULLS LAST`,
+    );
+    return rows.map((row) => row.line).join("\n") || "no database session is busy";
+  } catch (error) {
+    return `the database did not say: ${error instanceof Error ? error.message : String(error)}`;
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+function runningTestFiles(): string {
+  let running: RunningFile[];
+  try {
+    running = JSON.parse(readFileSync(RUNNING_FILES, "utf8")) as RunningFile[];
+  } catch {
+    return "none known";
+  }
+  const root = path.resolve(import.meta.dirname, "..");
+  return (
+    running
+      .map(({ file, since }) => {
+        const seconds = Math.round((Date.now() - since) / 1000);
+        return `${path.relative(root, file)}, for ${seconds} s`;
+      })
+      .join("\n") || "none"
+  );
+}
+
+export async function describeTestStall(
+  processes: StalledProcess[],
+  adminUrl: string | undefined,
+): Promise<string> {
+  const [reports, activity] = await Promise.all([
+    nodeReports(processes),
+    adminUrl ? databaseActivity(adminUrl) : Promise.resolve("no database to ask"),
+  ]);
+  return [
+    "vitest files running:",
+    runningTestFiles(),
+    "processes:",
+    formatProcesses(processes),
+    "Node reports:",
+    reports,
+    "database sessions not idle:",
+    activity,
+  ].join("\n");
+}
