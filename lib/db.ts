@@ -20,7 +20,18 @@ const pools = new WeakMap<object, pg.Pool>();
 
 export function createDb(databaseUrl: string): PrismaClient {
   // Our own pool, handed to the adapter, so the hottest statement can skip the client (below).
-  const pool = new pg.Pool({ connectionString: databaseUrl, max: 10 });
+  const pool = new pg.Pool({
+    connectionString: databaseUrl,
+    max: 10,
+    // The adapter sends a Date as its UTC digits with no zone, and reads a timestamptz's digits
+    // back as UTC: in a session whose TimeZone is not UTC, every deadline that SQL compares with
+    // now() would be hours off. Set on each new connection before its first use (a startup
+    // option would do it in the handshake, but PgBouncer refuses one); a connection that cannot
+    // take it is not used.
+    onConnect: async (client) => {
+      await client.query("SET TIME ZONE 'UTC'");
+    },
+  });
   // An idle connection's error (a restarted server) drops that connection; the adapter listens
   // only once Prisma connects, and an "error" event nobody listens to would end the process.
   pool.on("error", () => undefined);
