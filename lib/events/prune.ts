@@ -1,15 +1,21 @@
 import { z } from "zod";
 import type { PrismaClient } from "../generated/prisma/client";
 import { inTransaction } from "../transaction";
+import { instantSchema } from "../shared/api/instant";
 import { appendEvent } from "./mutations";
 
-export const pruneInputSchema = z.strictObject({
+// A day means its start in UTC, and a time must say its offset: read in the process's zone, the
+// same words would prune a different span on each machine.
+const cutoffSchema = z
+  .union([z.iso.date().transform((day) => `${day}T00:00:00Z`), z.string()])
+  .pipe(instantSchema({ offset: true }))
+  .transform((value) => new Date(value))
   // A cutoff in the future would take the record of this very run with it.
-  before: z.coerce
-    .date()
-    .refine((date) => date.getTime() <= Date.now(), "the cutoff cannot be in the future"),
-});
-export type PruneInput = z.infer<typeof pruneInputSchema>;
+  .refine((date) => date.getTime() <= Date.now(), "the cutoff cannot be in the future");
+
+export const pruneInputSchema = z.strictObject({ before: cutoffSchema });
+/** As a person writes it: `2026-01-01`, or `2026-01-01T12:00:00+02:00`. */
+export type PruneInput = z.input<typeof pruneInputSchema>;
 
 export type PruneResult = {
   before: string;

@@ -74,9 +74,7 @@ describe("append-only audit trail", () => {
     const oldEvent = await db.event.create({
       data: { kind: "test.old", subject: "test:old", createdAt: old },
     });
-    const cutoff = new Date("2021-01-01T00:00:00Z");
-
-    const result = await pruneAuditTrail(db, { before: cutoff });
+    const result = await pruneAuditTrail(db, { before: "2021-01-01" });
     expect(result.events).toBeGreaterThanOrEqual(1);
     expect(result.requests).toBeGreaterThanOrEqual(1);
     expect(await db.request.count({ where: { id: oldRequest.id } })).toBe(0);
@@ -87,7 +85,7 @@ describe("append-only audit trail", () => {
       orderBy: { id: "desc" },
     });
     expect(record.data).toMatchObject({
-      before: cutoff.toISOString(),
+      before: "2021-01-01T00:00:00.000Z",
       events: result.events,
       requests: result.requests,
     });
