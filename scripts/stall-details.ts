@@ -31,7 +31,7 @@ function describeHandle(handle: NonNullable<NodeReport["libuv"]>[number]): strin
   return handle.type;
 }
 
-export function summariseReport(report: NodeReport): string {
+function summariseReport(report: NodeReport): string {
   const waitingOn = (report.libuv ?? [])
     .filter((handle) => handle.is_active && handle.is_referenced && handle.type !== "loop")
     .map(describeHandle);
@@ -71,7 +71,13 @@ async function nodeReports(processes: StalledProcess[]): Promise<string> {
   const reports = directories
     .flatMap((directory) => reportsIn(directory).map((file) => path.join(directory, file)))
     .filter((file) => !before.has(file))
-    .map((file) => JSON.parse(readFileSync(file, "utf8")) as NodeReport);
+    .flatMap((file) => {
+      try {
+        return [JSON.parse(readFileSync(file, "utf8")) as NodeReport];
+      } catch {
+        return []; // Still being written: its process is named below as silent.
+      }
+    });
   const silent = reporting.filter(
     (found) => !reports.some((report) => report.header?.processId === found.pid),
   );
