@@ -709,9 +709,19 @@ export async function expireDueRequests(
     select: { id: true, agentId: true },
   });
   const expired: RequestView[] = [];
+  const failures: string[] = [];
   for (const request of due) {
-    const view = await expireRequest(db, request, { now });
-    if (view) expired.push(view);
+    // One request whose expiry fails stays due and is tried again at the next sweep; the others,
+    // oldest first behind it, must not wait on it forever.
+    try {
+      const view = await expireRequest(db, request, { now });
+      if (view) expired.push(view);
+    } catch (error) {
+      failures.push(`${request.id}: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+  if (failures.length) {
+    console.error(`[sweeper] ${failures.length} due request(s) not expired: ${failures[0]}`);
   }
   return expired;
 }
