@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it, vi } from "vitest";
 import { login } from "../../lib/api/v1/auth";
 import { readSignInLimits } from "../../lib/auth/sign-in-limit";
 import { getDb } from "../../lib/db";
@@ -44,6 +44,20 @@ describe("sign-in rate limiting", () => {
     expect(retryAfter).toBeGreaterThan(0);
     expect(retryAfter).toBeLessThanOrEqual(windowSeconds);
     expect(limited.headers.getSetCookie()).toEqual([]);
+  });
+
+  it("counts failures by the database's clock, through a web node whose clock is behind", async () => {
+    const user = await newUser();
+    // The node's clock a whole window behind: failures it stamped itself would be out of it.
+    vi.useFakeTimers({ toFake: ["Date"], now: Date.now() - 2 * windowSeconds * 1000 });
+    try {
+      for (let i = 0; i < maxFailures; i++) {
+        expect((await attempt(user.email, "wrong-guess", `10.9.0.${i}`)).status).toBe(401);
+      }
+      expect((await attempt(user.email, user.password, "10.9.1.1")).status).toBe(429);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it("checks at most the limit of passwords when guesses arrive in parallel", async () => {
