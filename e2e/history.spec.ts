@@ -2,6 +2,7 @@ import { expect, test, type APIRequestContext } from "@playwright/test";
 import { AgentTimelinePage, HistoryPage } from "./pages/history-page";
 import { E2E_LEAD } from "./support/accounts";
 import { humanApi, uniqueAgentName } from "./support/api";
+import { expectNoSidewaysScroll } from "./support/layout";
 import { signedInPage } from "./support/sign-in";
 
 type PendingRequest = { id: string; type: string };
@@ -69,6 +70,7 @@ test("decided requests show who decided and why; filters narrow the list; the ag
   await history.filterBy("Agent", name);
   await expect(page).toHaveURL(new RegExp(`[?&]agent=${name}`));
   await expect(history.rows()).toHaveCount(2);
+  await expectNoSidewaysScroll(page);
   const [newer, older] = [history.rows().nth(0), history.rows().nth(1)];
   await expect(newer).toHaveAttribute("data-request-id", approvedPlan.id);
   await expect(older).toHaveAttribute("data-request-id", rejectedPlan.id);

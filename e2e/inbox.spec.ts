@@ -1,5 +1,6 @@
 import { expect, test } from "@playwright/test";
 import { createHuman, humanApi, registerApiAgent, submitPlan } from "./support/api";
+import { expectNoSidewaysScroll } from "./support/layout";
 import { closeSignedInPages, signedInPage } from "./support/sign-in";
 
 test.afterEach(closeSignedInPages);
@@ -213,10 +214,7 @@ test("the inbox works at 390 px wide without sideways scrolling", async ({ brows
   await page.setViewportSize({ width: 390, height: 844 });
   await inbox.select(agent.name);
   await expect(inbox.detail().getByRole("button", { name: "Approve" })).toBeVisible();
-  const overflow = await page.evaluate(
-    () => document.documentElement.scrollWidth - window.innerWidth,
-  );
-  expect(overflow).toBeLessThanOrEqual(0);
+  await expectNoSidewaysScroll(page);
   await page.screenshot({ path: "test-results/screenshots/inbox-390.png", fullPage: true });
 });
 

@@ -1,6 +1,7 @@
 import { expect, test } from "@playwright/test";
 import { SettingsPage } from "./pages/settings-page";
 import { agentApi, createHuman, humanApi, uniqueAgentName } from "./support/api";
+import { expectNoSidewaysScroll } from "./support/layout";
 import { closeSignedInPages, signedInPage } from "./support/sign-in";
 
 test.afterEach(closeSignedInPages);
@@ -22,6 +23,7 @@ test("a Lead creates a token, sees it listed, revokes it, and the API then refus
   const row = settings.row(name);
   await expect(row).toContainText("decide");
   await expect(row.getByTestId("token-status")).toHaveText("Active");
+  await expectNoSidewaysScroll(page);
 
   const client = await agentApi(secret);
   expect((await client.get("/api/v1/requests")).status()).toBe(200);

@@ -52,7 +52,7 @@ function When({ at }: { at: string | null }) {
 
 function HistoryTable({ items }: { items: RequestView[] }) {
   return (
-    <div className="overflow-x-auto rounded-xl bg-white shadow-sm ring-1 ring-slate-200">
+    <div className="relative overflow-x-auto rounded-xl bg-white shadow-sm ring-1 ring-slate-200">
       <table className="w-full min-w-[56rem] text-left text-sm">
         <caption className="sr-only">Decided requests, the most recently asked first</caption>
         <thead className="border-b border-slate-200 bg-slate-50 text-xs font-medium text-slate-600">

@@ -152,7 +152,7 @@ export function RulesView() {
       <ErrorAlert message={rules.error?.message ?? null} />
       {rules.data && items.length === 0 && <p className="text-sm text-slate-600">No rules yet.</p>}
       {items.length > 0 && (
-        <div className="overflow-x-auto rounded-xl bg-white shadow-sm ring-1 ring-slate-200">
+        <div className="relative overflow-x-auto rounded-xl bg-white shadow-sm ring-1 ring-slate-200">
           <table className="w-full min-w-[56rem] text-left text-sm">
             <caption className="sr-only">Rules, newest first</caption>
             <thead className="border-b border-slate-200 bg-slate-50 text-xs font-medium text-slate-600">

@@ -33,7 +33,7 @@ function TokensTable({
 }) {
   if (items.length === 0) return <p className="text-sm text-slate-600">No tokens yet.</p>;
   return (
-    <div className="overflow-x-auto rounded-xl bg-white shadow-sm ring-1 ring-slate-200">
+    <div className="relative overflow-x-auto rounded-xl bg-white shadow-sm ring-1 ring-slate-200">
       <table className="w-full min-w-[48rem] text-left text-sm">
         <caption className="sr-only">API tokens, newest first</caption>
         <thead className="border-b border-slate-200 bg-slate-50 text-xs font-medium text-slate-600">
