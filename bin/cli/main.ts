@@ -34,6 +34,13 @@ const timeoutOption = () =>
     .argParser(parseSeconds)
     .default(DEFAULT_TIMEOUT_SECONDS);
 
+/** Both asking commands act as an agent: HANDSHAKE_AGENT_TOKEN's, or a connect token's session. */
+const sessionKeyOption = () =>
+  new Option(
+    "--agent <key>",
+    "without HANDSHAKE_AGENT_TOKEN: ask as the connect token's session keyed KEY (the same KEY is the same session), judged as Claude Code's are; the console names its agent after the current directory (e.g. proj-3f2a), not KEY",
+  );
+
 async function resolveToken(option: string | undefined): Promise<string> {
   const token = option === "-" ? (await readStdin()).trim() : (option ?? envToken());
   if (!token || /\s/.test(token)) {
@@ -100,14 +107,13 @@ function buildProgram(): Command {
 
   program
     .command("wait-for-approval")
-    .description("ask the Lead and wait: exit 0 approved, 1 rejected, 2 timed out or unreachable")
+    .description(
+      "ask the Lead and wait: exit 0 approved, 1 rejected, 2 timed out, unreachable or misused",
+    )
     .option("--tool <name>", "the tool the script is about to run")
     .option("--args <json>", "its arguments, a JSON object", "{}")
     .option("--plan <file>", "a plan for the Lead to approve instead of a tool call")
-    .option(
-      "--agent <name>",
-      "act as the connect token's session keyed NAME, judged as Claude Code's are (the console names its agent after the current directory, e.g. proj-3f2a)",
-    )
+    .addOption(sessionKeyOption())
     .option("--url <url>", "the Handshake server (or HANDSHAKE_URL, or the installed one)")
     .addOption(timeoutOption())
     .action(
@@ -144,10 +150,7 @@ function buildProgram(): Command {
     )
     .option("--allow-text", "the Lead may answer in words (printed as 'id: text' with an option)")
     .option("--default <answer>", "an option id (or, with --allow-text, a text) a timeout answers")
-    .option(
-      "--agent <name>",
-      "act as the connect token's session keyed NAME, judged as Claude Code's are (the console names its agent after the current directory, e.g. proj-3f2a)",
-    )
+    .addOption(sessionKeyOption())
     .option("--url <url>", "the Handshake server (or HANDSHAKE_URL, or the installed one)")
     .addOption(
       new Option("--timeout <seconds>", "how long the Lead has to answer")
