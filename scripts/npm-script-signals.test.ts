@@ -2,6 +2,7 @@ import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { becomes, isAlive } from "../tests/support/processes";
 import { afterAll, describe, expect, it } from "vitest";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
@@ -18,23 +19,6 @@ afterAll(() => {
   }
   rmSync(scratch, { recursive: true, force: true });
 });
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-async function until(condition: () => boolean, withinMs: number): Promise<boolean> {
-  for (const startedAt = Date.now(); Date.now() - startedAt < withinMs;) {
-    if (condition()) return true;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  return condition();
-}
 
 describe("npm's scripts that run the product", () => {
   // `kill`, `docker stop` and process managers send SIGTERM to the process they started: npm.
@@ -53,12 +37,12 @@ describe("npm's scripts that run the product", () => {
         },
         stdio: "ignore",
       });
-      expect(await until(() => existsSync(pidFile), 15_000)).toBe(true);
+      expect(await becomes(() => existsSync(pidFile), 15_000)).toBe(true);
       const node = Number(readFileSync(pidFile, "utf8"));
       held.push(node);
 
       npm.kill("SIGTERM");
-      expect(await until(() => !isAlive(node), 5_000)).toBe(true);
+      expect(await becomes(() => !isAlive(node), 5_000)).toBe(true);
     },
     30_000,
   );

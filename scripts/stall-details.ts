@@ -1,4 +1,4 @@
-import { mkdirSync, readdirSync, readFileSync, readlinkSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync } from "node:fs";
 import path from "node:path";
 import pg from "pg";
 import { RUNNING_FILES, type RunningFile } from "./vitest-running-files";
@@ -8,7 +8,9 @@ import { formatProcesses, type StalledProcess } from "./watched-run";
 // stand and where the kernel holds them, what each Node process's event loop still waits for, and
 // what the database's sessions are doing.
 
-const REPORT_WAIT_MS = 3_000;
+const REPORT_WAIT_MS = 5_000;
+/** No one part may hold back the others: each says what it found, or that it could not. */
+const PART_LIMIT_MS = 15_000;
 const DATABASE_WAIT_MS = 5_000;
 
 type NodeReport = {
@@ -44,8 +46,8 @@ function summariseReport(report: NodeReport): string {
 
 /** Where a process started with --report-on-signal writes: as its flag says, or its own cwd. */
 function reportDirectoryOf(found: StalledProcess): string {
-  const flag = /--report-directory=(\S+)/.exec(found.commandLine)?.[1];
-  if (flag) return flag;
+  const flag = found.args.find((arg) => arg.startsWith("--report-directory="));
+  if (flag) return flag.slice("--report-directory=".length);
   try {
     return readlinkSync(`/proc/${found.pid}/cwd`);
   } catch {
@@ -58,7 +60,7 @@ function reportsIn(directory: string): string[] {
 }
 
 async function nodeReports(processes: StalledProcess[]): Promise<string> {
-  const reporting = processes.filter((found) => found.commandLine.includes("--report-on-signal"));
+  const reporting = processes.filter((found) => found.args.includes("--report-on-signal"));
   if (reporting.length === 0) return "no process of the run writes Node reports";
   const directories = [...new Set(reporting.map(reportDirectoryOf))];
   const before = new Set<string>();
@@ -66,25 +68,35 @@ async function nodeReports(processes: StalledProcess[]): Promise<string> {
     mkdirSync(directory, { recursive: true });
     for (const file of reportsIn(directory)) before.add(path.join(directory, file));
   }
-  for (const found of reporting) process.kill(found.pid, "SIGUSR2");
+  for (const found of reporting) {
+    try {
+      process.kill(found.pid, "SIGUSR2");
+    } catch {
+      // Ended since the tree was read: it is named below as silent.
+    }
+  }
   await new Promise((resolve) => setTimeout(resolve, REPORT_WAIT_MS));
-  const reports = directories
+  const files = directories
     .flatMap((directory) => reportsIn(directory).map((file) => path.join(directory, file)))
-    .filter((file) => !before.has(file))
-    .flatMap((file) => {
-      try {
-        return [JSON.parse(readFileSync(file, "utf8")) as NodeReport];
-      } catch {
-        return []; // Still being written: its process is named below as silent.
-      }
-    });
+    .filter((file) => !before.has(file));
+  const reports = files.flatMap((file) => {
+    try {
+      return [JSON.parse(readFileSync(file, "utf8")) as NodeReport];
+    } catch {
+      return []; // Still being written: its process is named below as silent.
+    }
+  });
+  // A report holds the process's whole environment, secrets too: read, it has no more use.
+  for (const file of files) rmSync(file, { force: true });
   const silent = reporting.filter(
     (found) => !reports.some((report) => report.header?.processId === found.pid),
   );
   return [
     ...reports.map(summariseReport),
     ...silent.map(
-      (found) => `process ${found.pid} wrote no report: its event loop never came back`,
+      (found) =>
+        `process ${found.pid} wrote no report within ${REPORT_WAIT_MS / 1000} s: its event loop ` +
+        "is busy or stuck",
     ),
   ].join("\n");
 }
@@ -134,22 +146,31 @@ function runningTestFiles(): string {
   );
 }
 
+/** Runs one part of the description; whatever goes wrong in it, the others still speak. */
+async function part(title: string, read: () => Promise<string> | string): Promise<string> {
+  const said = await Promise.race([
+    Promise.resolve()
+      .then(read)
+      .catch((error: unknown) => `(could not read: ${String(error)})`),
+    new Promise<string>((resolve) =>
+      setTimeout(() => resolve(`(nothing within ${PART_LIMIT_MS / 1000} s)`), PART_LIMIT_MS),
+    ),
+  ]);
+  return `${title}:\n${said}`;
+}
+
 export async function describeTestStall(
   processes: StalledProcess[],
   adminUrl: string | undefined,
 ): Promise<string> {
-  const [reports, activity] = await Promise.all([
-    nodeReports(processes),
-    adminUrl ? databaseActivity(adminUrl) : Promise.resolve("no database to ask"),
+  const isVitest = processes.some((found) => found.commandLine.includes("vitest"));
+  const parts = await Promise.all([
+    ...(isVitest ? [part("vitest files running", runningTestFiles)] : []),
+    part("processes", () => formatProcesses(processes)),
+    part("Node reports", () => nodeReports(processes)),
+    part("database sessions not idle", () =>
+      adminUrl ? databaseActivity(adminUrl) : "no database to ask",
+    ),
   ]);
-  return [
-    "vitest files running:",
-    runningTestFiles(),
-    "processes:",
-    formatProcesses(processes),
-    "Node reports:",
-    reports,
-    "database sessions not idle:",
-    activity,
-  ].join("\n");
+  return parts.join("\n");
 }

@@ -3,6 +3,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { PassThrough } from "node:stream";
+import pg from "pg";
+import { becomes, isAlive } from "../tests/support/processes";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { describeTestStall } from "./stall-details";
 import { processTree, runWatched } from "./watched-run";
@@ -25,34 +27,28 @@ function captured() {
   return { output, text: () => text };
 }
 
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-async function until(condition: () => boolean, withinMs: number): Promise<boolean> {
-  for (const startedAt = Date.now(); Date.now() - startedAt < withinMs;) {
-    if (condition()) return true;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  return condition();
-}
-
 describe("a watched run", () => {
   it("passes its output through and keeps going while it prints, however long it runs", async () => {
     const { output, text } = captured();
     const run = await runWatched(
       "sh",
-      ["-c", "for i in 1 2 3 4 5 6 7 8; do echo line $i; sleep 0.2; done; exit 3"],
-      { env: process.env, stallAfterMs: 600, output },
+      ["-c", "for i in 1 2 3 4 5 6; do echo line $i; sleep 0.5; done; exit 3"],
+      { env: process.env, stallAfterMs: 2_000, output },
     );
     expect(run).toEqual({ status: 3, signal: null, stall: null });
     expect(text()).toContain("line 1\n");
-    expect(text()).toContain("line 8\n");
+    expect(text()).toContain("line 6\n");
+  });
+
+  it("is no stall when it ends on its own while it is being described", async () => {
+    const { output } = captured();
+    const run = await runWatched("sh", ["-c", "sleep 1; exit 4"], {
+      env: process.env,
+      stallAfterMs: 300,
+      output,
+      describe: () => new Promise((resolve) => setTimeout(() => resolve("slow"), 2_000)),
+    });
+    expect(run).toEqual({ status: 4, signal: null, stall: null });
   });
 
   it("is killed with what it started once it prints nothing, after it was described", async () => {
@@ -75,7 +71,7 @@ describe("a watched run", () => {
     const sleeping = run.stall?.processes.find((found) => found.pid === sleeper);
     expect(sleeping).toMatchObject({ commandLine: "sleep 600", state: "S" });
     expect(described).toContain(sleeper);
-    expect(await until(() => !isAlive(sleeper), 2_000)).toBe(true);
+    expect(await becomes(() => !isAlive(sleeper), 2_000)).toBe(true);
   });
 
   it("ends with its command, even when a process it left behind holds its output open", async () => {
@@ -118,20 +114,39 @@ describe("what a stalled test run is found waiting on", () => {
     });
     leftovers.push(waiting.pid as number, spinning.pid as number);
     await new Promise((resolve) => waiting.stdout.once("data", resolve));
-    // The statement is sent just after the line: wait until the server runs it.
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    const databaseUrl = process.env.DATABASE_URL as string;
+    const observer = new pg.Client({ connectionString: databaseUrl });
+    await observer.connect();
+    const sleeping = async () =>
+      (
+        await observer.query<{ pid: number }>(
+          "SELECT pid FROM pg_stat_activity WHERE query LIKE 'SELECT pg_sleep(600) AS stall_probe%'",
+        )
+      ).rows;
+    try {
+      for (let tries = 0; (await sleeping()).length === 0; tries++) {
+        if (tries > 200) throw new Error("the probe's statement never reached the server");
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      }
 
-    const processes = [
-      ...processTree(waiting.pid as number),
-      ...processTree(spinning.pid as number),
-    ];
-    const details = await describeTestStall(processes, process.env.DATABASE_URL);
+      const processes = [
+        ...processTree(waiting.pid as number),
+        ...processTree(spinning.pid as number),
+      ];
+      const details = await describeTestStall(processes, databaseUrl);
 
-    expect(details).toContain(`process ${waiting.pid} waits on: `);
-    expect(details).toMatch(new RegExp(`process ${waiting.pid} waits on: .*tcp to :5432`));
-    expect(details).toContain(`process ${spinning.pid} wrote no report`);
-    expect(details).toMatch(
-      /active on handshake_test_\w+, Timeout\/PgSleep for .*SELECT pg_sleep\(600\)/,
-    );
+      const port = new URL(databaseUrl).port || "5432";
+      expect(details).toMatch(new RegExp(`process ${waiting.pid} waits on: .*tcp to :${port}`));
+      expect(details).toContain(`process ${spinning.pid} wrote no report within 5 s`);
+      expect(details).toMatch(
+        /active on handshake_test_\w+, Timeout\/PgSleep for .*SELECT pg_sleep\(600\)/,
+      );
+    } finally {
+      // Killing its client does not end a sleeping statement: end the session itself.
+      await observer.query(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE 'SELECT pg_sleep(600) AS stall_probe%'",
+      );
+      await observer.end();
+    }
   });
 });

@@ -13,6 +13,8 @@ export type StalledProcess = {
   state: string;
   /** The kernel function a sleeping process waits in. */
   waitsIn: string;
+  /** Its arguments as it was started, and them joined with spaces for reading. */
+  args: string[];
   commandLine: string;
 };
 
@@ -49,12 +51,14 @@ function processOf(pid: number): StalledProcess | null {
   // `pid (comm) state ppid …`: comm may hold spaces and parentheses, so split after the last ")".
   const afterName = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   if (afterName.length < 2) return null;
+  const args = readProc(pid, "cmdline").split("\0").filter(Boolean);
   return {
     pid,
     ppid: Number(afterName[1]),
     state: afterName[0] ?? "?",
     waitsIn: readProc(pid, "wchan") || "-",
-    commandLine: readProc(pid, "cmdline").split("\0").join(" ").trim(),
+    args,
+    commandLine: args.join(" "),
   };
 }
 
@@ -90,6 +94,35 @@ export function formatProcesses(processes: StalledProcess[]): string {
  * under it once it has printed nothing for `stallAfterMs`. `describe` runs first, while the
  * stalled processes still stand, for what only the caller knows how to read.
  */
+function signalEach(processes: StalledProcess[], signal: NodeJS.Signals): void {
+  for (const found of processes) {
+    try {
+      process.kill(found.pid, signal);
+    } catch {
+      // Gone on its own between the read and the signal.
+    }
+  }
+}
+
+/**
+ * Freezes the tree first, so no process in it can start another (a supervisor respawning its
+ * worker) between the read and the kill, then reads it again and kills all of it.
+ */
+function killTree(root: number): void {
+  let frozen: StalledProcess[] = [];
+  for (let tree = processTree(root); tree.length > frozen.length; tree = processTree(root)) {
+    signalEach(tree, "SIGSTOP");
+    frozen = tree;
+  }
+  signalEach(frozen, "SIGKILL");
+}
+
+/**
+ * Runs `command` with its output passed through, and kills it and every process under it once
+ * it has printed nothing for `stallAfterMs`. `describe` runs first, while the stalled processes
+ * still stand, for what only the caller knows how to read. A run that ends on its own while it
+ * is being described was not stalled after all.
+ */
 export function runWatched(
   command: string,
   args: string[],
@@ -97,45 +130,45 @@ export function runWatched(
     env: NodeJS.ProcessEnv;
     stallAfterMs: number;
     output?: NodeJS.WritableStream;
+    errorOutput?: NodeJS.WritableStream;
     describe?: (processes: StalledProcess[]) => Promise<string>;
   },
 ): Promise<WatchedRun> {
   const output = options.output ?? process.stdout;
+  const errorOutput = options.errorOutput ?? options.output ?? process.stderr;
   const child = spawn(command, args, { env: options.env, stdio: ["inherit", "pipe", "pipe"] });
+  const isRunning = () => child.exitCode === null && child.signalCode === null;
   let lastOutputAt = Date.now();
-  const passThrough = (chunk: Buffer) => {
+  child.stdout.on("data", (chunk: Buffer) => {
     lastOutputAt = Date.now();
     output.write(chunk);
-  };
-  child.stdout.on("data", passThrough);
-  child.stderr.on("data", passThrough);
+  });
+  child.stderr.on("data", (chunk: Buffer) => {
+    lastOutputAt = Date.now();
+    errorOutput.write(chunk);
+  });
 
   let stall: Stall | null = null;
+  let described: Promise<void> = Promise.resolve();
   const watch = setInterval(
     () => {
       const quietMs = Date.now() - lastOutputAt;
       if (stall || quietMs < options.stallAfterMs || child.pid === undefined) return;
-      const processes = processTree(child.pid);
-      stall = { quietMs, processes, details: "" };
-      const found = stall;
-      const describing = Promise.race([
+      const root = child.pid;
+      const processes = processTree(root);
+      const found: Stall = { quietMs, processes, details: "" };
+      stall = found;
+      described = Promise.race([
         options.describe?.(processes) ?? Promise.resolve(""),
         new Promise<string>((resolve) =>
           setTimeout(() => resolve("(no description within its time)"), DESCRIBE_LIMIT_MS),
         ),
-      ]);
-      void describing
+      ])
         .catch((error: unknown) => `(could not describe the stall: ${String(error)})`)
         .then((details) => {
           found.details = details;
-          // Read again: processes may have started or ended while it was described.
-          for (const stalled of processTree(child.pid as number).reverse()) {
-            try {
-              process.kill(stalled.pid, "SIGKILL");
-            } catch {
-              // Gone on its own between the read and the kill.
-            }
-          }
+          // A run that ended meanwhile has no tree left to kill, and its pid may be another's.
+          if (isRunning()) killTree(root);
         });
     },
     Math.min(1_000, options.stallAfterMs),
@@ -147,10 +180,11 @@ export function runWatched(
       if (isDone) return;
       isDone = true;
       clearInterval(watch);
-      resolve({ status, signal, stall });
+      const wasKilled = signal === "SIGKILL";
+      void described.then(() => resolve({ status, signal, stall: wasKilled ? stall : null }));
     };
     child.once("error", (error) => {
-      output.write(`${command}: ${error.message}\n`);
+      errorOutput.write(`${command}: ${error.message}\n`);
       finish(null, null);
     });
     // "close" waits for the pipes too, which a process the run left behind may hold open forever.

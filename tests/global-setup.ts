@@ -1,7 +1,6 @@
 import type { TestProject } from "vitest/node";
-import { env } from "../lib/env";
 import { applyMigrations } from "../lib/migrations";
-import { createScratchDatabase, dropScratchDatabase } from "./test-database";
+import { adminDatabaseUrl, createScratchDatabase, dropScratchDatabase } from "./test-database";
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -12,7 +11,7 @@ declare module "vitest" {
 
 // One fresh database per run, migrated from the SQL files exactly as production is, dropped after.
 export default async function setup(project: TestProject) {
-  const adminUrl = env.DATABASE_URL ?? env.TEST_ADMIN_DATABASE_URL;
+  const adminUrl = adminDatabaseUrl();
   const databaseUrl = await createScratchDatabase(adminUrl, "handshake_test");
   await applyMigrations(databaseUrl, { isQuiet: true });
   project.provide("databaseUrl", databaseUrl);

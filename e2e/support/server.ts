@@ -3,20 +3,24 @@ import { randomBytes } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { childProcessEnv, env } from "../../lib/env";
+import { childProcessEnv } from "../../lib/env";
 import { applyMigrations } from "../../lib/migrations";
 import {
   issueSupervisorToken,
   spawnSupervisor,
   waitForHealth,
 } from "../../scripts/product-processes";
-import { createScratchDatabase, dropScratchDatabase } from "../../tests/test-database";
+import {
+  adminDatabaseUrl,
+  createScratchDatabase,
+  dropScratchDatabase,
+} from "../../tests/test-database";
 import { E2E_BASE_URL, E2E_LEAD, E2E_MODEL_STUB, E2E_PORT } from "./accounts";
 import { SERVER_NODE_ARGS } from "../../scripts/server-command";
 
 // Playwright's web server: the real production server and the supervisor (which runs real worker
 // processes) on a fresh database and data folder, both removed afterwards.
-const adminUrl = env.DATABASE_URL ?? env.TEST_ADMIN_DATABASE_URL;
+const adminUrl = adminDatabaseUrl();
 const databaseUrl = await createScratchDatabase(adminUrl, "handshake_e2e");
 await applyMigrations(databaseUrl, { isQuiet: true });
 const dataDir = await mkdtemp(path.join(tmpdir(), "handshake-e2e-"));

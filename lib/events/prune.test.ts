@@ -16,6 +16,7 @@ describe("the prune job's cutoff", () => {
   it("refuses a time without its offset, which each machine's zone would read another way", () => {
     expect(cutoff("2026-01-01T12:00:00")).toBe("Invalid ISO datetime");
     expect(cutoff("2026-01-01 12:00")).toBe("Invalid ISO datetime");
+    expect(cutoff("2026-02-30")).toBe("Invalid ISO datetime");
   });
 
   it("refuses times PostgreSQL cannot store, and the future, with a reason", () => {

@@ -7,7 +7,8 @@ import { appendEvent } from "./mutations";
 // A day means its start in UTC, and a time must say its offset: read in the process's zone, the
 // same words would prune a different span on each machine.
 const cutoffSchema = z
-  .union([z.iso.date().transform((day) => `${day}T00:00:00Z`), z.string()])
+  .string()
+  .transform((value) => (/^\d{4}-\d{2}-\d{2}$/.test(value) ? `${value}T00:00:00Z` : value))
   .pipe(instantSchema({ offset: true }))
   .transform((value) => new Date(value))
   // A cutoff in the future would take the record of this very run with it.

@@ -632,6 +632,9 @@ export async function cancelPendingRequests(
 }
 
 const EXPIRY_BATCH = 50;
+const EXPIRY_RETRY_MS = 60_000;
+/** Due requests whose expiry failed on this node, and when it may try each again. */
+const failedExpiries = new Map<string, number>();
 
 /**
  * Expires one request and applies its type's timeout policy, under the agent's row lock: a
@@ -702,8 +705,18 @@ export async function expireDueRequests(
   db: PrismaClient,
   now = new Date(),
 ): Promise<RequestView[]> {
+  // A request whose expiry failed rests a while: at the head of the oldest-first batch, it and
+  // its like would otherwise hold back every request behind them, at every sweep.
+  for (const [id, retryAt] of failedExpiries) {
+    if (retryAt <= now.getTime()) failedExpiries.delete(id);
+  }
+  const resting = [...failedExpiries.keys()];
   const due = await db.request.findMany({
-    where: { status: "pending", expiresAt: { lte: now } },
+    where: {
+      status: "pending",
+      expiresAt: { lte: now },
+      ...(resting.length ? { id: { notIn: resting } } : {}),
+    },
     orderBy: { expiresAt: "asc" },
     take: EXPIRY_BATCH,
     select: { id: true, agentId: true },
@@ -711,17 +724,19 @@ export async function expireDueRequests(
   const expired: RequestView[] = [];
   const failures: string[] = [];
   for (const request of due) {
-    // One request whose expiry fails stays due and is tried again at the next sweep; the others,
-    // oldest first behind it, must not wait on it forever.
     try {
       const view = await expireRequest(db, request, { now });
       if (view) expired.push(view);
     } catch (error) {
+      failedExpiries.set(request.id, now.getTime() + EXPIRY_RETRY_MS);
       failures.push(`${request.id}: ${error instanceof Error ? error.message : String(error)}`);
     }
   }
   if (failures.length) {
-    console.error(`[sweeper] ${failures.length} due request(s) not expired: ${failures[0]}`);
+    console.error(
+      `[sweeper] ${failures.length} due request(s) not expired, tried again in ` +
+        `${EXPIRY_RETRY_MS / 1000} s: ${failures[0]}`,
+    );
   }
   return expired;
 }

@@ -31,12 +31,16 @@ describe("the sweep", () => {
       CREATE TRIGGER poisoned_expiry BEFORE UPDATE ON requests FOR EACH ROW
       WHEN (OLD.id = '${poisoned}') EXECUTE FUNCTION poisoned_expiry()`);
     const logged = vi.spyOn(console, "error").mockImplementation(() => undefined);
+    const hourAhead = Date.now() + 3_600_000;
     try {
-      const expired = await expireDueRequests(db, new Date(Date.now() + 3_600_000));
+      const expired = await expireDueRequests(db, new Date(hourAhead));
       expect(expired.map((request) => request.id).sort()).toEqual([...others].sort());
       expect(logged).toHaveBeenCalledWith(
-        expect.stringContaining(`1 due request(s) not expired: ${poisoned}: `),
+        expect.stringContaining(`1 due request(s) not expired, tried again in 60 s: ${poisoned}: `),
       );
+      // It rests: the next sweeps neither try it nor log it again, until its minute is up.
+      expect(await expireDueRequests(db, new Date(hourAhead + 1_000))).toEqual([]);
+      expect(logged).toHaveBeenCalledTimes(1);
     } finally {
       logged.mockRestore();
       await db.$executeRawUnsafe(`DROP TRIGGER poisoned_expiry ON requests`);
@@ -45,7 +49,7 @@ describe("the sweep", () => {
     expect(await statusOf(poisoned)).toBe("pending");
     for (const id of others) expect(await statusOf(id)).toBe("expired");
 
-    const retried = await expireDueRequests(db, new Date(Date.now() + 3_600_000));
+    const retried = await expireDueRequests(db, new Date(hourAhead + 61_000));
     expect(retried.map((request) => request.id)).toEqual([poisoned]);
   });
 });
