@@ -1,6 +1,6 @@
 import { existsSync, readFileSync, rmSync } from "node:fs";
 import { childProcessEnv } from "../lib/env";
-import { adminDatabaseUrl } from "../tests/test-database";
+import { adminDatabaseUrl } from "../tests/admin-database-url";
 import {
   playwrightFailures,
   vitestFailures,

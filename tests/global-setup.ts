@@ -1,6 +1,7 @@
 import type { TestProject } from "vitest/node";
 import { applyMigrations } from "../lib/migrations";
-import { adminDatabaseUrl, createScratchDatabase, dropScratchDatabase } from "./test-database";
+import { adminDatabaseUrl } from "./admin-database-url";
+import { createScratchDatabase, dropScratchDatabase } from "./test-database";
 
 declare module "vitest" {
   export interface ProvidedContext {

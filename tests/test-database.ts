@@ -1,11 +1,5 @@
 import { randomBytes } from "node:crypto";
 import pg from "pg";
-import { env } from "../lib/env";
-
-/** The server the suites make their scratch databases on: DATABASE_URL's, else the local one. */
-export function adminDatabaseUrl(): string {
-  return env.DATABASE_URL ?? env.TEST_ADMIN_DATABASE_URL;
-}
 
 /** Creates an empty, uniquely named database on the admin server and returns its URL. */
 export async function createScratchDatabase(adminUrl: string, prefix: string): Promise<string> {

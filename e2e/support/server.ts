@@ -10,11 +10,8 @@ import {
   spawnSupervisor,
   waitForHealth,
 } from "../../scripts/product-processes";
-import {
-  adminDatabaseUrl,
-  createScratchDatabase,
-  dropScratchDatabase,
-} from "../../tests/test-database";
+import { adminDatabaseUrl } from "../../tests/admin-database-url";
+import { createScratchDatabase, dropScratchDatabase } from "../../tests/test-database";
 import { E2E_BASE_URL, E2E_LEAD, E2E_MODEL_STUB, E2E_PORT } from "./accounts";
 import { SERVER_NODE_ARGS } from "../../scripts/server-command";
 
