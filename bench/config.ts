@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { env } from "../lib/env";
+import { adminDatabaseUrl } from "../tests/admin-database-url";
 
 // The bench's knobs live in lib/env.ts with every other variable; all are optional.
 const PHASES = [
@@ -33,7 +34,7 @@ export const benchEnv = {
   BENCH_SERVER_DIR: env.BENCH_SERVER_DIR,
   BENCH_BASELINE_OUT: env.BENCH_BASELINE_OUT,
   // The admin connection that creates and drops the bench's scratch database.
-  BENCH_ADMIN_DATABASE_URL: env.DATABASE_URL ?? env.TEST_ADMIN_DATABASE_URL,
+  BENCH_ADMIN_DATABASE_URL: adminDatabaseUrl(),
 };
 
 export function isPhaseSelected(phase: Phase): boolean {

@@ -153,7 +153,10 @@ async function part(title: string, read: () => Promise<string> | string): Promis
       .then(read)
       .catch((error: unknown) => `(could not read: ${String(error)})`),
     new Promise<string>((resolve) =>
-      setTimeout(() => resolve(`(nothing within ${PART_LIMIT_MS / 1000} s)`), PART_LIMIT_MS),
+      setTimeout(
+        () => resolve(`(nothing within ${PART_LIMIT_MS / 1000} s)`),
+        PART_LIMIT_MS,
+      ).unref(),
     ),
   ]);
   return `${title}:\n${said}`;

@@ -89,11 +89,6 @@ export function formatProcesses(processes: StalledProcess[]): string {
     .join("\n");
 }
 
-/**
- * Runs `command` with its output passed through to `output`, and kills it and every process
- * under it once it has printed nothing for `stallAfterMs`. `describe` runs first, while the
- * stalled processes still stand, for what only the caller knows how to read.
- */
 function signalEach(processes: StalledProcess[], signal: NodeJS.Signals): void {
   for (const found of processes) {
     try {
@@ -161,7 +156,7 @@ export function runWatched(
       described = Promise.race([
         options.describe?.(processes) ?? Promise.resolve(""),
         new Promise<string>((resolve) =>
-          setTimeout(() => resolve("(no description within its time)"), DESCRIBE_LIMIT_MS),
+          setTimeout(() => resolve("(no description within its time)"), DESCRIBE_LIMIT_MS).unref(),
         ),
       ])
         .catch((error: unknown) => `(could not describe the stall: ${String(error)})`)
