@@ -32,6 +32,7 @@ import {
 } from "../shared/agents/schema";
 import { endIncarnation, setAgentState } from "./state";
 import { inTransaction } from "../transaction";
+import { databaseNow } from "../database-clock";
 
 /** The gate an agent's (new) work starts with. */
 export function initialGate(requirePlan: boolean): GateState {
@@ -169,7 +170,7 @@ export async function startNewIncarnation(
       ...(isTakenOver ? { connectorKey: null, connector: Prisma.DbNull, toolHost: null } : {}),
       isForcedStop: false,
       lastHeartbeatAt: null,
-      updatedAt: new Date(),
+      updatedAt: databaseNow(),
     },
   });
   await appendEvent(tx, "agent.respawned", `agent:${agent.name}`, {
@@ -282,7 +283,7 @@ export async function respawnAgent(
 async function assignTask(db: Db, agent: Agent, taskId: string): Promise<Agent> {
   const { count } = await db.task.updateMany({
     where: { id: taskId, status: "open" },
-    data: { status: "claimed", assigneeId: agent.id, updatedAt: new Date() },
+    data: { status: "claimed", assigneeId: agent.id, updatedAt: databaseNow() },
   });
   if (count !== 1)
     throw new AppError("TASK_NOT_AVAILABLE", `task ${taskId} does not exist or is not open`);
@@ -352,7 +353,7 @@ export async function recordHeartbeat(
         "the reported task is not the agent's current task: claim or release it through /api/v1/tasks",
       );
     }
-    const now = new Date();
+    const now = databaseNow();
     const isToolHostChanged = input.toolHost !== undefined && input.toolHost !== agent.toolHost;
     // A heartbeat sent before the worker learnt of its own pending request can arrive after it:
     // while a request of this incarnation waits on the Lead, the agent is waiting, whatever it says.
@@ -494,7 +495,7 @@ export async function forceStop(
 async function markEndedAsForced(tx: Db, agent: Agent, reason: string): Promise<Agent> {
   const updated = await tx.agent.update({
     where: { id: agent.id },
-    data: { isForcedStop: true, updatedAt: new Date() },
+    data: { isForcedStop: true, updatedAt: databaseNow() },
   });
   await appendEvent(tx, "agent.stopped", `agent:${agent.name}`, {
     agent: agent.name,
@@ -542,7 +543,7 @@ function silenceLimitMs(agent: Pick<Agent, "connectorKey">): number {
 /** Agents whose heartbeats stopped become `offline`; their pending requests show as orphaned. */
 export async function markSilentAgentsOffline(
   db: PrismaClient,
-  now = new Date(),
+  now = databaseNow(),
 ): Promise<string[]> {
   const workerCutoff = new Date(now.getTime() - HEARTBEAT_TIMEOUT_MS);
   const connectorCutoff = new Date(now.getTime() - connectorSilenceMs());
@@ -586,7 +587,7 @@ export async function markSilentAgentsOffline(
  * An agent that agreed to stop but has not exited within its grace period is stopped by force,
  * as a timed-out shutdown is: the incarnation ends and the supervisor kills the process.
  */
-export async function forceOverdueStops(db: PrismaClient, now = new Date()): Promise<string[]> {
+export async function forceOverdueStops(db: PrismaClient, now = databaseNow()): Promise<string[]> {
   const overdue = await db.agent.findMany({
     where: { status: "stopping", stopDeadlineAt: { lte: now } },
     select: { id: true },

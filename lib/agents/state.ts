@@ -7,6 +7,7 @@ import type { Agent } from "../generated/prisma/client";
 import { DEFAULT_STOP_GRACE_SECONDS } from "../protocol/definition";
 import type { AgentStatus, GateState, ToolHost } from "../shared/agents/schema";
 import { releaseTasksHeldBy } from "../tasks/holder";
+import { databaseNow } from "../database-clock";
 
 /**
  * Changes an agent's status and/or gate and records it. The caller holds the agent's lock.
@@ -27,7 +28,7 @@ export async function setAgentState(
 ): Promise<Agent> {
   const { stopGraceSeconds, ...changes } = patch;
   const isStopping = agent.status === "stopping";
-  const now = new Date();
+  const now = databaseNow();
   const updated = await db.agent.update({
     where: { id: agent.id },
     data: {
@@ -79,7 +80,7 @@ export async function endIncarnation(
       isForcedStop: options.isForced,
       tokenHash: unusableTokenHash(),
       stopDeadlineAt: null,
-      updatedAt: new Date(),
+      updatedAt: databaseNow(),
     },
   });
   // A crash interrupted the work: what it had not read waits for the respawn. A stop ended it.

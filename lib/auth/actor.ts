@@ -7,6 +7,7 @@ import { presentsSessionKey, sessionKeyHashOf } from "./session-key";
 import { userRoleSchema, type UserRole } from "./schema";
 import { tokenScopeSchema, type TokenScope } from "../shared/auth/scopes";
 import { SESSION_KEY_HEADER } from "../shared/auth/session-key";
+import { databaseNowMs } from "../database-clock";
 
 type Human = { kind: "human"; userId: string; email: string; name: string; role: UserRole };
 /**
@@ -62,7 +63,7 @@ async function findApiTokenActor(db: Db, tokenHash: string): Promise<TokenActor 
     include: { user: true },
   });
   if (!apiToken || apiToken.revokedAt || apiToken.user.disabledAt) return null;
-  const now = Date.now();
+  const now = databaseNowMs();
   if (!apiToken.lastUsedAt || now - apiToken.lastUsedAt.getTime() >= LAST_USED_PRECISION_MS) {
     // Conditional, so callers racing on the same token still write once.
     await db.apiToken.updateMany({

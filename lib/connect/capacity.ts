@@ -4,6 +4,7 @@ import { env } from "../env";
 import { AppError } from "../errors";
 import { ENDED_STATUSES } from "../shared/agents/schema";
 import { runAfterCommit } from "../transaction";
+import { databaseNowMs } from "../database-clock";
 
 /**
  * How recently an agent must have been heard from to hold a place under the cap. Nothing ends a
@@ -28,7 +29,7 @@ export async function assertRoomForAgentOfToken(
   becoming?: { id: string },
 ): Promise<void> {
   await tx.$queryRaw`SELECT pg_advisory_xact_lock(hashtextextended(${`connect-token:${tokenId}`}, 0))::text`;
-  const heardSince = new Date(Date.now() - ACTIVE_WITHIN_MS);
+  const heardSince = new Date(databaseNowMs() - ACTIVE_WITHIN_MS);
   // Heard from: a heartbeat, or for one never heard from its last change, as the sweeper tells
   // silence; or a tool call or message of its own (a request it asks sends the Lead one), which
   // an agent the sweeper marked offline still sends without a heartbeat (red team, round

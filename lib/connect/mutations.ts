@@ -17,6 +17,7 @@ import { lockLiveApiToken } from "../tokens/data";
 import { inTransaction } from "../transaction";
 import { assertRoomForAgentOfToken } from "./capacity";
 import type { ConnectSessionInput } from "./schema";
+import { databaseNow } from "../database-clock";
 
 export type ConnectedSession = { agent: AgentView; token: string; isCreated: boolean };
 
@@ -121,7 +122,7 @@ async function answerExisting(
   if (agent.status === "offline") {
     agent = await tx.agent.update({
       where: { id: agent.id },
-      data: { lastHeartbeatAt: new Date() },
+      data: { lastHeartbeatAt: databaseNow() },
     });
     agent = await setAgentState(tx, agent, { status: "idle" });
   }
@@ -175,7 +176,7 @@ async function connectOne(
       toolHost: "external",
       connectorKey: key,
       connector,
-      lastHeartbeatAt: new Date(),
+      lastHeartbeatAt: databaseNow(),
     },
   });
   await appendEvent(tx, "agent.registered", `agent:${agent.name}`, {

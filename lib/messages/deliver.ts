@@ -3,6 +3,7 @@ import type { Db } from "../db";
 import { appendEvent } from "../events/mutations";
 import type { Prisma } from "../generated/prisma/client";
 import { MESSAGE_TYPES } from "./schema";
+import { databaseNow } from "../database-clock";
 
 export type Delivery = {
   from: string;
@@ -81,5 +82,5 @@ export async function settleUnreadMessages(
         AND incarnation < ${nextIncarnation} AND cancelled_at IS NULL
         AND type = ANY(${PLAIN_MESSAGE_TYPES})`;
   }
-  await db.message.updateMany({ where: unread, data: { cancelledAt: new Date() } });
+  await db.message.updateMany({ where: unread, data: { cancelledAt: databaseNow() } });
 }

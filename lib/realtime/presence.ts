@@ -1,6 +1,7 @@
 import { createHmac, randomUUID, timingSafeEqual } from "node:crypto";
 import pg from "pg";
 import { z } from "zod";
+import { databaseNowMs } from "../database-clock";
 import { openListenClient } from "../listen";
 import { readEventNotifyKey } from "./event-notification";
 import type { PresencePayload } from "../shared/realtime/contract";
@@ -201,7 +202,8 @@ export async function startPresenceTransport(
   options: { reconnectDelayMs?: number; now?: () => number } = {},
 ): Promise<PresenceTransport> {
   const firstDelayMs = options.reconnectDelayMs ?? RECONNECT_DELAY_MS;
-  const now = options.now ?? Date.now;
+  // An announcement's age is judged by another node: both read the database's clock.
+  const now = options.now ?? databaseNowMs;
   let listener: pg.Client | null = null;
   let isStopped = false;
   let delayMs = firstDelayMs;

@@ -4,6 +4,7 @@ import { getActorCache } from "../auth/actor-cache";
 import { startActorEvictionListener } from "../auth/actor-evictions";
 import { getRuleCache } from "../rules/rule-cache";
 import { CLIENT_IP_HEADER } from "../auth/sign-in-limit";
+import { startDatabaseClock } from "../database-clock";
 import { CONSOLE_NAMESPACE } from "../shared/realtime/contract";
 import type { PrismaClient } from "../generated/prisma/client";
 import { startSweeper } from "../requests/sweeper";
@@ -41,7 +42,7 @@ const STOP_GRACE_MS = 10_000;
 /**
  * What every web node runs beside its HTTP handler: the LISTEN bridge feeding the hub that
  * long-polls wait on (decision 003), the listener that keeps the actor cache honest (decision 027),
- * the sweeper, and socket.io /console on the same HTTP server.
+ * the database's clock (decision 083), the sweeper, and socket.io /console on the same HTTP server.
  * Returns the graceful stop for SIGINT/SIGTERM.
  */
 export async function startWebNodeServices(
@@ -49,6 +50,8 @@ export async function startWebNodeServices(
   db: PrismaClient,
   databaseUrl: string,
 ): Promise<{ stop: (signal: NodeJS.Signals) => void }> {
+  // Before anything stamps or judges a time: the node's own clock may be minutes off.
+  const clock = await startDatabaseClock(db);
   const hub = getEventHub();
   const bridge = await startEventBridge({ databaseUrl, db, hub });
   const evictions = await startActorEvictionListener({
@@ -84,6 +87,7 @@ export async function startWebNodeServices(
       process.exit(1);
     }, STOP_GRACE_MS).unref();
     sweeper.stop();
+    clock.stop();
     stopWatchingSessions();
     void presence.stop();
     void io.close();

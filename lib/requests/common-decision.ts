@@ -12,6 +12,7 @@ import { decidedByOf, responderLabel } from "./decided-by";
 import type { Responder } from "./mutations";
 import type { RespondInput } from "./schema";
 import { toRequestView, type RequestView } from "./views";
+import { databaseNow } from "../database-clock";
 
 /**
  * The common decisions, committed in groups (decisions 031 and 054): one Lead approving or
@@ -167,7 +168,7 @@ export async function tryDecideCommonRequest(
     feedback,
     respondedBy: responderLabel(responder),
     decidedBy: decidedByOf(responder),
-    at: new Date().toISOString(),
+    at: databaseNow().toISOString(),
     responseType: definition.responseType,
     gate: effect.gateAfter(approve),
     waitingStatuses: LEAD_WAITING_STATUSES,

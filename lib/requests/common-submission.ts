@@ -8,6 +8,7 @@ import type { CreatedRequest } from "./mutations";
 import { expectNewRequestRow } from "./new-rows";
 import { newRequestId } from "./request-id";
 import { toRequestView } from "./views";
+import { databaseNowMs } from "../database-clock";
 
 /**
  * The common submission in one statement (decision 030): a worker's plan to the Lead, superseding
@@ -237,7 +238,7 @@ export async function trySubmitCommonPlan(
   if (definition.type !== "plan_approval") return null;
   const id = newRequestId();
   const timeoutSeconds = input.timeoutSeconds ?? definition.defaultTimeoutSeconds("agent_to_lead");
-  const expiresAt = new Date(Date.now() + timeoutSeconds * 1000);
+  const expiresAt = new Date(databaseNowMs() + timeoutSeconds * 1000);
   const created = {
     requestId: id,
     type: definition.type,

@@ -6,6 +6,7 @@ import { appendEvent } from "../events/mutations";
 import { inTransaction } from "../transaction";
 import type { ExtendDeadlineInput } from "./schema";
 import { toRequestView, type RequestView } from "./views";
+import { databaseNowMs } from "../database-clock";
 
 /**
  * However often it is extended, a request is decided or expires within a day of being asked (the
@@ -40,7 +41,7 @@ export async function extendRequestDeadline(
         details: { request: toRequestView(request) },
       });
     }
-    if (request.expiresAt.getTime() <= Date.now()) {
+    if (request.expiresAt.getTime() <= databaseNowMs()) {
       throw new AppError("REQUEST_EXPIRED", `request ${requestId} has passed its deadline`);
     }
     const expiresAt = new Date(request.expiresAt.getTime() + input.extendSeconds * 1000);

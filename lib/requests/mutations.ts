@@ -34,6 +34,7 @@ import {
   takeApprovalStep,
   type RequiredApprovals,
 } from "./approvals";
+import { databaseNow, databaseNowMs } from "../database-clock";
 
 export type Responder = HumanActor | AgentActor;
 export type CreatedRequest = { request: RequestView; isCreated: boolean };
@@ -111,7 +112,7 @@ async function compareAndSetStatus(
     data: {
       ...data,
       response: data.response ?? undefined,
-      respondedAt: new Date(),
+      respondedAt: databaseNow(),
     },
   });
   return updated ?? null;
@@ -249,7 +250,7 @@ export async function createRequestInTransaction(
       idempotencyKey: input.idempotencyKey ?? null,
       // A newer ask never needs fewer Leads than the one it supersedes: the stricter answer wins.
       requiredApprovals: Math.max(input.requiredApprovals ?? 1, pending?.requiredApprovals ?? 1),
-      expiresAt: new Date(Date.now() + timeoutSeconds * 1000),
+      expiresAt: new Date(databaseNowMs() + timeoutSeconds * 1000),
       ...(askedAgainAfter ? { askedAgainAfter } : {}),
     },
   });
@@ -651,7 +652,7 @@ export async function expireRequest(
   return inTransaction(db, async (tx) => {
     const agent = await lockAgent(tx, agentId);
     const request = await tx.request.findUniqueOrThrow({ where: { id } });
-    const isDue = options.isKnownDue || request.expiresAt <= (options.now ?? new Date());
+    const isDue = options.isKnownDue || request.expiresAt <= (options.now ?? databaseNow());
     if (request.status !== "pending" || !isDue) return null;
     const definition = getProtocolType(request.type);
     const direction = directionOf(request);
@@ -703,7 +704,7 @@ export async function expireRequest(
  */
 export async function expireDueRequests(
   db: PrismaClient,
-  now = new Date(),
+  now = databaseNow(),
 ): Promise<RequestView[]> {
   // A request whose expiry failed rests a while: at the head of the oldest-first batch, it and
   // its like would otherwise hold back every request behind them, at every sweep.

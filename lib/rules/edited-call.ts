@@ -6,6 +6,7 @@ import { judgeByRules } from "../shared/rules/verdict";
 import type { ToolCallInput, ToolVerdict } from "../tool-calls/schema";
 import { prepareAgentCall, ruleSubjectOf } from "./evaluate";
 import { loadLiveRules } from "./rule-cache";
+import { databaseNow } from "../database-clock";
 
 /**
  * The rules' say on what an approval with the Lead's edits would run. The gate judged the call the
@@ -20,7 +21,7 @@ export async function refuseEditsByRules(
 ): Promise<ToolVerdict | null> {
   const edits = toolEditsOf(request.response);
   if (!edits) return null;
-  const now = new Date();
+  const now = databaseNow();
   const rules = await loadLiveRules(tx, now);
   if (rules.length === 0) return null;
   await loadShellParser();

@@ -17,6 +17,7 @@ import {
 } from "../shared/rules/verdict";
 import type { ToolCallInput, ToolVerdict } from "../tool-calls/schema";
 import { loadLiveRules } from "./rule-cache";
+import { databaseNow } from "../database-clock";
 
 type RuleAgent = Pick<Agent, "name" | "role" | "ownerTokenId" | "connector" | "connectorKey">;
 type StoredRule = JudgedRule;
@@ -151,7 +152,7 @@ async function approveByRule(
   rule: StoredRule,
 ): Promise<string> {
   const { payload, decidedBy, respondedBy } = ruleApprovalOf(input, risk, rule);
-  const now = new Date();
+  const now = databaseNow();
   const request = await tx.request.create({
     data: {
       id: newRequestId(),
@@ -200,7 +201,7 @@ export async function decideWithRules(
   gate: GateVerdictLike,
   decideRisky: RiskyCallDecider,
 ): Promise<RuledVerdict> {
-  const now = new Date();
+  const now = databaseNow();
   const rules = await loadLiveRules(tx, now);
   const gateVerdict = async (): Promise<ToolVerdict> => {
     if (gate.allowed) return { allowed: true };

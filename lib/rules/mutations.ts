@@ -10,6 +10,7 @@ import { raisePendingCardsForRule } from "./raise-pending";
 import { evictRulesAfterCommit } from "./rule-cache";
 import type { CreateRuleInput, UpdateRuleInput } from "./schema";
 import { toRuleView, type RuleView } from "./views";
+import { databaseNow, databaseNowMs } from "../database-clock";
 
 /** Every write checks the pattern, so the gate never meets one it cannot read. */
 export function checkRulePattern(pattern: string): void {
@@ -29,7 +30,7 @@ function checkRuleShape(rule: {
       "requiredApprovals: only an ask rule raises a card, so only it can need two Leads",
     );
   }
-  if (rule.expiresAt !== null && new Date(rule.expiresAt).getTime() <= Date.now()) {
+  if (rule.expiresAt !== null && new Date(rule.expiresAt).getTime() <= databaseNowMs()) {
     throw new AppError("INVALID_RULE", "expiresAt: the expiry is already past");
   }
 }
@@ -115,7 +116,7 @@ export async function updateRule(
         requiredApprovals: next.requiredApprovals,
         expiresAt: next.expiresAt === null ? null : new Date(next.expiresAt),
         ...(patch.mode ? { mode: patch.mode } : {}),
-        updatedAt: new Date(),
+        updatedAt: databaseNow(),
       },
     });
     await raisePendingCardsForRule(tx, rule);

@@ -4,6 +4,7 @@ import { loadShellParser } from "../shared/protocol/shell-command";
 import { doesRuleMatch } from "../shared/rules/verdict";
 import { prepareAgentCall, ruleSubjectOf } from "./evaluate";
 import { toJudgedRule } from "./views";
+import { databaseNow } from "../database-clock";
 
 /**
  * A two-Lead rule also holds the cards already waiting for a call it matches (decision 023: the
@@ -25,7 +26,7 @@ export async function raisePendingCardsForRule(tx: Db, stored: Rule): Promise<vo
   });
   if (pending.length === 0) return;
   await loadShellParser();
-  const now = new Date();
+  const now = databaseNow();
   const raised = pending.filter(({ payload, agent }) => {
     const call = payload as { tool?: unknown; args?: unknown; cwd?: unknown };
     if (typeof call.tool !== "string" || typeof call.args !== "object" || call.args === null) {

@@ -2,6 +2,7 @@ import type { Db } from "../db";
 import { appendEvent } from "../events/mutations";
 import type { Agent } from "../generated/prisma/client";
 import { toTaskView, type TaskView } from "./views";
+import { databaseNow } from "../database-clock";
 
 export const withAssignee = { assignee: { select: { name: true } } } as const;
 
@@ -13,7 +14,7 @@ export async function setTask(
 ): Promise<TaskView> {
   const task = await db.task.update({
     where: { id: taskId },
-    data: { ...data, updatedAt: new Date() },
+    data: { ...data, updatedAt: databaseNow() },
     include: withAssignee,
   });
   await appendEvent(db, "task.updated", `task:${taskId}`, {

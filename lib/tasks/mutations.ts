@@ -13,6 +13,7 @@ import type { CreateTaskInput } from "./schema";
 import { setTask, withAssignee } from "./holder";
 import { toTaskView, type TaskView } from "./views";
 import { inTransaction } from "../transaction";
+import { databaseNow } from "../database-clock";
 
 const COMPLETE_TASK_RISK: ToolRisk = {
   class: "workspace",
@@ -107,7 +108,7 @@ async function finishHeldTask(
       tx,
       taskId,
       isDone
-        ? { status: "done", assigneeId: agent.id, completedAt: new Date() }
+        ? { status: "done", assigneeId: agent.id, completedAt: databaseNow() }
         : { status: "open", assigneeId: null },
       agent.name,
     );

@@ -11,6 +11,7 @@ import { hashToken, newApiToken } from "./credentials";
 import { canManageAllTokens, lockLiveCaller } from "./data";
 import type { CreateTokenInput } from "./schema";
 import { toTokenView, type IssuedToken, type TokenView } from "./views";
+import { databaseNow } from "../database-clock";
 
 /**
  * An API token for scripts, the supervisor or a connector: shown once, stored as a SHA-256 hash.
@@ -63,7 +64,7 @@ export async function rotateApiToken(
 ): Promise<IssuedToken> {
   const { count } = await db.apiToken.updateMany({
     where: { userId, name: input.name, revokedAt: null },
-    data: { revokedAt: new Date() },
+    data: { revokedAt: databaseNow() },
   });
   if (count > 0) evictActorsAfterCommit(db, [`user:${userId}`]);
   return createApiToken(db, userId, input);
@@ -84,7 +85,7 @@ export async function revokeApiToken(
   return inTransaction(db, async (tx) => {
     const [revoked] = await tx.apiToken.updateManyAndReturn({
       where: { id, revokedAt: null, ...ownerFilter },
-      data: { revokedAt: new Date() },
+      data: { revokedAt: databaseNow() },
     });
     if (revoked) evictActorsAfterCommit(tx, [`token:${revoked.id}`]);
     if (revoked?.scope === "connect") {

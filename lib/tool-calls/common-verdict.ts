@@ -17,6 +17,7 @@ import { refuseWhileStopping } from "../shared/protocol/stop-gate";
 import type { ToolRisk } from "../shared/protocol/tool-risk";
 import { judgeByRules } from "../shared/rules/verdict";
 import type { ToolCallInput, ToolVerdict } from "./schema";
+import { databaseNow } from "../database-clock";
 
 /**
  * The common verdicts in one statement each (decision 028 and its amendment): a worker's call that
@@ -257,7 +258,7 @@ export async function tryRecordCommonVerdict(
   const facts = rememberedFacts().get(actor.agentId);
   if (!facts || facts.incarnation !== actor.incarnation) return null;
 
-  const now = new Date();
+  const now = databaseNow();
   const rules = await loadLiveRules(db, now);
   const worker = { ...facts, connector: null, connectorKey: null };
   const judged =

@@ -26,6 +26,7 @@ import { approvedVerdict, findEditedApprovalFor } from "./edited-approval";
 import { isSameBase, refuseChangedFile } from "./file-guard";
 import { inTransaction } from "../transaction";
 import { rememberVerdictFacts, tryRecordCommonVerdict } from "./common-verdict";
+import { databaseNow } from "../database-clock";
 
 /** This work's tool approvals of exactly this call, newest first. */
 export async function approvalsOfCall(tx: Db, agent: Agent, callHash: string) {
@@ -203,7 +204,7 @@ export async function recordToolCall(
     });
     // A session sends no heartbeats between calls: each call is its sign of life.
     if (isConnected(agent)) {
-      await tx.agent.update({ where: { id: agent.id }, data: { lastHeartbeatAt: new Date() } });
+      await tx.agent.update({ where: { id: agent.id }, data: { lastHeartbeatAt: databaseNow() } });
     }
     await tx.toolCall.create({
       data: {

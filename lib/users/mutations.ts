@@ -13,6 +13,7 @@ import { isScopeWithinRole } from "../shared/auth/scopes";
 import { lockLiveCaller } from "../tokens/data";
 import { inTransaction } from "../transaction";
 import type { UpdateUserInput } from "./schema";
+import { databaseNow } from "../database-clock";
 
 export type UserView = {
   id: string;
@@ -116,7 +117,7 @@ export async function updateUser(
     if (!isChanged) return toUserView(user);
     const updated = await tx.user.update({
       where: { id: userId },
-      data: { role, disabledAt: isDisabled ? (user.disabledAt ?? new Date()) : null },
+      data: { role, disabledAt: isDisabled ? (user.disabledAt ?? databaseNow()) : null },
     });
     evictActorsAfterCommit(tx, [`user:${userId}`]);
     if (isDisabled) await tx.session.deleteMany({ where: { userId } });

@@ -7,6 +7,7 @@ import { childProcessEnv } from "../../lib/env";
 export const READY_PREFIX = "Handshake API node: ";
 
 const ENTRY = path.resolve(import.meta.dirname, "run-api-node.ts");
+const SKEWED_CLOCK = path.resolve(import.meta.dirname, "skewed-clock.mjs");
 const ROOT = path.resolve(import.meta.dirname, "../..");
 const START_TIMEOUT_MS = 30_000;
 /** What a node prints for an answer of 500: defineRoute's log, or the router's around a route. */
@@ -60,14 +61,25 @@ export async function startApiNode(options: {
   isVerbose?: boolean;
   /** Node's own flags, before tsx (`--inspect=127.0.0.1:0`, …). */
   nodeArgs?: string[];
+  /** Runs the node with its clock this far off the machine's (tests/support/skewed-clock.mjs). */
+  clockSkewMs?: number;
 }): Promise<ApiNode> {
   const port = options.port ?? (await freePort());
-  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), "--import", "tsx", ENTRY], {
+  const skew: { args: string[]; env: Record<string, string> } =
+    options.clockSkewMs === undefined
+      ? { args: [], env: {} }
+      : {
+          args: ["--import", SKEWED_CLOCK],
+          env: { HANDSHAKE_TEST_CLOCK_SKEW_MS: String(options.clockSkewMs) },
+        };
+  const nodeArgs = [...(options.nodeArgs ?? []), ...skew.args, "--import", "tsx", ENTRY];
+  const child = spawn(process.execPath, nodeArgs, {
     cwd: ROOT,
     env: childProcessEnv({
       DATABASE_URL: options.databaseUrl,
       PORT: String(port),
       HOST: "127.0.0.1",
+      ...skew.env,
     }),
     stdio: ["ignore", "pipe", "pipe"],
   });

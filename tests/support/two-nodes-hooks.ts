@@ -19,7 +19,10 @@ export type TwoNodes = {
  * caches) on a database of the file's own, started before its first test and stopped after its
  * last. The returned object is filled in then, so read it inside tests, not at the top level.
  */
-export function runTwoNodesDuringFile(databasePrefix: string): TwoNodes {
+export function runTwoNodesDuringFile(
+  databasePrefix: string,
+  options: { clockSkewMs?: { a?: number; b?: number } } = {},
+): TwoNodes {
   const nodes = {} as TwoNodes;
   let database: Awaited<ReturnType<typeof createOwnDatabase>> | undefined;
   beforeAll(async () => {
@@ -27,8 +30,8 @@ export function runTwoNodesDuringFile(databasePrefix: string): TwoNodes {
     const lead = await createHuman(database.db, "lead");
     const admin = await createApiToken(database.db, lead.userId, { name: "nodes", scope: "admin" });
     const [a, b] = await Promise.all([
-      startApiNode({ databaseUrl: database.url, label: "A" }),
-      startApiNode({ databaseUrl: database.url, label: "B" }),
+      startApiNode({ databaseUrl: database.url, label: "A", clockSkewMs: options.clockSkewMs?.a }),
+      startApiNode({ databaseUrl: database.url, label: "B", clockSkewMs: options.clockSkewMs?.b }),
     ]);
     Object.assign(nodes, {
       a,

@@ -1,0 +1,84 @@
+import { afterEach, describe, expect, it, vi } from "vitest";
+import {
+  databaseNow,
+  databaseNowMs,
+  startDatabaseClock,
+  syncDatabaseClock,
+} from "../../lib/database-clock";
+import { getDb, type Db } from "../../lib/db";
+
+// The node's clock is made wrong by moving `Date.now`, as a node whose NTP failed would read it;
+// PostgreSQL's clock is the machine's, so the database's time is known within a round trip.
+
+const SKEW_MS = 20 * 60_000;
+const realNow = Date.now.bind(Date);
+
+function skewNodeClock(skewMs: number): void {
+  vi.spyOn(Date, "now").mockImplementation(() => realNow() + skewMs);
+}
+
+async function expectDatabaseTime(): Promise<void> {
+  const before = databaseNowMs();
+  const [{ now }] = await getDb().$queryRaw<[{ now: Date }]>`SELECT clock_timestamp() AS now`;
+  const after = databaseNowMs();
+  // The database's reading falls between this node's two, give or take the sync's own error.
+  expect(now.getTime()).toBeGreaterThanOrEqual(before - 250);
+  expect(now.getTime()).toBeLessThanOrEqual(after + 250);
+}
+
+afterEach(async () => {
+  vi.restoreAllMocks();
+  // The offset is the process's: the next file in this worker must not inherit a skewed one.
+  await syncDatabaseClock(getDb());
+});
+
+describe("the database's clock on a node", () => {
+  it("reads the database's time through a node clock 20 minutes behind or ahead", async () => {
+    for (const skewMs of [-SKEW_MS, SKEW_MS]) {
+      skewNodeClock(skewMs);
+      await syncDatabaseClock(getDb());
+      await expectDatabaseTime();
+      expect(Math.abs(databaseNow().getTime() - realNow())).toBeLessThan(1_000);
+      // A time written as text and read back (a signed presence announcement's) must match.
+      expect(Number.isInteger(databaseNowMs())).toBe(true);
+      // Only the node's judgements move; its own clock stays as it is.
+      expect(Date.now() - realNow()).toBeGreaterThanOrEqual(skewMs - 5);
+    }
+  });
+
+  it("catches a node clock stepped while it runs at the next sync, and keeps the last offset while the database cannot be read", async () => {
+    let isReachable = true;
+    const db = getDb();
+    const flaky = {
+      $queryRaw: (...args: Parameters<Db["$queryRaw"]>) =>
+        isReachable ? db.$queryRaw(...args) : Promise.reject(new Error("connection refused")),
+    } as unknown as Db;
+    const errors = vi.spyOn(console, "error").mockImplementation(() => undefined);
+    skewNodeClock(0);
+    const clock = await startDatabaseClock(flaky, { intervalMs: 50 });
+    try {
+      skewNodeClock(SKEW_MS);
+      await vi.waitFor(() => expect(Math.abs(databaseNowMs() - realNow())).toBeLessThan(1_000));
+      await expectDatabaseTime();
+
+      isReachable = false;
+      await vi.waitFor(() =>
+        expect(errors).toHaveBeenCalledWith(
+          "[clock] could not read the database's clock; keeping the last offset",
+          expect.any(Error),
+        ),
+      );
+      isReachable = true;
+      await expectDatabaseTime();
+    } finally {
+      clock.stop();
+    }
+  });
+
+  it("does not start a node whose first reading fails", async () => {
+    const unreachable = {
+      $queryRaw: () => Promise.reject(new Error("connection refused")),
+    } as unknown as Db;
+    await expect(startDatabaseClock(unreachable)).rejects.toThrow("connection refused");
+  });
+});

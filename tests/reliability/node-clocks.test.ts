@@ -1,0 +1,175 @@
+import { io as connect, type Socket } from "socket.io-client";
+import { afterAll, describe, expect, it, vi } from "vitest";
+import { newRequestId } from "../../lib/requests/request-id";
+import type {
+  ClientToServerEvents,
+  PresencePayload,
+  ServerToClientEvents,
+} from "../../lib/shared/realtime/contract";
+import { CONSOLE_NAMESPACE } from "../../lib/shared/realtime/contract";
+import type { ApiNode } from "../support/api-node";
+import { createHuman, signIn, sleep } from "../support/reliability";
+import { runTwoNodesDuringFile } from "../support/two-nodes-hooks";
+
+// Two web nodes whose clocks are wrong, as a node's is when its NTP fails: A runs 20 minutes
+// behind, B 20 minutes ahead, each sweeping every second. Each judgement of a time must be the
+// database's (decision 083): A once stamped deadlines 20 minutes in the past, which the
+// database's trigger then enforced, and B expired A's requests, marked live agents offline and
+// ignored a deny rule still in force.
+
+const SKEW_MS = 20 * 60_000;
+const nodes = runTwoNodesDuringFile("handshake_node_clocks", {
+  clockSkewMs: { a: -SKEW_MS, b: SKEW_MS },
+});
+
+/** Long enough for each node's sweeper (every second) to have run at least twice. */
+const SWEEPS_MS = 2_500;
+
+async function call(node: ApiNode, method: string, path: string, token: string, body?: unknown) {
+  const response = await fetch(`${node.url}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  return { status: response.status, json: (await response.json()) as Record<string, unknown> };
+}
+
+const sockets: Socket<ServerToClientEvents, ClientToServerEvents>[] = [];
+afterAll(() => {
+  for (const socket of sockets) socket.disconnect();
+});
+
+/** A Lead's console on `node`, with every presence it is told of. */
+async function openConsole(node: ApiNode) {
+  const session = await signIn(node.url, await createHuman(nodes.db, "lead"));
+  const socket: Socket<ServerToClientEvents, ClientToServerEvents> = connect(
+    `${node.url}${CONSOLE_NAMESPACE}`,
+    {
+      transports: ["websocket"],
+      extraHeaders: { cookie: session.cookie, origin: node.url },
+      auth: { sessionKey: session.sessionKey },
+      reconnection: false,
+    },
+  );
+  sockets.push(socket);
+  const presences: PresencePayload[] = [];
+  socket.on("presence", (payload) => presences.push(payload));
+  await new Promise<void>((resolve, reject) => {
+    socket.on("connect", resolve);
+    socket.on("connect_error", reject);
+  });
+  return { socket, presences };
+}
+
+async function databaseNowMs(): Promise<number> {
+  const [{ now }] = await nodes.db.$queryRaw<[{ now: Date }]>`SELECT clock_timestamp() AS now`;
+  return now.getTime();
+}
+
+async function registerAgent(name: string): Promise<string> {
+  const registered = await call(nodes.a, "POST", "/api/v1/agents", nodes.leadToken, {
+    name,
+    role: "tester",
+  });
+  expect(registered.status).toBe(201);
+  return String(registered.json.token);
+}
+
+/** Within a few seconds of the database's clock `offsetMs` from now. */
+async function expectDatabaseTime(iso: unknown, offsetMs: number): Promise<void> {
+  const error = Date.parse(String(iso)) - ((await databaseNowMs()) + offsetMs);
+  expect(Math.abs(error), `${String(iso)} is ${error} ms off the database's clock`).toBeLessThan(
+    5_000,
+  );
+}
+
+describe("web nodes whose clocks are off", () => {
+  it("a plan and a question asked through a node behind keep their whole time, and are decided through a node ahead", async () => {
+    const agentToken = await registerAgent("clock-asker");
+    const plan = await call(nodes.a, "POST", "/api/v1/requests", agentToken, {
+      type: "plan_approval",
+      payload: { plan: "read the notes, then write a summary" },
+      timeoutSeconds: 120,
+    });
+    expect(plan.status, JSON.stringify(plan.json)).toBe(201);
+    const question = await call(nodes.a, "POST", "/api/v1/requests", agentToken, {
+      type: "question",
+      payload: {
+        question: "Which branch?",
+        options: [
+          { id: "main", label: "main" },
+          { id: "next", label: "next" },
+        ],
+        default: "main",
+      },
+      timeoutSeconds: 120,
+    });
+    expect(question.status, JSON.stringify(question.json)).toBe(201);
+    for (const { json } of [plan, question]) {
+      await expectDatabaseTime(json.createdAt, 0);
+      await expectDatabaseTime(json.expiresAt, 120_000);
+    }
+
+    await sleep(SWEEPS_MS);
+    const approved = await call(
+      nodes.b,
+      "POST",
+      `/api/v1/requests/${String(plan.json.id)}/responses`,
+      nodes.leadToken,
+      { type: "plan_approval_response", approve: true },
+    );
+    expect(approved.status, JSON.stringify(approved.json)).toBe(200);
+    expect(approved.json.status).toBe("approved");
+    const extended = await call(
+      nodes.b,
+      "POST",
+      `/api/v1/requests/${String(question.json.id)}/deadline`,
+      nodes.leadToken,
+      { extendSeconds: 60 },
+    );
+    expect(extended.status, JSON.stringify(extended.json)).toBe(200);
+    await expectDatabaseTime(extended.json.expiresAt, 180_000 - SWEEPS_MS);
+  });
+
+  it("an agent heard from through a node behind is not marked offline by a node ahead", async () => {
+    const agentToken = await registerAgent("clock-heartbeat");
+    const heartbeat = await call(nodes.a, "POST", "/api/v1/heartbeat", agentToken, {
+      status: "working",
+    });
+    expect(heartbeat.status, JSON.stringify(heartbeat.json)).toBe(200);
+    await sleep(SWEEPS_MS);
+    const agent = await nodes.db.agent.findUniqueOrThrow({ where: { name: "clock-heartbeat" } });
+    expect(agent.status).toBe("working");
+    await expectDatabaseTime(agent.lastHeartbeatAt?.toISOString(), -SWEEPS_MS);
+  });
+
+  it("a deny rule still in force is obeyed by a node ahead", async () => {
+    const agentToken = await registerAgent("clock-denied");
+    const read = { tool: "read_file", args: { path: "notes.txt" } };
+    expect(
+      (await call(nodes.b, "POST", "/api/v1/tool-calls", agentToken, read)).json,
+    ).toMatchObject({ allowed: true });
+    const rule = await call(nodes.a, "POST", "/api/v1/rules", nodes.leadToken, {
+      pattern: "read_file",
+      effect: "deny",
+      scope: { kind: "agent", agent: "clock-denied" },
+      expiresAt: new Date((await databaseNowMs()) + 10 * 60_000).toISOString(),
+    });
+    expect(rule.status, JSON.stringify(rule.json)).toBe(201);
+    const denied = await call(nodes.b, "POST", "/api/v1/tool-calls", agentToken, read);
+    expect(denied.json).toMatchObject({ allowed: false, code: "RULE_DENIED" });
+  });
+
+  it("a Lead on a node behind sees who has a card open on a node ahead", async () => {
+    // Presence announcements are signed with the time they were sent and dropped 20 s on, so
+    // a recorded one cannot be played back; the receiving node judges that age.
+    const onA = await openConsole(nodes.a);
+    const onB = await openConsole(nodes.b);
+    const card = newRequestId();
+    onB.socket.emit("viewing", { requestId: card });
+    await vi.waitFor(
+      () => expect(onA.presences.filter((payload) => payload.requestId === card)).not.toEqual([]),
+      { timeout: 5_000, interval: 50 },
+    );
+  });
+});
