@@ -55,19 +55,30 @@ export async function syncDatabaseClock(db: Db): Promise<void> {
 }
 
 /**
- * Syncs now, before the node serves anything, then every DATABASE_CLOCK_SYNC_MS. A failed sync
- * keeps the last offset: the node's clock does not drift far in seconds, and a database that
- * cannot be read fails every judgement's transaction anyway.
+ * Syncs now, before the node serves anything, then every DATABASE_CLOCK_SYNC_MS, one sync at a
+ * time (an older one finishing last would undo a newer). A failed sync keeps the last offset:
+ * the node's clock does not drift far in seconds, and a database that cannot be read fails every
+ * judgement's transaction anyway.
  */
 export async function startDatabaseClock(
   db: Db,
   options: { intervalMs?: number } = {},
 ): Promise<{ stop: () => void }> {
   await syncDatabaseClock(db);
+  let isSyncing = false;
   const timer = setInterval(() => {
-    syncDatabaseClock(db).catch((error: unknown) => {
-      console.error("[clock] could not read the database's clock; keeping the last offset", error);
-    });
+    if (isSyncing) return;
+    isSyncing = true;
+    syncDatabaseClock(db)
+      .catch((error: unknown) => {
+        console.error(
+          "[clock] could not read the database's clock; keeping the last offset",
+          error,
+        );
+      })
+      .finally(() => {
+        isSyncing = false;
+      });
   }, options.intervalMs ?? DATABASE_CLOCK_SYNC_MS);
   timer.unref();
   return { stop: () => clearInterval(timer) };

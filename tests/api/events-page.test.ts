@@ -135,6 +135,39 @@ describe("GET /events", () => {
     expect(Date.now() - laterStartedBy).toBeGreaterThanOrEqual(GAP_WAIT_MS - 2);
   });
 
+  it("takes an event's age from when it was written, not from when its transaction began", async () => {
+    // Review of decision 083: a transaction writes its events just before it commits. Stamped
+    // with the transaction's start, an event from one that had waited (on an agent's lock) was
+    // already too old, when it committed, to hold a reader back at an id still in flight below
+    // it, and the reader's cursor passed that id for good.
+    for (let tries = 1; ; tries++) {
+      let inFlight: OpenEvent | undefined;
+      let lateId = 0;
+      let writtenAt = 0;
+      await getDb().$transaction(
+        async (tx) => {
+          await tx.$executeRaw`SELECT pg_sleep(${(GAP_WAIT_MS + 300) / 1_000}::float8)`;
+          inFlight = await openEvent();
+          const late = await tx.event.create({
+            data: { kind: "test.committed", subject, data: {} },
+            select: { id: true },
+          });
+          lateId = Number(late.id);
+          writtenAt = Date.now();
+        },
+        { timeout: 20_000 },
+      );
+      const below = inFlight as OpenEvent;
+      const found = ours(await page(`?after=${below.id - 1}`));
+      if (Date.now() - writtenAt < GAP_WAIT_MS || tries === 5) {
+        expect(lateId).toBeGreaterThan(below.id);
+        expect(found).toEqual([]);
+        return;
+      }
+      for (const open of openEvents.splice(0)) await open.end("rollback");
+    }
+  });
+
   it("reads after a cursor beyond 32 bits, up to the largest the query accepts", async () => {
     for (const after of [2 ** 31, Number.MAX_SAFE_INTEGER]) {
       expect((await page(`?after=${after}`)).items).toEqual([]);

@@ -75,6 +75,34 @@ describe("the database's clock on a node", () => {
     }
   });
 
+  it("runs one sync at a time, so an older one cannot finish last", async () => {
+    const db = getDb();
+    let running = 0;
+    let mostAtOnce = 0;
+    let readings = 0;
+    const slow = {
+      $queryRaw: async (...args: Parameters<Db["$queryRaw"]>) => {
+        running += 1;
+        mostAtOnce = Math.max(mostAtOnce, running);
+        readings += 1;
+        try {
+          await new Promise((resolve) => setTimeout(resolve, 40));
+          return await db.$queryRaw(...args);
+        } finally {
+          running -= 1;
+        }
+      },
+    } as unknown as Db;
+    const clock = await startDatabaseClock(slow, { intervalMs: 10 });
+    try {
+      // Each sync takes three readings of 40 ms or more: ten ticks pass during one.
+      await vi.waitFor(() => expect(readings).toBeGreaterThanOrEqual(9), { timeout: 5_000 });
+      expect(mostAtOnce).toBe(1);
+    } finally {
+      clock.stop();
+    }
+  });
+
   it("does not start a node whose first reading fails", async () => {
     const unreachable = {
       $queryRaw: () => Promise.reject(new Error("connection refused")),

@@ -131,6 +131,19 @@ describe("web nodes whose clocks are off", () => {
     await expectDatabaseTime(extended.json.expiresAt, 180_000 - SWEEPS_MS);
   });
 
+  it("a Lead added through a node behind is as new as the database says", async () => {
+    // The two-person rule refuses a second approval from an account made after the request:
+    // stamped by a node 20 minutes behind, a new Lead's account looked older than every request
+    // of the last 20 minutes.
+    const added = await call(nodes.a, "POST", "/api/v1/users", nodes.leadToken, {
+      email: "clock-lead@example.com",
+      password: "a long enough password",
+      role: "lead",
+    });
+    expect(added.status, JSON.stringify(added.json)).toBe(201);
+    await expectDatabaseTime(added.json.createdAt, 0);
+  });
+
   it("an agent heard from through a node behind is not marked offline by a node ahead", async () => {
     const agentToken = await registerAgent("clock-heartbeat");
     const heartbeat = await call(nodes.a, "POST", "/api/v1/heartbeat", agentToken, {

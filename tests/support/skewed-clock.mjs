@@ -8,15 +8,14 @@ if (!Number.isFinite(skewMs)) {
 
 const RealDate = globalThis.Date;
 
-class SkewedDate extends RealDate {
-  constructor(...args) {
-    if (args.length === 0) super(RealDate.now() + skewMs);
-    else super(...args);
-  }
-
-  static now() {
-    return RealDate.now() + skewMs;
-  }
+// A function, not a subclass: `Date()` called without `new` returns the time as text.
+function SkewedDate(...args) {
+  if (!new.target) return new RealDate(RealDate.now() + skewMs).toString();
+  return args.length === 0 ? new RealDate(RealDate.now() + skewMs) : new RealDate(...args);
 }
+SkewedDate.prototype = RealDate.prototype;
+SkewedDate.now = () => RealDate.now() + skewMs;
+SkewedDate.parse = RealDate.parse;
+SkewedDate.UTC = RealDate.UTC;
 
 globalThis.Date = SkewedDate;
