@@ -2,8 +2,8 @@ import type { Db } from "./db";
 
 /**
  * The database's clock, as this node reads it: the node's own clock plus the offset last measured
- * against PostgreSQL's. Every time a node stamps or judges (a deadline, an expiry, a heartbeat, a
- * silence, a rule's end) is on it, because the database judges by its own clock too (a late
+ * against PostgreSQL's. The times a web node stamps or judges (a deadline, an expiry, a heartbeat,
+ * a silence, a rule's end) are on it, because the database judges by its own clock too (a late
  * decision, the sign-in window, the event feed) and other nodes judge what this one stamped: a
  * node whose own clock is off by minutes must neither stamp deadlines nobody can meet nor expire
  * other nodes' requests early (decision 083).
@@ -26,11 +26,6 @@ export function databaseNowMs(): number {
 
 export function databaseNow(): Date {
   return new Date(databaseNowMs());
-}
-
-/** How far the database's clock is ahead of this node's, as last measured (ms; negative: behind). */
-export function databaseClockOffsetMs(): number {
-  return state.offsetMs;
 }
 
 /**
