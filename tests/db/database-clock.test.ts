@@ -7,8 +7,9 @@ import {
 } from "../../lib/database-clock";
 import { getDb, type Db } from "../../lib/db";
 
-// The node's clock is made wrong by moving `Date.now`, as a node whose NTP failed would read it;
-// PostgreSQL's clock is the machine's, so the database's time is known within a round trip.
+// The node's clock is made wrong by moving `Date.now`, as a node whose NTP failed (or that NTP
+// stepped) would read it; PostgreSQL's clock is the machine's, so the database's time is known
+// within a round trip.
 
 const SKEW_MS = 20 * 60_000;
 const realNow = Date.now.bind(Date);
@@ -28,7 +29,7 @@ async function expectDatabaseTime(): Promise<void> {
 
 afterEach(async () => {
   vi.restoreAllMocks();
-  // The offset is the process's: the next file in this worker must not inherit a skewed one.
+  // The reading is the process's: the next test must not inherit one taken through a stub.
   await syncDatabaseClock(getDb());
 });
 
@@ -41,34 +42,62 @@ describe("the database's clock on a node", () => {
       expect(Math.abs(databaseNow().getTime() - realNow())).toBeLessThan(1_000);
       // A time written as text and read back (a signed presence announcement's) must match.
       expect(Number.isInteger(databaseNowMs())).toBe(true);
-      // Only the node's judgements move; its own clock stays as it is.
+      // Only the node's judgements are the database's; its own clock stays as it is.
       expect(Date.now() - realNow()).toBeGreaterThanOrEqual(skewMs - 5);
     }
   });
 
-  it("catches a node clock stepped while it runs at the next sync, and keeps the last offset while the database cannot be read", async () => {
-    let isReachable = true;
+  it("is not moved by a node clock stepped while it runs", async () => {
+    // Red team: read as the node's clock plus an offset, a clock stepped three hours on moved
+    // every judgement with it until the next sync, and one sweep meanwhile expired every pending
+    // request on every node.
+    skewNodeClock(0);
+    const clock = await startDatabaseClock(getDb(), { intervalMs: 60_000 });
+    try {
+      skewNodeClock(3 * 60 * 60_000);
+      await expectDatabaseTime();
+      skewNodeClock(-3 * 60 * 60_000);
+      await expectDatabaseTime();
+    } finally {
+      clock.stop();
+    }
+  });
+
+  it("keeps the last reading while the database cannot be read, and gives up a sync that hangs", async () => {
     const db = getDb();
+    let answer: "yes" | "refuse" | "hang" = "yes";
+    let calls = 0;
     const flaky = {
-      $queryRaw: (...args: Parameters<Db["$queryRaw"]>) =>
-        isReachable ? db.$queryRaw(...args) : Promise.reject(new Error("connection refused")),
+      $queryRaw: (...args: Parameters<Db["$queryRaw"]>) => {
+        calls += 1;
+        if (answer === "refuse") return Promise.reject(new Error("connection refused"));
+        if (answer === "hang") return new Promise(() => undefined);
+        return db.$queryRaw(...args);
+      },
     } as unknown as Db;
     const errors = vi.spyOn(console, "error").mockImplementation(() => undefined);
-    skewNodeClock(0);
-    const clock = await startDatabaseClock(flaky, { intervalMs: 50 });
+    const clock = await startDatabaseClock(flaky, { intervalMs: 20, syncTimeoutMs: 100 });
     try {
-      skewNodeClock(SKEW_MS);
-      await vi.waitFor(() => expect(Math.abs(databaseNowMs() - realNow())).toBeLessThan(1_000));
-      await expectDatabaseTime();
-
-      isReachable = false;
+      answer = "refuse";
       await vi.waitFor(() =>
         expect(errors).toHaveBeenCalledWith(
-          "[clock] could not read the database's clock; keeping the last offset",
-          expect.any(Error),
+          "[clock] could not read the database's clock; keeping the last reading",
+          expect.objectContaining({ message: "connection refused" }),
         ),
       );
-      isReachable = true;
+      await expectDatabaseTime();
+
+      answer = "hang";
+      await vi.waitFor(() =>
+        expect(errors).toHaveBeenCalledWith(
+          "[clock] could not read the database's clock; keeping the last reading",
+          expect.objectContaining({ message: "no reading within 100 ms" }),
+        ),
+      );
+      const callsWhenGivenUp = calls;
+      // The next sync runs, rather than waiting on the one that hangs.
+      await vi.waitFor(() => expect(calls).toBeGreaterThan(callsWhenGivenUp));
+      answer = "yes";
       await expectDatabaseTime();
     } finally {
       clock.stop();
