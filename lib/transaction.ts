@@ -1,4 +1,5 @@
 import type { Prisma, PrismaClient } from "./generated/prisma/client";
+import { databaseNow } from "./database-clock";
 import type { Db } from "./db";
 
 /**
@@ -37,7 +38,15 @@ export async function inTransaction<T>(
     const scope: TransactionScope = { events: [], lockedAgentIds: new Set(), afterCommit: [] };
     scopes.set(tx, scope);
     const result = await work(tx);
-    if (scope.events.length > 0) await tx.event.createMany({ data: scope.events });
+    if (scope.events.length > 0) {
+      // Stamped now, not with the transaction's start (the column's default): the event feed's
+      // gap wait reads an event's age from it, and one from a transaction that had waited on a
+      // lock would be too old, the moment it commits, to hold a reader back at a gap below it.
+      const createdAt = databaseNow();
+      await tx.event.createMany({
+        data: scope.events.map((event) => ({ ...event, createdAt })),
+      });
+    }
     committed = scope;
     return result;
   });

@@ -36,8 +36,9 @@ function countBeforeYoungGap(events: Sighting[], previousId: number): number {
 
 /**
  * A reader's page of events after its cursor. It ends before a missing id for as long as the event
- * after that id is younger than GAP_WAIT_MS (the event's `created_at`, when it was written, just
- * before its transaction committed, against the database's clock): oldest first, a cursor moved
+ * after that id is younger than GAP_WAIT_MS (the event's `created_at`: when `inTransaction` wrote
+ * it, just before its commit, or a hot statement's start; against the database's clock): oldest
+ * first, a cursor moved
  * to the page's last id passes no event still in flight, and a later read returns the rest; newest
  * first, the page starts below it, so its first id is a cursor a late subscriber can start from.
  */
