@@ -2,15 +2,8 @@ import pg from "pg";
 import { describe, expect, it } from "vitest";
 import { EVICTIONS_APPLICATION_NAME } from "../../lib/auth/actor-evictions";
 import { createApiToken } from "../../lib/tokens/mutations";
-import type { ApiNode } from "../support/api-node";
-import {
-  createHuman,
-  sessionHeaders,
-  signIn,
-  sleep,
-  type BrowserSession,
-} from "../support/reliability";
-import { runTwoNodesDuringFile } from "../support/two-nodes-hooks";
+import { createHuman, signIn, sleep } from "../support/reliability";
+import { callNode, runTwoNodesDuringFile, type Credential } from "../support/two-nodes-hooks";
 
 // Two web nodes (separate processes, separate caches) on one database. A change made through one
 // node, or straight in the database, must stop the other node's cached answer within a second
@@ -21,29 +14,6 @@ const REVOCATION_BOUND_MS = 1_000;
 
 const nodes = runTwoNodesDuringFile("handshake_actor_cache");
 
-/** A bearer token, or a signed-in browser's session. */
-type Credential = string | BrowserSession;
-
-async function call(
-  node: ApiNode,
-  method: string,
-  path: string,
-  credential: Credential,
-  body?: unknown,
-) {
-  const response = await fetch(`${node.url}${path}`, {
-    method,
-    headers: {
-      ...(typeof credential === "string"
-        ? { authorization: `Bearer ${credential}` }
-        : { ...sessionHeaders(credential), origin: node.url }),
-      ...(body === undefined ? {} : { "content-type": "application/json" }),
-    },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  return { status: response.status, json: (await response.json()) as Record<string, unknown> };
-}
-
 /**
  * Calls node B repeatedly and returns when, after the change, the first call it refused was sent:
  * a call's own time on a loaded machine is not the node's staleness.
@@ -52,7 +22,7 @@ async function msUntilRefused(path: string, token: Credential): Promise<number> 
   const started = Date.now();
   for (;;) {
     const sentAt = Date.now();
-    const { status } = await call(nodes.b, "GET", path, token);
+    const { status } = await callNode(nodes.b, "GET", path, token);
     if (status === 401) return sentAt - started;
     if (Date.now() - started > 5_000) return Infinity;
     await sleep(10);
@@ -62,7 +32,7 @@ async function msUntilRefused(path: string, token: Credential): Promise<number> 
 /** Several calls on B, so its answer comes from its cache when a cache is on. */
 async function warm(path: string, token: Credential): Promise<void> {
   for (let round = 0; round < 3; round += 1) {
-    expect((await call(nodes.b, "GET", path, token)).status).toBe(200);
+    expect((await callNode(nodes.b, "GET", path, token)).status).toBe(200);
   }
 }
 
@@ -75,7 +45,7 @@ describe("the actor cache across nodes", () => {
     });
     await warm("/api/v1/requests", issued.token);
     expect(
-      (await call(nodes.a, "DELETE", `/api/v1/tokens/${issued.id}`, nodes.leadToken)).status,
+      (await callNode(nodes.a, "DELETE", `/api/v1/tokens/${issued.id}`, nodes.leadToken)).status,
     ).toBe(200);
     expect(await msUntilRefused("/api/v1/requests", issued.token)).toBeLessThan(
       REVOCATION_BOUND_MS,
@@ -86,7 +56,7 @@ describe("the actor cache across nodes", () => {
     const human = await createHuman(nodes.db, "lead");
     const session = await signIn(nodes.a.url, human);
     await warm("/api/v1/requests", session);
-    expect((await call(nodes.a, "POST", "/api/v1/auth/logout", session)).status).toBe(200);
+    expect((await callNode(nodes.a, "POST", "/api/v1/auth/logout", session)).status).toBe(200);
     expect(await msUntilRefused("/api/v1/requests", session)).toBeLessThan(REVOCATION_BOUND_MS);
   });
 
@@ -94,7 +64,7 @@ describe("the actor cache across nodes", () => {
     const owner = await createHuman(nodes.db, "lead");
     const issued = await createApiToken(nodes.db, owner.userId, { name: "owner", scope: "decide" });
     await warm("/api/v1/requests", issued.token);
-    const disabled = await call(
+    const disabled = await callNode(
       nodes.a,
       "PATCH",
       `/api/v1/users/${owner.userId}`,
@@ -108,14 +78,14 @@ describe("the actor cache across nodes", () => {
   });
 
   it("an agent's token from an ended incarnation is refused by the other node", async () => {
-    const registered = await call(nodes.a, "POST", "/api/v1/agents", nodes.leadToken, {
+    const registered = await callNode(nodes.a, "POST", "/api/v1/agents", nodes.leadToken, {
       name: "cache-stale",
       role: "tester",
     });
     expect(registered.status).toBe(201);
     const oldToken = String(registered.json.token);
     await warm("/api/v1/me", oldToken);
-    const stopped = await call(
+    const stopped = await callNode(
       nodes.a,
       "POST",
       "/api/v1/agents/cache-stale/force-stop",
@@ -124,7 +94,7 @@ describe("the actor cache across nodes", () => {
     expect(stopped.status).toBe(200);
     expect(await msUntilRefused("/api/v1/me", oldToken)).toBeLessThan(REVOCATION_BOUND_MS);
 
-    const respawned = await call(
+    const respawned = await callNode(
       nodes.a,
       "POST",
       "/api/v1/agents/cache-stale/respawn",
@@ -132,7 +102,7 @@ describe("the actor cache across nodes", () => {
     );
     expect(respawned.status).toBe(201);
     await warm("/api/v1/me", String(respawned.json.token));
-    expect((await call(nodes.b, "GET", "/api/v1/me", oldToken)).status).toBe(401);
+    expect((await callNode(nodes.b, "GET", "/api/v1/me", oldToken)).status).toBe(401);
   });
 
   it("a revocation written straight to the database reaches every node", async () => {

@@ -1,7 +1,6 @@
 import { describe, expect, it } from "vitest";
-import type { ApiNode } from "../support/api-node";
 import { sleep } from "../support/reliability";
-import { runTwoNodesDuringFile } from "../support/two-nodes-hooks";
+import { callNode, runTwoNodesDuringFile } from "../support/two-nodes-hooks";
 
 // Two web nodes (separate processes, separate rule caches) on one database. A rule made through
 // one node must be obeyed by the other's next verdicts within a second (decision 028), even though
@@ -12,29 +11,22 @@ const READ = { tool: "read_file", args: { path: "notes.txt" } };
 
 const nodes = runTwoNodesDuringFile("handshake_rule_cache");
 
-async function call(node: ApiNode, path: string, token: string, body: unknown) {
-  const response = await fetch(`${node.url}${path}`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
-    body: JSON.stringify(body),
-  });
-  return { status: response.status, json: (await response.json()) as Record<string, unknown> };
-}
-
 describe("the rule cache across nodes", () => {
   it("a deny rule made on one node is obeyed by the other within a second", async () => {
-    const registered = await call(nodes.a, "/api/v1/agents", nodes.leadToken, {
+    const registered = await callNode(nodes.a, "POST", "/api/v1/agents", nodes.leadToken, {
       name: "rule-nodes",
       role: "tester",
     });
     expect(registered.status).toBe(201);
     const agentToken = String(registered.json.token);
     for (let round = 0; round < 3; round += 1) {
-      expect((await call(nodes.b, "/api/v1/tool-calls", agentToken, READ)).json).toMatchObject({
+      expect(
+        (await callNode(nodes.b, "POST", "/api/v1/tool-calls", agentToken, READ)).json,
+      ).toMatchObject({
         allowed: true,
       });
     }
-    const rule = await call(nodes.a, "/api/v1/rules", nodes.leadToken, {
+    const rule = await callNode(nodes.a, "POST", "/api/v1/rules", nodes.leadToken, {
       pattern: "read_file",
       effect: "deny",
       scope: { kind: "agent", agent: "rule-nodes" },
@@ -44,7 +36,7 @@ describe("the rule cache across nodes", () => {
     let deniedAfterMs = Infinity;
     while (Date.now() - started < 5_000) {
       const sentAt = Date.now();
-      const { json } = await call(nodes.b, "/api/v1/tool-calls", agentToken, READ);
+      const { json } = await callNode(nodes.b, "POST", "/api/v1/tool-calls", agentToken, READ);
       if (json.code === "RULE_DENIED") {
         deniedAfterMs = sentAt - started;
         break;

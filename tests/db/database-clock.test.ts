@@ -104,6 +104,27 @@ describe("the database's clock on a node", () => {
     }
   });
 
+  it("says nothing of a reading still under way when the node stops", async () => {
+    let calls = 0;
+    let isHanging = false;
+    const db = getDb();
+    const hanging = {
+      $queryRaw: (...args: Parameters<Db["$queryRaw"]>) => {
+        calls += 1;
+        return isHanging ? new Promise(() => undefined) : db.$queryRaw(...args);
+      },
+    } as unknown as Db;
+    const errors = vi.spyOn(console, "error").mockImplementation(() => undefined);
+    const clock = await startDatabaseClock(hanging, { intervalMs: 20, syncTimeoutMs: 100 });
+    isHanging = true;
+    const callsBefore = calls;
+    await vi.waitFor(() => expect(calls).toBeGreaterThan(callsBefore));
+    clock.stop();
+    // Past the reading's time limit: a stopped node's shutdown is not the database failing.
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    expect(errors).not.toHaveBeenCalled();
+  });
+
   it("runs one sync at a time, so an older one cannot finish last", async () => {
     const db = getDb();
     let running = 0;

@@ -9,7 +9,7 @@ import type {
 import { CONSOLE_NAMESPACE } from "../../lib/shared/realtime/contract";
 import type { ApiNode } from "../support/api-node";
 import { createHuman, signIn, sleep } from "../support/reliability";
-import { runTwoNodesDuringFile } from "../support/two-nodes-hooks";
+import { callNode, runTwoNodesDuringFile } from "../support/two-nodes-hooks";
 
 // Two web nodes whose clocks are wrong, as a node's is when its NTP fails: A runs 20 minutes
 // behind, B 20 minutes ahead, each sweeping every second. Each judgement of a time must be the
@@ -24,15 +24,6 @@ const nodes = runTwoNodesDuringFile("handshake_node_clocks", {
 
 /** Long enough for each node's sweeper (every second) to have run at least twice. */
 const SWEEPS_MS = 2_500;
-
-async function call(node: ApiNode, method: string, path: string, token: string, body?: unknown) {
-  const response = await fetch(`${node.url}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  return { status: response.status, json: (await response.json()) as Record<string, unknown> };
-}
 
 const sockets: Socket<ServerToClientEvents, ClientToServerEvents>[] = [];
 afterAll(() => {
@@ -67,7 +58,7 @@ async function databaseNowMs(): Promise<number> {
 }
 
 async function registerAgent(name: string): Promise<string> {
-  const registered = await call(nodes.a, "POST", "/api/v1/agents", nodes.leadToken, {
+  const registered = await callNode(nodes.a, "POST", "/api/v1/agents", nodes.leadToken, {
     name,
     role: "tester",
   });
@@ -86,13 +77,13 @@ async function expectDatabaseTime(iso: unknown, offsetMs: number): Promise<void>
 describe("web nodes whose clocks are off", () => {
   it("a plan and a question asked through a node behind keep their whole time, and are decided through a node ahead", async () => {
     const agentToken = await registerAgent("clock-asker");
-    const plan = await call(nodes.a, "POST", "/api/v1/requests", agentToken, {
+    const plan = await callNode(nodes.a, "POST", "/api/v1/requests", agentToken, {
       type: "plan_approval",
       payload: { plan: "read the notes, then write a summary" },
       timeoutSeconds: 120,
     });
     expect(plan.status, JSON.stringify(plan.json)).toBe(201);
-    const question = await call(nodes.a, "POST", "/api/v1/requests", agentToken, {
+    const question = await callNode(nodes.a, "POST", "/api/v1/requests", agentToken, {
       type: "question",
       payload: {
         question: "Which branch?",
@@ -111,7 +102,7 @@ describe("web nodes whose clocks are off", () => {
     }
 
     await sleep(SWEEPS_MS);
-    const approved = await call(
+    const approved = await callNode(
       nodes.b,
       "POST",
       `/api/v1/requests/${String(plan.json.id)}/responses`,
@@ -120,7 +111,7 @@ describe("web nodes whose clocks are off", () => {
     );
     expect(approved.status, JSON.stringify(approved.json)).toBe(200);
     expect(approved.json.status).toBe("approved");
-    const extended = await call(
+    const extended = await callNode(
       nodes.b,
       "POST",
       `/api/v1/requests/${String(question.json.id)}/deadline`,
@@ -135,7 +126,7 @@ describe("web nodes whose clocks are off", () => {
     // The two-person rule refuses a second approval from an account made after the request:
     // stamped by a node 20 minutes behind, a new Lead's account looked older than every request
     // of the last 20 minutes.
-    const added = await call(nodes.a, "POST", "/api/v1/users", nodes.leadToken, {
+    const added = await callNode(nodes.a, "POST", "/api/v1/users", nodes.leadToken, {
       email: "clock-lead@example.com",
       password: "a long enough password",
       role: "lead",
@@ -146,7 +137,7 @@ describe("web nodes whose clocks are off", () => {
 
   it("an agent heard from through a node behind is not marked offline by a node ahead", async () => {
     const agentToken = await registerAgent("clock-heartbeat");
-    const heartbeat = await call(nodes.a, "POST", "/api/v1/heartbeat", agentToken, {
+    const heartbeat = await callNode(nodes.a, "POST", "/api/v1/heartbeat", agentToken, {
       status: "working",
     });
     expect(heartbeat.status, JSON.stringify(heartbeat.json)).toBe(200);
@@ -160,16 +151,16 @@ describe("web nodes whose clocks are off", () => {
     const agentToken = await registerAgent("clock-denied");
     const read = { tool: "read_file", args: { path: "notes.txt" } };
     expect(
-      (await call(nodes.b, "POST", "/api/v1/tool-calls", agentToken, read)).json,
+      (await callNode(nodes.b, "POST", "/api/v1/tool-calls", agentToken, read)).json,
     ).toMatchObject({ allowed: true });
-    const rule = await call(nodes.a, "POST", "/api/v1/rules", nodes.leadToken, {
+    const rule = await callNode(nodes.a, "POST", "/api/v1/rules", nodes.leadToken, {
       pattern: "read_file",
       effect: "deny",
       scope: { kind: "agent", agent: "clock-denied" },
       expiresAt: new Date((await databaseNowMs()) + 10 * 60_000).toISOString(),
     });
     expect(rule.status, JSON.stringify(rule.json)).toBe(201);
-    const denied = await call(nodes.b, "POST", "/api/v1/tool-calls", agentToken, read);
+    const denied = await callNode(nodes.b, "POST", "/api/v1/tool-calls", agentToken, read);
     expect(denied.json).toMatchObject({ allowed: false, code: "RULE_DENIED" });
   });
 

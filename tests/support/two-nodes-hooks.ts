@@ -2,7 +2,7 @@ import { afterAll, beforeAll, inject } from "vitest";
 import type { PrismaClient } from "../../lib/generated/prisma/client";
 import { createApiToken } from "../../lib/tokens/mutations";
 import { startApiNode, type ApiNode } from "./api-node";
-import { createHuman, createOwnDatabase } from "./reliability";
+import { createHuman, createOwnDatabase, sessionHeaders, type BrowserSession } from "./reliability";
 
 export type TwoNodes = {
   a: ApiNode;
@@ -46,4 +46,28 @@ export function runTwoNodesDuringFile(
     await database?.drop();
   });
   return nodes;
+}
+
+/** A bearer token, or a signed-in browser's session. */
+export type Credential = string | BrowserSession;
+
+/** One API call to one node, as its client would send it. */
+export async function callNode(
+  node: ApiNode,
+  method: string,
+  path: string,
+  credential: Credential,
+  body?: unknown,
+): Promise<{ status: number; json: Record<string, unknown> }> {
+  const response = await fetch(`${node.url}${path}`, {
+    method,
+    headers: {
+      ...(typeof credential === "string"
+        ? { authorization: `Bearer ${credential}` }
+        : { ...sessionHeaders(credential), origin: node.url }),
+      ...(body === undefined ? {} : { "content-type": "application/json" }),
+    },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  return { status: response.status, json: (await response.json()) as Record<string, unknown> };
 }
