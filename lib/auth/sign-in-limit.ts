@@ -111,13 +111,11 @@ export async function takeSignInSlot(
         );
       }
     }
-    // Stamped by the database's clock, the one the window is judged by: Prisma would stamp the
-    // web node's, and a node whose clock is behind would record failures already outside it.
-    const [slot] = await tx.$queryRaw<{ id: bigint }[]>`
-      INSERT INTO sign_in_failures (email, client_ip, device_id)
-      VALUES (${attempt.email}, ${attempt.clientIp}, ${attempt.deviceId})
-      RETURNING id`;
-    if (!slot) throw new Error("sign_in_failures: the insert returned no row");
+    // Stamped by the database (schema.prisma, decision 083), whose clock judges the window.
+    const slot = await tx.signInFailure.create({
+      data: { email: attempt.email, clientIp: attempt.clientIp, deviceId: attempt.deviceId },
+      select: { id: true },
+    });
     return slot.id;
   });
 }
