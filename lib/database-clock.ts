@@ -1,4 +1,5 @@
 import type { Db } from "./db";
+import { followedNowMs, type ClockReading } from "./shared/time/followed-clock";
 
 /**
  * The database's clock, as this node reads it: the database's time at the last reading, plus how
@@ -9,8 +10,7 @@ import type { Db } from "./db";
  * it runs, must neither stamp deadlines nobody can meet nor expire other nodes' requests early
  * (decision 083). Before any reading (a script, an in-process test) it is the node's own clock.
  */
-type Reading = { databaseMs: number; monotonicMs: number };
-type ClockState = { reading: Reading | null };
+type ClockState = { reading: ClockReading | null };
 
 // server.ts (run by tsx) and Next's bundled route handlers load this module separately; the
 // reading one of them takes serves both.
@@ -24,12 +24,12 @@ export const DATABASE_CLOCK_SYNC_MS = 10_000;
 /** A sync that takes longer is given up, so the next one can run. */
 const SYNC_TIMEOUT_MS = 5_000;
 
+/**
+ * Whole milliseconds, as `Date.now()` gives: a time written as text (a signed presence
+ * announcement's) must read back as the number it was.
+ */
 export function databaseNowMs(): number {
-  const { reading } = state;
-  if (!reading) return Date.now();
-  // Whole milliseconds, as `Date.now()` gives: a time written as text (a signed presence
-  // announcement's) must read back as the number it was.
-  return Math.round(reading.databaseMs + (performance.now() - reading.monotonicMs));
+  return followedNowMs(state.reading);
 }
 
 export function databaseNow(): Date {
@@ -41,17 +41,17 @@ export function databaseNow(): Date {
  * on the monotonic clock, so the error is at most half that round trip.
  */
 export async function syncDatabaseClock(db: Db): Promise<void> {
-  let best: (Reading & { roundTripMs: number }) | undefined;
+  let best: (ClockReading & { roundTripMs: number }) | undefined;
   for (let attempt = 0; attempt < READINGS_PER_SYNC; attempt += 1) {
     const started = performance.now();
     const [{ databaseMs }] = await db.$queryRaw<[{ databaseMs: number }]>`
       SELECT (extract(epoch FROM clock_timestamp()) * 1000)::float8 AS "databaseMs"`;
     const roundTripMs = performance.now() - started;
     if (!best || roundTripMs < best.roundTripMs) {
-      best = { databaseMs, monotonicMs: started + roundTripMs / 2, roundTripMs };
+      best = { remoteMs: databaseMs, monotonicMs: started + roundTripMs / 2, roundTripMs };
     }
   }
-  if (best) state.reading = { databaseMs: best.databaseMs, monotonicMs: best.monotonicMs };
+  if (best) state.reading = { remoteMs: best.remoteMs, monotonicMs: best.monotonicMs };
 }
 
 function withinTimeout(sync: Promise<void>, timeoutMs: number): Promise<void> {

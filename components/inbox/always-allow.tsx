@@ -6,6 +6,7 @@ import { queryKeys } from "@/components/realtime/query-keys";
 import { Button } from "@/components/ui/button";
 import { ErrorAlert } from "@/components/ui/error-alert";
 import { SelectField } from "@/components/ui/select-field";
+import { serverNowMs } from "@/components/ui/server-clock";
 import { TextAreaField } from "@/components/ui/text-area-field";
 import type { AgentDetail } from "@/lib/agents/views";
 import type { RequestView } from "@/lib/requests/views";
@@ -22,8 +23,9 @@ export const EXPIRY_CHOICES: readonly [minutes: number, label: string][] = [
   [7 * 24 * 60, "for 7 days"],
 ];
 
+/** By the server's clock: the computer's own may be off by more than the choice. */
 export function expiresAtFor(minutes: number): string | null {
-  return minutes === 0 ? null : new Date(Date.now() + minutes * 60_000).toISOString();
+  return minutes === 0 ? null : new Date(serverNowMs() + minutes * 60_000).toISOString();
 }
 
 type Audience = "agent" | "role" | "everyone";

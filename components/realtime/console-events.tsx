@@ -13,6 +13,7 @@ import {
   type ServerToClientEvents,
 } from "@/lib/shared/realtime/contract";
 import { readSessionKey } from "@/lib/shared/auth/session-key";
+import { setServerClock } from "@/components/ui/server-clock";
 import { patchedKeysFor, staleKeysFor } from "./query-keys";
 
 export type ConnectionState = "connecting" | "live" | "offline";
@@ -88,6 +89,7 @@ export function ConsoleEventsProvider({
       socket.emit("resume", { after: lastId.current });
       if (viewing.current) socket.emit("viewing", { requestId: viewing.current });
     });
+    socket.on("clock", ({ now }) => setServerClock(now));
     socket.on("presence", (payload) => {
       for (const listener of presenceListeners.current) listener(payload);
     });

@@ -1,13 +1,22 @@
 "use client";
 
 import { useEffect, useState } from "react";
+import { onServerClockSet, serverNowMs } from "./server-clock";
 
-/** The current time, re-rendering every `intervalMs`, for ages and countdowns that tick. */
+/**
+ * The server's time now, re-rendering every `intervalMs` and when the server's clock is read
+ * again, for ages and countdowns that tick.
+ */
 export function useNow(intervalMs = 1_000): number {
-  const [now, setNow] = useState(() => Date.now());
+  const [now, setNow] = useState(serverNowMs);
   useEffect(() => {
-    const timer = setInterval(() => setNow(Date.now()), intervalMs);
-    return () => clearInterval(timer);
+    const tick = () => setNow(serverNowMs());
+    const timer = setInterval(tick, intervalMs);
+    const unsubscribe = onServerClockSet(tick);
+    return () => {
+      clearInterval(timer);
+      unsubscribe();
+    };
   }, [intervalMs]);
   return now;
 }

@@ -2,6 +2,7 @@ import type { Server, Socket } from "socket.io";
 import { readKeyedSession, type HumanActor } from "../auth/actor";
 import { SESSION_KEY_HEADER } from "../shared/auth/session-key";
 import type { Db } from "../db";
+import { databaseNowMs } from "../database-clock";
 import { findNewestEventId, listEventsAfter } from "../events/data";
 import { isConsoleOriginAllowed } from "./console-origin";
 import {
@@ -226,6 +227,7 @@ export function attachConsoleNamespace(
   namespace.on("connection", (socket) => {
     // Same tick as joining namespace.sockets: broadcastHubEvents never meets a socket without one.
     socket.data.feed = createFeed(db, socket, maxReplayEvents);
+    socket.emit("clock", { now: databaseNowMs() });
     socket.on("resume", (payload: unknown) => {
       const parsed = resumeSchema.safeParse(payload);
       if (!parsed.success) {

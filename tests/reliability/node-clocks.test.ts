@@ -30,7 +30,7 @@ afterAll(() => {
   for (const socket of sockets) socket.disconnect();
 });
 
-/** A Lead's console on `node`, with every presence it is told of. */
+/** A Lead's console on `node`, with every presence and clock reading it is told of. */
 async function openConsole(node: ApiNode) {
   const session = await signIn(node.url, await createHuman(nodes.db, "lead"));
   const socket: Socket<ServerToClientEvents, ClientToServerEvents> = connect(
@@ -45,11 +45,13 @@ async function openConsole(node: ApiNode) {
   sockets.push(socket);
   const presences: PresencePayload[] = [];
   socket.on("presence", (payload) => presences.push(payload));
+  const clocks: number[] = [];
+  socket.on("clock", ({ now }) => clocks.push(now));
   await new Promise<void>((resolve, reject) => {
     socket.on("connect", resolve);
     socket.on("connect_error", reject);
   });
-  return { socket, presences };
+  return { socket, presences, clocks };
 }
 
 async function databaseNowMs(): Promise<number> {
@@ -175,5 +177,13 @@ describe("web nodes whose clocks are off", () => {
       () => expect(onA.presences.filter((payload) => payload.requestId === card)).not.toEqual([]),
       { timeout: 5_000, interval: 50 },
     );
+  });
+
+  it("a console on either node is told the database's time, which it counts down by", async () => {
+    for (const node of [nodes.a, nodes.b]) {
+      const { clocks } = await openConsole(node);
+      await vi.waitFor(() => expect(clocks).toHaveLength(1), { timeout: 5_000, interval: 20 });
+      await expectDatabaseTime(new Date(clocks[0] ?? Number.NaN).toISOString(), 0);
+    }
   });
 });

@@ -36,6 +36,8 @@ export type PresencePayload = { requestId: string; viewers: { email: string }[] 
  */
 export type RequestRowPayload = { requestId: string; row: RequestViewWire | null };
 
+export type ClockPayload = { now: number };
+
 /** `SESSION_ENDED` comes right before the server disconnects the socket: reload to sign in again. */
 export type ConsoleErrorPayload = { code: string; message: string };
 
@@ -56,6 +58,11 @@ export type ServerToClientEvents = {
   error: (payload: ConsoleErrorPayload) => void;
   /** Sent to every console when a card's viewers change, and to one that opens the card. */
   presence: (payload: PresencePayload) => void;
+  /**
+   * The database's time when the socket joined, in ms since the epoch: the console counts down
+   * deadlines and sets rules' ends by it, not by the computer's own clock (decision 084).
+   */
+  clock: (payload: ClockPayload) => void;
 };
 
 export type ClientToServerEvents = {
