@@ -6,7 +6,6 @@ import { queryKeys } from "@/components/realtime/query-keys";
 import { Button } from "@/components/ui/button";
 import { ErrorAlert } from "@/components/ui/error-alert";
 import { SelectField } from "@/components/ui/select-field";
-import { serverNowMs } from "@/components/ui/server-clock";
 import { TextAreaField } from "@/components/ui/text-area-field";
 import type { AgentDetail } from "@/lib/agents/views";
 import type { RequestView } from "@/lib/requests/views";
@@ -23,9 +22,12 @@ export const EXPIRY_CHOICES: readonly [minutes: number, label: string][] = [
   [7 * 24 * 60, "for 7 days"],
 ];
 
-/** By the server's clock: the computer's own may be off by more than the choice. */
-export function expiresAtFor(minutes: number): string | null {
-  return minutes === 0 ? null : new Date(serverNowMs() + minutes * 60_000).toISOString();
+/**
+ * A rule's end as the API takes it: a span the server counts from its own clock, as the computer's
+ * may be off by more than the choice (decision 084).
+ */
+export function ruleEndFor(minutes: number): { expiresAt: null } | { expiresInSeconds: number } {
+  return minutes === 0 ? { expiresAt: null } : { expiresInSeconds: minutes * 60 };
 }
 
 type Audience = "agent" | "role" | "everyone";
@@ -105,7 +107,7 @@ function AlwaysAllowForm({
   const create = useMutation({
     mutationFn: () =>
       apiFetch<RuleViewWire>("/rules", {
-        body: { pattern, effect: "allow", scope, expiresAt: expiresAtFor(expiryMinutes) },
+        body: { pattern, effect: "allow", scope, ...ruleEndFor(expiryMinutes) },
       }),
     onSuccess: async () => {
       await queryClient.invalidateQueries({ queryKey: queryKeys.rules });

@@ -1,7 +1,7 @@
 "use client";
 
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { EXPIRY_CHOICES, expiresAtFor } from "@/components/inbox/always-allow";
+import { EXPIRY_CHOICES, ruleEndFor } from "@/components/inbox/always-allow";
 import { queryKeys } from "@/components/realtime/query-keys";
 import { useSessionUser } from "@/components/session/session-context";
 import { Button } from "@/components/ui/button";
@@ -97,9 +97,7 @@ function RuleRow({ rule, canEdit, now }: { rule: RuleViewWire; canEdit: boolean;
             className={`${selectClass} mt-1`}
             value=""
             disabled={change.isPending}
-            onChange={(event) =>
-              change.mutate({ expiresAt: expiresAtFor(Number(event.target.value)) })
-            }
+            onChange={(event) => change.mutate(ruleEndFor(Number(event.target.value)))}
           >
             <option value="" disabled>
               Change expiry…

@@ -13,6 +13,8 @@ export function useNow(intervalMs = 1_000): number {
     const tick = () => setNow(serverNowMs());
     const timer = setInterval(tick, intervalMs);
     const unsubscribe = onServerClockSet(tick);
+    // A reading may have come between the first render and this subscription.
+    tick();
     return () => {
       clearInterval(timer);
       unsubscribe();

@@ -22,7 +22,7 @@ export function checkRulePattern(pattern: string): void {
 function checkRuleShape(rule: {
   effect: string;
   requiredApprovals: number;
-  expiresAt: string | Date | null;
+  expiresAt: Date | null;
 }): void {
   if (rule.requiredApprovals === 2 && rule.effect !== "ask") {
     throw new AppError(
@@ -30,9 +30,24 @@ function checkRuleShape(rule: {
       "requiredApprovals: only an ask rule raises a card, so only it can need two Leads",
     );
   }
-  if (rule.expiresAt !== null && new Date(rule.expiresAt).getTime() <= databaseNowMs()) {
+  if (rule.expiresAt !== null && rule.expiresAt.getTime() <= databaseNowMs()) {
     throw new AppError("INVALID_RULE", "expiresAt: the expiry is already past");
   }
+}
+
+/**
+ * The end a write names: a time, or a span from now on the database's clock; undefined when it
+ * names none (an update then keeps the rule's).
+ */
+function endNamedBy(input: {
+  expiresAt?: string | null;
+  expiresInSeconds?: number;
+}): Date | null | undefined {
+  if (input.expiresInSeconds !== undefined) {
+    return new Date(databaseNowMs() + input.expiresInSeconds * 1_000);
+  }
+  if (input.expiresAt === undefined) return undefined;
+  return input.expiresAt === null ? null : new Date(input.expiresAt);
 }
 
 function actorLabel(actor: HumanActor): string {
@@ -62,7 +77,8 @@ export async function createRule(
   input: CreateRuleInput,
 ): Promise<RuleView> {
   checkRulePattern(input.pattern);
-  checkRuleShape(input);
+  const expiresAt = endNamedBy(input) ?? null;
+  checkRuleShape({ ...input, expiresAt });
   return inTransaction(db, async (tx) => {
     await lockLiveCaller(tx, actor);
     const rule = await tx.rule.create({
@@ -72,7 +88,7 @@ export async function createRule(
         scope: input.scope,
         mode: input.mode,
         requiredApprovals: input.requiredApprovals,
-        expiresAt: input.expiresAt === null ? null : new Date(input.expiresAt),
+        expiresAt,
         createdBy: actorLabel(actor),
       },
     });
@@ -99,22 +115,20 @@ export async function updateRule(
   return inTransaction(db, async (tx) => {
     await lockLiveCaller(tx, actor);
     const current = await lockRule(tx, id);
+    const newEnd = endNamedBy(patch);
     const next = {
       effect: patch.effect ?? current.effect,
       requiredApprovals: patch.requiredApprovals ?? current.requiredApprovals,
-      expiresAt: patch.expiresAt === undefined ? current.expiresAt : patch.expiresAt,
+      expiresAt: newEnd === undefined ? current.expiresAt : newEnd,
     };
     // An unchanged past expiry is no reason to refuse changing something else.
-    checkRuleShape({
-      ...next,
-      expiresAt: patch.expiresAt === undefined ? null : next.expiresAt,
-    });
+    checkRuleShape({ ...next, expiresAt: newEnd ?? null });
     const rule = await tx.rule.update({
       where: { id },
       data: {
         effect: next.effect,
         requiredApprovals: next.requiredApprovals,
-        expiresAt: next.expiresAt === null ? null : new Date(next.expiresAt),
+        expiresAt: next.expiresAt,
         ...(patch.mode ? { mode: patch.mode } : {}),
         updatedAt: databaseNow(),
       },

@@ -172,6 +172,59 @@ describe("rules API", () => {
     expect(rules.map((rule) => [rule.id, rule.expiresAt])).toEqual([[id, null]]);
   });
 
+  it("expiresInSeconds ends a rule that long from now by the database's clock, on creation and on edit", async () => {
+    const { name } = await registerAgent();
+    const scope = { kind: "agent", agent: name };
+    const databaseNowMs = async () => {
+      const [{ now }] = await getDb().$queryRaw<[{ now: Date }]>`SELECT clock_timestamp() AS now`;
+      return now.getTime();
+    };
+    const created = await rulesApi.create({
+      pattern: "Bash(make:*)",
+      effect: "allow",
+      scope,
+      expiresInSeconds: 1_800,
+    });
+    expect(created.status, JSON.stringify(created.json)).toBe(201);
+    const createdLeft = Date.parse(String(created.json.expiresAt)) - (await databaseNowMs());
+    expect(createdLeft).toBeGreaterThan(1_790_000);
+    expect(createdLeft).toBeLessThanOrEqual(1_800_000);
+    const edited = await rulesApi.update(String(created.json.id), { expiresInSeconds: 60 });
+    expect(edited.status, JSON.stringify(edited.json)).toBe(200);
+    const editedLeft = Date.parse(String(edited.json.expiresAt)) - (await databaseNowMs());
+    expect(editedLeft).toBeGreaterThan(50_000);
+    expect(editedLeft).toBeLessThanOrEqual(60_000);
+  });
+
+  it.each([
+    [{ expiresInSeconds: 60, expiresAt: null }, /not both/],
+    [{ expiresInSeconds: 60, expiresAt: "2999-01-01T00:00:00Z" }, /not both/],
+    [{ expiresInSeconds: 0 }, /expiresInSeconds/],
+    [{ expiresInSeconds: 1.5 }, /expiresInSeconds/],
+    [{ expiresInSeconds: 365 * 86_400 + 1 }, /expiresInSeconds/],
+    [{ expiresInSeconds: "60" }, /expiresInSeconds/],
+  ])(
+    "refuses the end %j with 400, on creation and on edit, changing nothing",
+    async (end, message) => {
+      const { name } = await registerAgent();
+      const scope = { kind: "agent", agent: name };
+      const created = await rulesApi.create({
+        pattern: "Bash(make:*)",
+        effect: "allow",
+        scope,
+        ...end,
+      });
+      expect(created.status).toBe(400);
+      expect(created.json.error).toMatchObject({ code: "INVALID_INPUT", message });
+      const id = await makeRule(name, "Bash(make:*)", "allow");
+      const edited = await rulesApi.update(id, end);
+      expect(edited.status).toBe(400);
+      expect(edited.json.error).toMatchObject({ code: "INVALID_INPUT", message });
+      const rules = await getDb().rule.findMany({ where: { scope: { equals: scope } } });
+      expect(rules.map((rule) => [rule.id, rule.expiresAt])).toEqual([[id, null]]);
+    },
+  );
+
   it("only the Lead writes rules: a viewer and a decide token are refused, read tokens may list", async () => {
     const viewer = await signedInHuman("viewer");
     const body = { pattern: "Bash", effect: "allow", scope: { kind: "everyone" } };
