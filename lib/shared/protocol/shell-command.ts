@@ -131,17 +131,24 @@ const GRAMMAR = ["tree-sitter-bash", "tree-sitter-bash.wasm"].join("/");
  * runs) is the fallback.
  */
 function locateGrammar(): string {
+  // turbopackIgnore: a path known only at run time is no module of the build, and the file
+  // tracer would otherwise warn on every build and trace the whole project for it.
   try {
-    return createRequire(import.meta.url).resolve(GRAMMAR);
+    return createRequire(import.meta.url).resolve(/* turbopackIgnore: true */ GRAMMAR);
   } catch {
-    return createRequire(path.join(process.cwd(), "package.json")).resolve(GRAMMAR);
+    return createRequire(path.join(process.cwd(), "package.json")).resolve(
+      /* turbopackIgnore: true */ GRAMMAR,
+    );
   }
 }
 
 async function createParser(): Promise<Parser> {
   await Parser.init();
   const parser = new Parser();
-  parser.setLanguage(await Language.load(new Uint8Array(await readFile(locateGrammar()))));
+  const grammar = locateGrammar();
+  parser.setLanguage(
+    await Language.load(new Uint8Array(await readFile(/* turbopackIgnore: true */ grammar))),
+  );
   return parser;
 }
 
