@@ -277,90 +277,94 @@ export function AgentTable({
   const isAllSelected = rows.length > 0 && rows.every((member) => selected.has(member.name));
   const head = "px-2 py-2 text-left text-xs font-semibold text-slate-600";
 
+  // The table scrolls sideways inside its wrapper, not the page: its fixed columns alone are wider
+  // than a phone.
   return (
-    <table
-      aria-label="Agents"
-      aria-rowcount={rows.length + 1}
-      className="w-full table-fixed rounded-xl bg-white text-sm shadow-sm ring-1 ring-slate-200"
-    >
-      <thead className="bg-slate-50">
-        <tr aria-rowindex={1}>
-          {canAct && (
-            <th scope="col" className="w-8 px-2">
-              <input
-                type="checkbox"
-                aria-label="Select all shown"
-                checked={isAllSelected}
-                onChange={(event) => onSelectAll(event.target.checked)}
-                className="h-4 w-4 rounded border-slate-300"
+    <div className="relative overflow-x-auto rounded-xl bg-white shadow-sm ring-1 ring-slate-200">
+      <table
+        aria-label="Agents"
+        aria-rowcount={rows.length + 1}
+        className="w-full min-w-[68rem] table-fixed text-sm"
+      >
+        <thead className="bg-slate-50">
+          <tr aria-rowindex={1}>
+            {canAct && (
+              <th scope="col" className="w-8 px-2">
+                <input
+                  type="checkbox"
+                  aria-label="Select all shown"
+                  checked={isAllSelected}
+                  onChange={(event) => onSelectAll(event.target.checked)}
+                  className="h-4 w-4 rounded border-slate-300"
+                />
+              </th>
+            )}
+            <th scope="col" className={`${head} w-28`}>
+              Name
+            </th>
+            <th scope="col" className={`${head} w-24`}>
+              Role
+            </th>
+            <th scope="col" className={`${head} w-32`}>
+              Status
+            </th>
+            <th scope="col" className={`${head} w-28`}>
+              Gate
+            </th>
+            <th scope="col" className={`${head} w-28`}>
+              Task
+            </th>
+            <th scope="col" className={`${head} w-12`}>
+              <abbr title="Incarnation">Inc.</abbr>
+            </th>
+            <th scope="col" className={`${head} w-20`}>
+              Heartbeat
+            </th>
+            <th scope="col" className={`${head} w-20`}>
+              Blocked
+            </th>
+            <th scope="col" className={`${head} w-16`}>
+              <abbr title="Blocked tool attempts">Tools ✕</abbr>
+            </th>
+            <th scope="col" className={head}>
+              Pending request
+            </th>
+            {canAct && (
+              <th scope="col" className={`${head} w-14`}>
+                <span className="sr-only">Actions</span>
+              </th>
+            )}
+          </tr>
+        </thead>
+        <tbody ref={bodyRef}>
+          {paddingTop > 0 && (
+            <tr aria-hidden style={isHydrated ? { height: paddingTop } : undefined}>
+              <td colSpan={columns} />
+            </tr>
+          )}
+          {items.map((item) => {
+            const member = rows[item.index];
+            if (!member) return null;
+            return (
+              <AgentRow
+                key={member.name}
+                member={member}
+                index={item.index}
+                now={now}
+                canAct={canAct}
+                isSelected={selected.has(member.name)}
+                isActiveRow={item.index === activeIndex}
+                handlers={handlers}
               />
-            </th>
+            );
+          })}
+          {paddingBottom > 0 && (
+            <tr aria-hidden style={isHydrated ? { height: paddingBottom } : undefined}>
+              <td colSpan={columns} />
+            </tr>
           )}
-          <th scope="col" className={`${head} w-28`}>
-            Name
-          </th>
-          <th scope="col" className={`${head} w-24`}>
-            Role
-          </th>
-          <th scope="col" className={`${head} w-32`}>
-            Status
-          </th>
-          <th scope="col" className={`${head} w-28`}>
-            Gate
-          </th>
-          <th scope="col" className={`${head} w-28`}>
-            Task
-          </th>
-          <th scope="col" className={`${head} w-12`}>
-            <abbr title="Incarnation">Inc.</abbr>
-          </th>
-          <th scope="col" className={`${head} w-20`}>
-            Heartbeat
-          </th>
-          <th scope="col" className={`${head} w-20`}>
-            Blocked
-          </th>
-          <th scope="col" className={`${head} w-16`}>
-            <abbr title="Blocked tool attempts">Tools ✕</abbr>
-          </th>
-          <th scope="col" className={head}>
-            Pending request
-          </th>
-          {canAct && (
-            <th scope="col" className={`${head} w-14`}>
-              <span className="sr-only">Actions</span>
-            </th>
-          )}
-        </tr>
-      </thead>
-      <tbody ref={bodyRef}>
-        {paddingTop > 0 && (
-          <tr aria-hidden style={isHydrated ? { height: paddingTop } : undefined}>
-            <td colSpan={columns} />
-          </tr>
-        )}
-        {items.map((item) => {
-          const member = rows[item.index];
-          if (!member) return null;
-          return (
-            <AgentRow
-              key={member.name}
-              member={member}
-              index={item.index}
-              now={now}
-              canAct={canAct}
-              isSelected={selected.has(member.name)}
-              isActiveRow={item.index === activeIndex}
-              handlers={handlers}
-            />
-          );
-        })}
-        {paddingBottom > 0 && (
-          <tr aria-hidden style={isHydrated ? { height: paddingBottom } : undefined}>
-            <td colSpan={columns} />
-          </tr>
-        )}
-      </tbody>
-    </table>
+        </tbody>
+      </table>
+    </div>
   );
 }
