@@ -1,4 +1,9 @@
-import type { AgentStatus, GateState, ToolHost } from "@/lib/shared/agents/schema";
+import {
+  describeStatus,
+  type AgentStatus,
+  type GateState,
+  type ToolHost,
+} from "@/lib/shared/agents/schema";
 
 const STATUS_STYLES: Record<AgentStatus, string> = {
   starting: "bg-sky-50 text-sky-800 ring-sky-600/20",
@@ -27,10 +32,6 @@ export const GATE_LABELS: Record<GateState, string> = {
   approved: "plan approved",
   rejected: "plan rejected",
 };
-
-export function describeStatus(status: AgentStatus): string {
-  return status.replaceAll("_", " ");
-}
 
 export function StatusBadge({ name, status }: { name: string; status: AgentStatus }) {
   return (

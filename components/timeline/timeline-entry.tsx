@@ -5,7 +5,7 @@ import {
   RequestSummary,
   summarizeRequest,
 } from "@/components/history/request-text";
-import { describeStatus } from "@/components/team/agent-badges";
+import { describeStatus } from "@/lib/shared/agents/schema";
 import { TextWarnings, VisibleText } from "@/components/ui/visible-text";
 import { describeOutcome } from "@/lib/shared/display/decided-by";
 import { inspectValue } from "@/lib/shared/display/visible-text";

@@ -24,6 +24,7 @@ import { takeAgentRate } from "./limits";
 import { toAgentView, type AgentView } from "./views";
 import type { HeartbeatInput, RegisterAgentInput, WorkerExitInput } from "./schema";
 import {
+  describeStatus,
   isAgentActive,
   WAITING_STATUSES,
   type GateState,
@@ -141,7 +142,7 @@ export async function startNewIncarnation(
   if (isAgentActive(locked.status) && locked.status !== "offline") {
     throw new AppError(
       "AGENT_EXISTS",
-      `agent '${locked.name}' is ${locked.status}; stop it before respawning`,
+      `agent '${locked.name}' is still running (${describeStatus(locked.status)}); stop it before starting it again`,
     );
   }
   const reason = `incarnation ${locked.incarnation} was replaced`;

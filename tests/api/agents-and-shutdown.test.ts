@@ -73,6 +73,20 @@ describe("agents", () => {
     expect(response.json.error?.code).toBe("AGENT_EXISTS");
   });
 
+  it("refuses to register again an agent waiting on the Lead, saying so in words", async () => {
+    const agent = await registerAgent();
+    expect((await submitPlan(agent, "read the notes")).status).toBe(201);
+    const response = await api.registerAgent((await lead()).headers, {
+      name: agent.name,
+      role: "x",
+    });
+    expect(response.status).toBe(409);
+    expect(response.json.error).toEqual({
+      code: "AGENT_EXISTS",
+      message: `agent '${agent.name}' is still running (waiting approval); stop it before starting it again`,
+    });
+  });
+
   it("heartbeat sets status; missed heartbeats make the agent offline", async () => {
     const agent = await registerAgent();
     expect((await api.heartbeat(agent.headers, { status: "working" })).json).toMatchObject({

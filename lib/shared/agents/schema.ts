@@ -39,6 +39,11 @@ export function isAgentActive(status: AgentStatus): boolean {
   return !ENDED_STATUSES.includes(status);
 }
 
+/** A status as people read it: "waiting approval", not "waiting_approval". */
+export function describeStatus(status: AgentStatus): string {
+  return status.replaceAll("_", " ");
+}
+
 export const workerConfigSchema = z.strictObject({
   model: z.enum(["scripted", "anthropic"]),
   script: z
