@@ -127,8 +127,13 @@ class TakenSlot implements LongPollSlot {
   }
 }
 
+/**
+ * An inbox slot is keyed by the waiter's id itself, a string its cached actor already holds: a
+ * key made for each long-poll is a string more for each waiting one (issue 18). Ids hold no ":",
+ * so no other kind's key is ever the same.
+ */
 function slotKey(waiterId: string, kind: LongPollKind): string {
-  return `${waiterId}:${kind}`;
+  return kind === "inbox" ? waiterId : `${waiterId}:${kind}`;
 }
 
 /**

@@ -11,6 +11,24 @@ import { toMessageView, type MessageView } from "./views";
 
 export type Inbox = { messages: MessageView[]; cursor: number };
 
+/**
+ * Every empty answer's list: a waiting long-poll keeps its last read's answer for its whole wait,
+ * and a thousand waiting agents each holding an empty array of their own add up (issue 18).
+ * Frozen, so that a push throws rather than fill every empty answer; answers are only written.
+ */
+const NO_MESSAGES = Object.freeze([]) as unknown as MessageView[];
+
+/**
+ * The hub key of an agent's inbox, made once per cached actor rather than once per long-poll,
+ * which would hold a string of its own for its whole wait (issue 18).
+ */
+const inboxKeys = new WeakMap<AgentActor, string>();
+function inboxKeyOf(actor: AgentActor): string {
+  let key = inboxKeys.get(actor);
+  if (key === undefined) inboxKeys.set(actor, (key = inboxWaitKey(actor.name)));
+  return key;
+}
+
 // Only this incarnation's messages: an ended one's never reach a new one (docs/decisions/011).
 // Every long-poll of every agent starts with this read: a hot statement (lib/db.ts, queryHot).
 const INBOX_READ_SQL = `
@@ -58,10 +76,11 @@ class InboxRead implements LongPollSource<Inbox> {
     const mayTrustQuiet = this.mayTrustQuiet;
     this.mayTrustQuiet = false;
     if (mayTrustQuiet && asked !== undefined && this.hub.takeQuietInbox(this.key, actor, asked)) {
-      return { messages: [], cursor: Number(asked) };
+      return { messages: NO_MESSAGES, cursor: Number(asked) };
     }
     const after = (this.after ??= await ackedCursor(this.db, actor.agentId));
     const messages = await readAfter(this.db, actor, after, this.limit);
+    if (messages.length === 0) return { messages: NO_MESSAGES, cursor: Number(after) };
     return { messages, cursor: messages.at(-1)?.id ?? Number(after) };
   }
 
@@ -82,7 +101,7 @@ class InboxRead implements LongPollSource<Inbox> {
   }
 
   get key(): string {
-    return inboxWaitKey(this.actor.name);
+    return inboxKeyOf(this.actor);
   }
 }
 
@@ -100,7 +119,7 @@ export function readInbox(
 ): Promise<Inbox> {
   return readUntil({
     hub,
-    key: inboxWaitKey(actor.name),
+    key: inboxKeyOf(actor),
     deadline: longPollDeadline(Date.now(), query.wait),
     clientGone,
     source: new InboxRead(
