@@ -95,7 +95,9 @@ test("the API's refusal of a spawn is shown in the dialog", async ({ browser }) 
     requirePlan: false,
     script: "careful-planner",
   });
-  await expect(dialog.getByRole("alert")).toContainText(`agent '${name}' is starting`);
+  await expect(dialog.getByRole("alert")).toContainText(
+    `agent '${name}' is still running (starting); stop it before starting it again`,
+  );
   await expect(dialog).toBeVisible();
   await dialog.getByRole("button", { name: "Cancel" }).click();
   await expect(dialog).toBeHidden();
