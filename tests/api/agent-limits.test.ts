@@ -98,6 +98,23 @@ describe("per-agent limits", () => {
     expect((await api.inbox(agent.headers, "?wait=0")).status).toBe(200);
   });
 
+  it("counts an agent's inbox long-polls apart from its request waits, and gives a released slot back", async () => {
+    const { id } = await getDb().agent.findUniqueOrThrow({
+      where: { name: (await registerAgent()).name },
+    });
+    const inboxSlots = [takeLongPollSlot(id), takeLongPollSlot(id)];
+    const requestWait = takeLongPollSlot(id, "request_wait");
+    try {
+      expect(() => takeLongPollSlot(id)).toThrow(/at most 2 open inbox long-polls/);
+      inboxSlots[0]?.release();
+      inboxSlots[0]?.release();
+      inboxSlots.push(takeLongPollSlot(id));
+      expect(() => takeLongPollSlot(id)).toThrow(/at most 2 open inbox long-polls/);
+    } finally {
+      for (const slot of [...inboxSlots, requestWait]) slot.release();
+    }
+  });
+
   it("takes a slot only for a long-poll that waits: one answered at once is never refused", async () => {
     const agent = await registerAgent();
     await api.sendMessage((await lead()).headers, { to: agent.name, content: "waiting for you" });

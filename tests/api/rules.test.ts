@@ -8,6 +8,7 @@ import {
 } from "../../lib/api/v1/rules";
 import { getDb } from "../../lib/db";
 import { callRoute, signedInHuman } from "../route-client";
+import { readDatabaseNowMs } from "../support/database-now";
 import { api, createToken, lead, registerAgent, uniqueName, type TestToken } from "./fixtures";
 
 afterAll(() => getDb().$disconnect());
@@ -175,10 +176,6 @@ describe("rules API", () => {
   it("expiresInSeconds ends a rule that long from now by the database's clock, on creation and on edit", async () => {
     const { name } = await registerAgent();
     const scope = { kind: "agent", agent: name };
-    const databaseNowMs = async () => {
-      const [{ now }] = await getDb().$queryRaw<[{ now: Date }]>`SELECT clock_timestamp() AS now`;
-      return now.getTime();
-    };
     const created = await rulesApi.create({
       pattern: "Bash(make:*)",
       effect: "allow",
@@ -186,12 +183,14 @@ describe("rules API", () => {
       expiresInSeconds: 1_800,
     });
     expect(created.status, JSON.stringify(created.json)).toBe(201);
-    const createdLeft = Date.parse(String(created.json.expiresAt)) - (await databaseNowMs());
+    const createdLeft =
+      Date.parse(String(created.json.expiresAt)) - (await readDatabaseNowMs(getDb()));
     expect(createdLeft).toBeGreaterThan(1_790_000);
     expect(createdLeft).toBeLessThanOrEqual(1_800_000);
     const edited = await rulesApi.update(String(created.json.id), { expiresInSeconds: 60 });
     expect(edited.status, JSON.stringify(edited.json)).toBe(200);
-    const editedLeft = Date.parse(String(edited.json.expiresAt)) - (await databaseNowMs());
+    const editedLeft =
+      Date.parse(String(edited.json.expiresAt)) - (await readDatabaseNowMs(getDb()));
     expect(editedLeft).toBeGreaterThan(50_000);
     expect(editedLeft).toBeLessThanOrEqual(60_000);
   });

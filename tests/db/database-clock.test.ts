@@ -6,6 +6,7 @@ import {
   syncDatabaseClock,
 } from "../../lib/database-clock";
 import { getDb, type Db } from "../../lib/db";
+import { readDatabaseNowMs } from "../support/database-now";
 
 // The node's clock is made wrong by moving `Date.now`, as a node whose NTP failed (or that NTP
 // stepped) would read it; PostgreSQL's clock is the machine's, so the database's time is known
@@ -20,11 +21,11 @@ function skewNodeClock(skewMs: number): void {
 
 async function expectDatabaseTime(): Promise<void> {
   const before = databaseNowMs();
-  const [{ now }] = await getDb().$queryRaw<[{ now: Date }]>`SELECT clock_timestamp() AS now`;
+  const now = await readDatabaseNowMs(getDb());
   const after = databaseNowMs();
   // The database's reading falls between this node's two, give or take the sync's own error.
-  expect(now.getTime()).toBeGreaterThanOrEqual(before - 250);
-  expect(now.getTime()).toBeLessThanOrEqual(after + 250);
+  expect(now).toBeGreaterThanOrEqual(before - 250);
+  expect(now).toBeLessThanOrEqual(after + 250);
 }
 
 afterEach(async () => {

@@ -8,6 +8,7 @@ import type {
 } from "../../lib/shared/realtime/contract";
 import { CONSOLE_NAMESPACE } from "../../lib/shared/realtime/contract";
 import type { ApiNode } from "../support/api-node";
+import { readDatabaseNowMs } from "../support/database-now";
 import { createHuman, signIn, sleep } from "../support/reliability";
 import { callNode, runTwoNodesDuringFile } from "../support/two-nodes-hooks";
 
@@ -54,9 +55,8 @@ async function openConsole(node: ApiNode) {
   return { socket, presences, clocks };
 }
 
-async function databaseNowMs(): Promise<number> {
-  const [{ now }] = await nodes.db.$queryRaw<[{ now: Date }]>`SELECT clock_timestamp() AS now`;
-  return now.getTime();
+function databaseNowMs(): Promise<number> {
+  return readDatabaseNowMs(nodes.db);
 }
 
 async function registerAgent(name: string): Promise<string> {
