@@ -71,11 +71,9 @@ export function ruleForBench(tokenId: string) {
 }
 
 /** A verdict side measures allowed calls only: a refusal or a card is not the path measured. */
-export function isAllowedVerdict(body: ArrayBuffer): boolean {
+export function isAllowedVerdict(body: ArrayBuffer | Uint8Array): boolean {
   try {
-    return (
-      (JSON.parse(Buffer.from(body).toString("utf8")) as { allowed?: unknown }).allowed === true
-    );
+    return (JSON.parse(new TextDecoder().decode(body)) as { allowed?: unknown }).allowed === true;
   } catch {
     return false;
   }

@@ -192,6 +192,16 @@ each takes its one-statement path, so what is left is that statement in PostgreS
 its NOTIFY, and the driver, while the server publishes their events to the Lead's console as in
 G3.3: what these writes reach on this machine however cheap the API became.
 
+**A team at one call a second** (a report, no goal): the issue's own scene, the ${sizes.agents} agents
+of G3.3 each making one gate call a second (the read-only call of the gate rows) for
+${sizes.teamSeconds} s, their turns spread evenly over each second, each agent on a keep-alive
+connection of its own (the node holds the whole team's sockets). Open loop: a call is sent at its
+turn whether or not the agent's last one has answered, and timed from its turn, so a node that
+falls behind shows its queue in the latencies instead of slowing the load down. The same load
+against the plain floor server is the floor; ${sizes.rounds} round(s) of "plain, then Handshake",
+latencies pooled over rounds, each round on new connections. It runs after G3.3, so the agents'
+tokens are known to the node and their first tool calls are not.
+
 **G3.4 scale**: ${sizes.agents} agents each keep one \`GET /inbox?wait=30\` open (re-issued when it
 returns) and ${sizes.scaleConsoles} consoles are connected; G3.1 is measured again against all
 ${sizes.scaleConsoles} consoles (${sizes.scalePushRequests.toLocaleString("en-US")} requests), interleaved with raw

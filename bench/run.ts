@@ -35,6 +35,7 @@ import {
 import { measureBoard, summarizeBoard } from "./board";
 import { measureSubmissionBreakdown } from "./breakdown";
 import {
+  ALLOWED_TOOL_CALL,
   gateVerdictCall,
   isAllowedVerdict,
   RULE_ALLOWED_TOOL_CALL,
@@ -47,6 +48,7 @@ import {
   measurePlainLongPolls,
 } from "./gate";
 import { measureHook, type HookBench } from "./hook";
+import { measureTeamLoad, type TeamCall, type TeamLoad } from "./team";
 import { measureLead, type LeadResult } from "./lead";
 import { captureHistorySql, explain, insertHistory, type ExplainResult } from "./history";
 import {
@@ -665,7 +667,12 @@ async function main(): Promise<void> {
 
   // ---- the agent population for G3.3–G3.5 ----
   let agents: Agent[] = [];
-  if (isPhaseSelected("throughput") || isPhaseSelected("scale") || isPhaseSelected("history")) {
+  if (
+    isPhaseSelected("throughput") ||
+    isPhaseSelected("team") ||
+    isPhaseSelected("scale") ||
+    isPhaseSelected("history")
+  ) {
     const names = Array.from(
       { length: sizes.agents },
       (_, index) => `bench-${String(index).padStart(4, "0")}`,
@@ -819,6 +826,72 @@ async function main(): Promise<void> {
     rounds: rates,
   };
   if (isPhaseSelected("throughput")) results.throughput = throughput;
+
+  // ---- the whole team at one gate call a second each, open loop, against the plain floor ----
+  // Like the gate phase, with the one Lead's console watching: each verdict's event reaches it.
+  type TeamRun = TeamLoad & { serverCpuMsPerCall: number; machineBusy: string };
+  type TeamSide = {
+    server: { readCpuSeconds(): Promise<number> };
+    baseUrl: string;
+    call: TeamCall;
+  };
+  let team: { plain: TeamRun[]; verdict: TeamRun[] } | undefined;
+  if (isPhaseSelected("team")) {
+    const plain = await startPlainServer({ databaseUrl, port: benchEnv.BENCH_PORT + 1 });
+    cleanups.push({ name: "stop the plain floor server", run: () => plain.stop() });
+    const body = JSON.stringify(ALLOWED_TOOL_CALL);
+    const sides = {
+      plain: { server: plain, baseUrl: plain.url, call: { path: "/tool-calls", body } },
+      verdict: {
+        server,
+        baseUrl: server.url,
+        call: {
+          path: "/api/v1/tool-calls",
+          body,
+          tokenOf: (agent: number) => agents[agent]?.token ?? "",
+          isAnswerRight: isAllowedVerdict,
+        },
+      },
+    };
+    team = { plain: [], verdict: [] };
+    for (let roundIndex = 0; roundIndex < sizes.rounds; roundIndex++) {
+      for (const [name, side] of Object.entries(sides) as [keyof typeof sides, TeamSide][]) {
+        const readCpu = () => readMachineCpu(() => side.server.readCpuSeconds(), now);
+        const { measured, before, after } = await measureWithCpu(readCpu, () =>
+          measureTeamLoad({
+            baseUrl: side.baseUrl,
+            agents: agents.length,
+            seconds: sizes.teamSeconds,
+            call: side.call,
+          }),
+        );
+        team[name].push({
+          ...measured,
+          serverCpuMsPerCall: cpuMsPerCall(before, after, measured.latenciesMs.length).serverMs,
+          machineBusy: describeMachineBusy(before, after),
+        });
+      }
+      log(
+        `team round ${roundIndex + 1}/${sizes.rounds}: ${agents.length} agents at one call a second; plain p50 ${formatMs(summarize(team.plain.at(-1)?.latenciesMs ?? []).p50)}, verdict p50 ${formatMs(summarize(team.verdict.at(-1)?.latenciesMs ?? []).p50)}, ${team.verdict.at(-1)?.answeredPerSecond.toFixed(0)}/s answered`,
+      );
+    }
+    await plain.stop();
+    results.team = Object.fromEntries(
+      Object.entries(team).map(([side, runs]) => [
+        side,
+        {
+          agents: agents.length,
+          seconds: sizes.teamSeconds,
+          latency: roundSummary(summarize(runs.flatMap((run) => run.latenciesMs))),
+          sendLag: roundSummary(summarize(runs.flatMap((run) => run.sendLagMs))),
+          answeredPerSecond: round(median(runs.map((run) => run.answeredPerSecond)), 1),
+          errors: runs.reduce((sum, run) => sum + run.errors, 0),
+          serverCpuMsPerCall: round(median(runs.map((run) => run.serverCpuMsPerCall)), 2),
+          machineBusy: runs.map((run) => run.machineBusy),
+        },
+      ]),
+    );
+  }
 
   // ---- G3.4 scale ----
   // The push under load lasts some 8 s: at 50 ms a probe took 160 samples there, and their p99 was
@@ -1169,6 +1242,39 @@ async function main(): Promise<void> {
       );
     notes.push(
       `Gate, the machine's CPU per call (${os.availableParallelism()} cores): the plain floor ${machineSplit(gate.plainInsert)}; a verdict ${machineSplit(gate.verdict)}${ruleAllowed ? `; a rule-allowed verdict ${machineSplit(gate.ruleAllowed)}` : ""}.`,
+    );
+  }
+  if (team) {
+    const sideOf = (runs: TeamRun[]) => ({
+      latency: summarize(runs.flatMap((run) => run.latenciesMs)),
+      sendLag: summarize(runs.flatMap((run) => run.sendLagMs)),
+      answeredPerSecond: median(runs.map((run) => run.answeredPerSecond)),
+      errors: runs.reduce((sum, run) => sum + run.errors, 0),
+      serverCpuMs: median(runs.map((run) => run.serverCpuMsPerCall)),
+    });
+    const plain = sideOf(team.plain);
+    const verdicts = sideOf(team.verdict);
+    const teamSize = `${agents.length.toLocaleString("en-US")} agents`;
+    rows.push(
+      {
+        goal: `A team of ${teamSize}, one gate call a second each (open loop) p50 / p99`,
+        target: "report",
+        raw: `plain + INSERT ${formatMs(plain.latency.p50)} / ${formatMs(plain.latency.p99)}`,
+        handshake: `${formatMs(verdicts.latency.p50)} / ${formatMs(verdicts.latency.p99)}`,
+        ratio: ratio(verdicts.latency.p50, plain.latency.p50),
+        verdict: "—",
+      },
+      {
+        goal: `A team of ${teamSize}: calls answered per second of ${agents.length.toLocaleString("en-US")} offered, failed`,
+        target: "report",
+        raw: `${formatRate(plain.answeredPerSecond)}, ${plain.errors} failed`,
+        handshake: `${formatRate(verdicts.answeredPerSecond)}, ${verdicts.errors} failed`,
+        ratio: ratio(verdicts.answeredPerSecond, plain.answeredPerSecond),
+        verdict: "—",
+      },
+    );
+    notes.push(
+      `Team: each agent on a connection of its own, ${sizes.teamSeconds} s a round, ${team.verdict.length} rounds a side, each call timed from its turn; the bench sent calls p50 ${formatMs(verdicts.sendLag.p50)} / p99 ${formatMs(verdicts.sendLag.p99)} after their turn (plain ${formatMs(plain.sendLag.p50)} / ${formatMs(plain.sendLag.p99)}). Server CPU per call ${verdicts.serverCpuMs.toFixed(2)} ms (plain ${plain.serverCpuMs.toFixed(2)} ms); the machine, last round: verdicts ${team.verdict.at(-1)?.machineBusy}; plain ${team.plain.at(-1)?.machineBusy}.`,
     );
   }
   if (rawLoop.length > 0) {

@@ -29,32 +29,81 @@ import { databaseNow } from "../database-clock";
  *
  * What that verdict depends on in the agent's row (incarnation, status, gate, and the name, role
  * and `connect` token a rule's scope is matched with) is guessed from the agent's last full
- * verdict and then required by the statement itself, under the row lock: if the row no longer
- * matches, nothing is written and the caller takes the full path, which judges the row as it is.
- * A wrong guess therefore costs a round trip, never a verdict.
+ * verdict, or before its first call on this node from one read of its row, and then required by
+ * the statement itself, under the row lock: if the row no longer matches, nothing is written and
+ * the caller takes the full path, which judges the row as it is. A wrong guess therefore costs a
+ * round trip, never a verdict.
  */
 type AgentFacts = Pick<Agent, "name" | "role" | "ownerTokenId" | "incarnation">;
+
+/** An agent whose calls are a connected session's, which only the full path judges. */
+const CONNECTED = "connected";
+type RememberedAgent = AgentFacts | typeof CONNECTED;
 
 const MAX_REMEMBERED_AGENTS = 10_000;
 // server.ts (run by tsx) and Next's bundled code load modules separately; one map per process.
 const holder = globalThis as typeof globalThis & {
-  handshakeVerdictFacts?: Map<string, AgentFacts>;
+  handshakeVerdictFacts?: Map<string, RememberedAgent>;
 };
-function rememberedFacts(): Map<string, AgentFacts> {
+function rememberedAgents(): Map<string, RememberedAgent> {
   holder.handshakeVerdictFacts ??= new Map();
   return holder.handshakeVerdictFacts;
 }
 
-/** Called by the full path with the row it locked; only a worker (not a connected session) qualifies. */
+function remember(agentId: string, remembered: RememberedAgent): void {
+  const agents = rememberedAgents();
+  if (agents.size >= MAX_REMEMBERED_AGENTS && !agents.has(agentId)) agents.clear();
+  agents.set(agentId, remembered);
+}
+
+/** Called by the full path with the row it locked. */
 export function rememberVerdictFacts(agent: Agent): void {
-  const facts = rememberedFacts();
-  if (agent.connectorKey !== null) {
-    facts.delete(agent.id);
-    return;
-  }
-  if (facts.size >= MAX_REMEMBERED_AGENTS && !facts.has(agent.id)) facts.clear();
   const { name, role, ownerTokenId, incarnation } = agent;
-  facts.set(agent.id, { name, role, ownerTokenId, incarnation });
+  remember(
+    agent.id,
+    agent.connectorKey !== null ? CONNECTED : { name, role, ownerTokenId, incarnation },
+  );
+}
+
+const AGENT_FACTS_SQL = `
+  SELECT name, role, owner_token_id, incarnation, connector_key IS NOT NULL AS is_connected
+  FROM agents WHERE id = $1`;
+
+type AgentFactsRow = {
+  name: string;
+  role: string;
+  owner_token_id: string | null;
+  incarnation: number;
+  is_connected: boolean;
+};
+
+/**
+ * The facts to guess the caller's row by; undefined sends the call to the full path. An agent
+ * this node has not judged yet (since it started, or since it last forgot them all, full) is read
+ * once, unlocked: a team starting together, or coming back to a node that just started, sent every
+ * agent's first call down the full path's transaction, and the node fell seconds behind a thousand
+ * agents calling once a second (the bench's team phase).
+ */
+async function factsOf(db: Db, actor: AgentActor): Promise<AgentFacts | undefined> {
+  const remembered = rememberedAgents().get(actor.agentId);
+  if (remembered === CONNECTED) return undefined;
+  if (remembered?.incarnation === actor.incarnation) return remembered;
+  const [row] = await queryHot<AgentFactsRow>(db, "agent-verdict-facts", AGENT_FACTS_SQL, [
+    actor.agentId,
+  ]);
+  if (!row) return undefined;
+  if (row.is_connected) {
+    remember(actor.agentId, CONNECTED);
+    return undefined;
+  }
+  const facts = {
+    name: row.name,
+    role: row.role,
+    ownerTokenId: row.owner_token_id,
+    incarnation: row.incarnation,
+  };
+  remember(actor.agentId, facts);
+  return facts.incarnation === actor.incarnation ? facts : undefined;
 }
 
 /** One call as a grouped statement takes it: what its verdict assumes, and what it writes. */
@@ -255,8 +304,8 @@ export async function tryRecordCommonVerdict(
 ): Promise<ToolVerdict | null> {
   // A directory or a file change belongs to connected sessions and file guards: the full path.
   if (input.cwd !== undefined || input.file !== undefined) return null;
-  const facts = rememberedFacts().get(actor.agentId);
-  if (!facts || facts.incarnation !== actor.incarnation) return null;
+  const facts = await factsOf(db, actor);
+  if (!facts) return null;
 
   const now = databaseNow();
   const rules = await loadLiveRules(db, now);

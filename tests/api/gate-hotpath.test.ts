@@ -1,4 +1,4 @@
-import { randomBytes } from "node:crypto";
+import { randomBytes, randomUUID } from "node:crypto";
 import pg from "pg";
 import { afterAll, afterEach, describe, expect, it, vi } from "vitest";
 import { rules as rulesRoute } from "../../lib/api/v1/rules";
@@ -8,13 +8,13 @@ import {
   startActorEvictionListener,
   type ActorEvictionListener,
 } from "../../lib/auth/actor-evictions";
-import { getDb } from "../../lib/db";
+import { getDb, poolOf } from "../../lib/db";
 import { requireDatabaseUrl } from "../../lib/env";
 import { getRuleCache } from "../../lib/rules/rule-cache";
 import { recordToolCall } from "../../lib/tool-calls/mutations";
 import { callRoute } from "../route-client";
 import { holdLock } from "../support/held-lock";
-import { api, lead, registerAgent, type TestAgent } from "./fixtures";
+import { api, createToken, lead, registerAgent, type TestAgent } from "./fixtures";
 
 // `LOCK TABLE` holds every file's inserts into the table: on a database of its own (decision 079).
 await vi.hoisted(async () => {
@@ -22,9 +22,9 @@ await vi.hoisted(async () => {
   await useOwnDatabase("handshake_gate_hotpath");
 });
 
-// The common verdict is one statement that assumes what the agent's last full verdict saw, and the
-// rules come from a per-node cache (decision 028). Each test changes what a verdict depends on
-// behind the assumption's back and holds the verdict to the changed row or rule.
+// The common verdict is one statement that assumes what this node last saw of the agent's row,
+// and the rules come from a per-node cache (decision 028). Each test changes what a verdict
+// depends on behind the assumption's back and holds the verdict to the changed row or rule.
 
 const db = getDb();
 const READ = { tool: "read_file", args: { path: "notes.txt" } };
@@ -38,7 +38,7 @@ async function actorOf(agent: TestAgent) {
   return { kind: "agent" as const, agentId: row.id, name: row.name, incarnation: row.incarnation };
 }
 
-/** Two calls: the first takes the full path and remembers the row, the second the common one. */
+/** Two calls: afterwards the node knows the agent's row and takes the common verdict. */
 async function warm(
   agent: TestAgent,
   call: { tool: string; args: Record<string, unknown> } = READ,
@@ -220,6 +220,60 @@ describe("the common verdict", () => {
       allowed: false,
       code: "TOOL_APPROVAL_REQUIRED",
     });
+  });
+
+  /** Counts the node's transactions (the full path) and its reads of an agent's verdict facts. */
+  function watchPaths() {
+    const pool = poolOf(db);
+    if (!pool) throw new Error("the tests' client has no pool of ours");
+    const transactions = vi.spyOn(db, "$transaction");
+    const queries = vi.spyOn(pool, "query");
+    return {
+      transactions: () => transactions.mock.calls.length,
+      factReads: () =>
+        queries.mock.calls.filter(
+          ([config]) => (config as { name?: string }).name === "agent-verdict-facts",
+        ).length,
+      stop: () => {
+        transactions.mockRestore();
+        queries.mockRestore();
+      },
+    };
+  }
+
+  it("answers an agent's first call on this node by the common statement, after one read of its row", async () => {
+    const agent = await registerAgent();
+    const actor = await actorOf(agent);
+    const paths = watchPaths();
+    try {
+      for (let call = 0; call < 3; call += 1) {
+        expect(await recordToolCall(db, actor, READ)).toEqual({ allowed: true });
+      }
+      expect(paths.transactions()).toBe(0);
+      expect(paths.factReads()).toBe(1);
+    } finally {
+      paths.stop();
+    }
+    expect(await recordedCallsOf(agent)).toHaveLength(3);
+  });
+
+  it("leaves a connected session's calls to the full path, reading its row once", async () => {
+    const connectToken = await createToken("connect");
+    const session = await api.connectSession(connectToken.headers, {
+      sessionId: randomUUID(),
+      cwd: "/home/ada/src/notes",
+      model: "opus",
+    });
+    const name = String((session.json.agent as { name: string }).name);
+    const actor = await actorOf({ name } as TestAgent);
+    const paths = watchPaths();
+    try {
+      for (let call = 0; call < 3; call += 1) await recordToolCall(db, actor, READ);
+      expect(paths.transactions()).toBe(3);
+      expect(paths.factReads()).toBe(1);
+    } finally {
+      paths.stop();
+    }
   });
 
   it("judges rules by the agent's role as it is now, not as it was remembered", async () => {

@@ -59,15 +59,15 @@ describe("hot statements", () => {
   it("a gate verdict's statement is prepared on the connection that ran it", async () => {
     const caller = await registerAgentActor(db, "hot");
     const call = { tool: "read_file", args: { path: "README.md" } };
-    // The first verdict takes the full path and remembers the row; the next ones are one statement.
-    await recordToolCall(db, caller, call);
-    for (let turn = 0; turn < 3; turn++) {
+    // Each verdict is one statement; the first also reads what it assumes of the agent's row.
+    for (let turn = 0; turn < 4; turn++) {
       expect(await recordToolCall(db, caller, call)).toEqual({ allowed: true });
     }
     const pool = poolOf(db);
     expect(pool).toBeDefined();
     const names = await preparedOnEveryConnection(pool as NonNullable<typeof pool>);
     expect(names.some((list) => list.includes("common-verdicts"))).toBe(true);
+    expect(names.some((list) => list.includes("agent-verdict-facts"))).toBe(true);
     expect(await db.toolCall.count({ where: { agentId: caller.agentId, isAllowed: true } })).toBe(
       4,
     );

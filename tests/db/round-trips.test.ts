@@ -201,17 +201,23 @@ describe("resolving a bearer token", () => {
 });
 
 describe("a gate verdict", () => {
-  it("a read-only call of an agent the gate has judged before: one statement, no transaction", async () => {
+  it("a read-only call: its agent's row read once on this node, then one statement each, no transaction", async () => {
     const caller = await registerAgentActor(db, "rt");
     const call = { tool: "read_file", args: { path: "README.md" } };
-    // The first verdict takes the full transaction and remembers the row it judged.
-    await recordToolCall(db, caller, call);
-    statements.length = 0;
-    expect(await recordToolCall(db, caller, call)).toEqual({ allowed: true });
     // Rules are read from the table here: no eviction listener runs in tests, so no rule cache.
-    expect(statements.filter((query) => !query.includes('FROM "public"."rules"'))).toEqual([
+    const sentFor = async () => {
+      let verdict: unknown;
+      const sent = await statementsOf(async () => {
+        verdict = await recordToolCall(db, caller, call);
+      });
+      expect(verdict).toEqual({ allowed: true });
+      return sent.filter((query) => !query.includes('FROM "public"."rules"'));
+    };
+    expect(await sentFor()).toEqual([
+      expect.stringContaining("connector_key IS NOT NULL AS is_connected"),
       expect.stringContaining("INSERT INTO events"),
     ]);
+    expect(await sentFor()).toEqual([expect.stringContaining("INSERT INTO events")]);
   });
 
   it("a call an allow rule lets through, of an agent the gate has judged before: one statement", async () => {
