@@ -270,7 +270,7 @@ folder and served by its own server.ts on its own scratch database; the column s
 its ratio to its own floors. With \`BENCH_CPU_PROF\`, its profile goes to \`<dir>/baseline\`.
 
 No benchmark is a test: nothing here can fail CI on timing. \`BENCH_QUICK=1\` runs small counts
-(and leaves this file alone), \`BENCH_ONLY=gate,push,loop,breakdown,throughput,scale,history,board,hook,lead\` a subset (\`BENCH_ONLY=board\` runs the board alone),
+(and leaves this file alone), \`BENCH_ONLY=gate,push,loop,breakdown,throughput,team,scale,history,board,hook,lead\` a subset (\`BENCH_ONLY=board\` runs the board alone),
 \`BENCH_CPU_PROF=<dir>\` profiles the server (and the baseline's, into \`<dir>/baseline\`) in one
 more pass of each hot path's load after its measured rounds, so that no goal is read under the
 profiler (decision 063), leaves each of those profiles in \`<dir>\` and writes the hot paths' shares

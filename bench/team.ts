@@ -27,7 +27,7 @@ export type TeamLoad = {
   /** Per call: when it was sent minus its turn; the bench's own delay, part of every latency. */
   sendLagMs: number[];
   offeredPerSecond: number;
-  /** Answered calls over the time from the first turn to the last answer. */
+  /** Calls answered as measured, over the seconds their turns spanned: offered, less the failed. */
   answeredPerSecond: number;
   errors: number;
 };
@@ -59,6 +59,14 @@ export async function measureTeamLoad(options: {
 
   const send = (agent: number, turn: number): Promise<void> =>
     new Promise<void>((resolve) => {
+      // A timeout after the answer began fails both the request and the response: count it once.
+      let isSettled = false;
+      const settle = (outcome: () => void) => {
+        if (isSettled) return;
+        isSettled = true;
+        outcome();
+        resolve();
+      };
       const headers: Record<string, string> = {
         "content-type": "application/json",
         "content-length": String(Buffer.byteLength(call.body)),
@@ -71,25 +79,20 @@ export async function measureTeamLoad(options: {
         (response) => {
           const chunks: Buffer[] = [];
           response.on("data", (chunk: Buffer) => chunks.push(chunk));
-          response.on("end", () => {
-            const body = Buffer.concat(chunks);
-            if (response.statusCode !== 200) fail(`HTTP ${response.statusCode}: ${String(body)}`);
-            else if (call.isAnswerRight && !call.isAnswerRight(body)) {
-              fail(`not the answer measured: ${String(body)}`);
-            } else latenciesMs.push(now() - turn);
-            resolve();
-          });
-          response.on("error", (error) => {
-            fail(error);
-            resolve();
-          });
+          response.on("end", () =>
+            settle(() => {
+              const body = Buffer.concat(chunks);
+              if (response.statusCode !== 200) fail(`HTTP ${response.statusCode}: ${String(body)}`);
+              else if (call.isAnswerRight && !call.isAnswerRight(body)) {
+                fail(`not the answer measured: ${String(body)}`);
+              } else latenciesMs.push(now() - turn);
+            }),
+          );
+          response.on("error", (error) => settle(() => fail(error)));
         },
       );
       request.on("timeout", () => request.destroy(new Error(`no answer in ${timeoutMs} ms`)));
-      request.on("error", (error) => {
-        fail(error);
-        resolve();
-      });
+      request.on("error", (error) => settle(() => fail(error)));
       request.end(call.body);
       sendLagMs.push(now() - turn);
     });
@@ -112,14 +115,13 @@ export async function measureTeamLoad(options: {
   } finally {
     for (const connection of connections) connection.destroy();
   }
-  const elapsedS = (now() - startedAt) / 1000;
   return {
     agents,
     seconds,
     latenciesMs,
     sendLagMs,
     offeredPerSecond: agents,
-    answeredPerSecond: latenciesMs.length / elapsedS,
+    answeredPerSecond: latenciesMs.length / seconds,
     errors,
   };
 }

@@ -29,10 +29,10 @@ import { databaseNow } from "../database-clock";
  *
  * What that verdict depends on in the agent's row (incarnation, status, gate, and the name, role
  * and `connect` token a rule's scope is matched with) is guessed from the agent's last full
- * verdict, or before its first call on this node from one read of its row, and then required by
- * the statement itself, under the row lock: if the row no longer matches, nothing is written and
- * the caller takes the full path, which judges the row as it is. A wrong guess therefore costs a
- * round trip, never a verdict.
+ * verdict, or else from one read of its row (its first call on this node, or a respawn), and then
+ * required by the statement itself, under the row lock: if the row no longer matches, nothing is
+ * written and the caller takes the full path, which judges the row as it is. A wrong guess
+ * therefore costs a round trip, never a verdict.
  */
 type AgentFacts = Pick<Agent, "name" | "role" | "ownerTokenId" | "incarnation">;
 
@@ -79,15 +79,18 @@ type AgentFactsRow = {
 
 /**
  * The facts to guess the caller's row by; undefined sends the call to the full path. An agent
- * this node has not judged yet (since it started, or since it last forgot them all, full) is read
- * once, unlocked: a team starting together, or coming back to a node that just started, sent every
- * agent's first call down the full path's transaction, and the node fell seconds behind a thousand
- * agents calling once a second (the bench's team phase).
+ * this node has not judged yet (since it started, or since it last forgot them all, full), or
+ * only in an earlier incarnation, is read once, unlocked: a team starting together, or coming
+ * back to a node that just started, sent every agent's first call down the full path's
+ * transaction, and the node fell seconds behind a thousand agents calling once a second (the
+ * bench's team phase).
  */
 async function factsOf(db: Db, actor: AgentActor): Promise<AgentFacts | undefined> {
   const remembered = rememberedAgents().get(actor.agentId);
   if (remembered === CONNECTED) return undefined;
   if (remembered?.incarnation === actor.incarnation) return remembered;
+  // An incarnation that has ended: the full path refuses it without this read.
+  if (remembered !== undefined && remembered.incarnation > actor.incarnation) return undefined;
   const [row] = await queryHot<AgentFactsRow>(db, "agent-verdict-facts", AGENT_FACTS_SQL, [
     actor.agentId,
   ]);

@@ -77,11 +77,47 @@ function recordedCallsOf(agent: TestAgent) {
   });
 }
 
+type ToolCall = { tool: string; args: Record<string, unknown> };
+
+/**
+ * A call the full path records: the agent's row is held, so the common statement skips the row
+ * and the full transaction waits for it.
+ */
+async function callByFullPath(agent: TestAgent, call: ToolCall) {
+  const actor = await actorOf(agent);
+  const rowLock = await holdLock("SELECT 1 FROM agents WHERE id = $1 FOR UPDATE", [actor.agentId]);
+  const transactions = vi.spyOn(db, "$transaction");
+  try {
+    const verdict = recordToolCall(db, actor, call);
+    await rowLock.untilWaiting(1);
+    await rowLock.release();
+    const answer = await verdict;
+    expect(transactions).toHaveBeenCalledTimes(1);
+    return answer;
+  } finally {
+    transactions.mockRestore();
+    await rowLock.release();
+  }
+}
+
+/** A call the common statement records, with no transaction. */
+async function callByCommonPath(agent: TestAgent, call: ToolCall) {
+  const actor = await actorOf(agent);
+  const transactions = vi.spyOn(db, "$transaction");
+  try {
+    const answer = await recordToolCall(db, actor, call);
+    expect(transactions).not.toHaveBeenCalled();
+    return answer;
+  } finally {
+    transactions.mockRestore();
+  }
+}
+
 describe("the common verdict", () => {
   it("writes the same attempt and event as the full path", async () => {
     const agent = await registerAgent();
-    await api.toolCall(agent.headers, READ);
-    await api.toolCall(agent.headers, READ);
+    expect(await callByFullPath(agent, READ)).toEqual({ allowed: true });
+    expect(await callByCommonPath(agent, READ)).toEqual({ allowed: true });
     const calls = await recordedCallsOf(agent);
     expect(calls).toHaveLength(2);
     expect(calls[1]).toEqual(calls[0]);
@@ -103,10 +139,9 @@ describe("the common verdict", () => {
       scope: { kind: "agent", agent: agent.name },
     });
     const before = await db.event.aggregate({ _max: { id: true } });
-    const verdicts = [];
-    for (let round = 0; round < 2; round += 1) {
-      verdicts.push((await api.toolCall(agent.headers, PUSH)).json as { requestId: string });
-    }
+    const verdicts = [await callByFullPath(agent, PUSH), await callByCommonPath(agent, PUSH)] as {
+      requestId: string;
+    }[];
     expect(verdicts[0]).toEqual({ allowed: true, requestId: expect.any(String), ruleId });
     expect(verdicts[1]).toEqual({ ...verdicts[0], requestId: expect.any(String) });
     const [first, second] = verdicts.map((verdict) => verdict.requestId);

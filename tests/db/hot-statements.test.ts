@@ -1,7 +1,9 @@
+import { randomBytes } from "node:crypto";
 import { PrismaPg } from "@prisma/adapter-pg";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import type { HumanActor } from "../../lib/auth/actor";
+import { resolveActor, type HumanActor } from "../../lib/auth/actor";
+import { registerAgent } from "../../lib/agents/mutations";
 import { createDb, poolOf } from "../../lib/db";
 import { PrismaClient } from "../../lib/generated/prisma/client";
 import { requireDatabaseUrl } from "../../lib/env";
@@ -71,6 +73,19 @@ describe("hot statements", () => {
     expect(await db.toolCall.count({ where: { agentId: caller.agentId, isAllowed: true } })).toBe(
       4,
     );
+  });
+
+  it("an agent's token is looked up by a prepared statement", async () => {
+    const { token } = await registerAgent(db, {
+      name: `hot-${randomBytes(4).toString("hex")}`,
+      role: "tester",
+    });
+    const actor = await resolveActor(db, new Headers({ authorization: `Bearer ${token}` }));
+    expect(actor).toMatchObject({ kind: "agent" });
+    const pool = poolOf(db);
+    expect(pool).toBeDefined();
+    const names = await preparedOnEveryConnection(pool as NonNullable<typeof pool>);
+    expect(names.some((list) => list.includes("agent-actor"))).toBe(true);
   });
 
   it("a client without our pool records each common verdict alone, through the client", async () => {
