@@ -883,6 +883,7 @@ async function main(): Promise<void> {
           agents: agents.length,
           seconds: sizes.teamSeconds,
           latency: roundSummary(summarize(runs.flatMap((run) => run.latenciesMs))),
+          firstCalls: roundSummary(summarize(runs.flatMap((run) => run.firstCallsMs))),
           sendLag: roundSummary(summarize(runs.flatMap((run) => run.sendLagMs))),
           answeredPerSecond: round(median(runs.map((run) => run.answeredPerSecond)), 1),
           errors: runs.reduce((sum, run) => sum + run.errors, 0),
@@ -1247,6 +1248,7 @@ async function main(): Promise<void> {
   if (team) {
     const sideOf = (runs: TeamRun[]) => ({
       latency: summarize(runs.flatMap((run) => run.latenciesMs)),
+      firstCalls: summarize(runs.flatMap((run) => run.firstCallsMs)),
       sendLag: summarize(runs.flatMap((run) => run.sendLagMs)),
       answeredPerSecond: median(runs.map((run) => run.answeredPerSecond)),
       errors: runs.reduce((sum, run) => sum + run.errors, 0),
@@ -1274,6 +1276,7 @@ async function main(): Promise<void> {
       },
     );
     notes.push(
+      `Team: each agent's first call of a round, which opens its connection, p50 ${formatMs(verdicts.firstCalls.p50)} / p99 ${formatMs(verdicts.firstCalls.p99)} (plain ${formatMs(plain.firstCalls.p50)} / ${formatMs(plain.firstCalls.p99)}); all calls in the row above.`,
       `Team: each agent on a connection of its own, ${sizes.teamSeconds} s a round, ${team.verdict.length} rounds a side, each call timed from its turn; the bench sent calls p50 ${formatMs(verdicts.sendLag.p50)} / p99 ${formatMs(verdicts.sendLag.p99)} after their turn (plain ${formatMs(plain.sendLag.p50)} / ${formatMs(plain.sendLag.p99)}). Server CPU per call ${verdicts.serverCpuMs.toFixed(2)} ms (plain ${plain.serverCpuMs.toFixed(2)} ms); the machine, last round: verdicts ${team.verdict.at(-1)?.machineBusy}; plain ${team.plain.at(-1)?.machineBusy}.`,
     );
   }

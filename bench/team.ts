@@ -24,6 +24,8 @@ export type TeamLoad = {
   seconds: number;
   /** Per answered call: answer received minus the call's turn, in milliseconds. */
   latenciesMs: number[];
+  /** The same, of each agent's first call, which opens its connection. */
+  firstCallsMs: number[];
   /** Per call: when it was sent minus its turn; the bench's own delay, part of every latency. */
   sendLagMs: number[];
   offeredPerSecond: number;
@@ -50,6 +52,7 @@ export async function measureTeamLoad(options: {
     () => new http.Agent({ keepAlive: true, maxSockets: 1 }),
   );
   const latenciesMs: number[] = [];
+  const firstCallsMs: number[] = [];
   const sendLagMs: number[] = [];
   let errors = 0;
   const fail = (reason: unknown) => {
@@ -57,7 +60,7 @@ export async function measureTeamLoad(options: {
     if (errors <= 3) console.error("[bench] team call failed", reason);
   };
 
-  const send = (agent: number, turn: number): Promise<void> =>
+  const send = (agent: number, turn: number, isFirst: boolean): Promise<void> =>
     new Promise<void>((resolve) => {
       // A timeout after the answer began fails both the request and the response: count it once.
       let isSettled = false;
@@ -85,7 +88,10 @@ export async function measureTeamLoad(options: {
               if (response.statusCode !== 200) fail(`HTTP ${response.statusCode}: ${String(body)}`);
               else if (call.isAnswerRight && !call.isAnswerRight(body)) {
                 fail(`not the answer measured: ${String(body)}`);
-              } else latenciesMs.push(now() - turn);
+              } else {
+                latenciesMs.push(now() - turn);
+                if (isFirst) firstCallsMs.push(now() - turn);
+              }
             }),
           );
           response.on("error", (error) => settle(() => fail(error)));
@@ -107,7 +113,7 @@ export async function measureTeamLoad(options: {
     while (next < total) {
       const at = now();
       for (; next < total && startedAt + next * spacingMs <= at; next++) {
-        pending.push(send(next % agents, startedAt + next * spacingMs));
+        pending.push(send(next % agents, startedAt + next * spacingMs, next < agents));
       }
       await sleep(TICK_MS);
     }
@@ -119,6 +125,7 @@ export async function measureTeamLoad(options: {
     agents,
     seconds,
     latenciesMs,
+    firstCallsMs,
     sendLagMs,
     offeredPerSecond: agents,
     answeredPerSecond: latenciesMs.length / seconds,

@@ -56,6 +56,7 @@ describe("the bench's team phase (bench/team.ts)", () => {
     expect(server.requests()).toBe(10);
     expect(load.latenciesMs).toHaveLength(10);
     expect(load.answeredPerSecond).toBe(5);
+    expect(load.firstCallsMs).toHaveLength(5);
     expect(load.errors).toBe(0);
     expect(server.tokensBySocket.size).toBe(5);
     const tokens = [...server.tokensBySocket.values()].map((set) => [...set]);
@@ -97,6 +98,9 @@ describe("the bench's team phase (bench/team.ts)", () => {
       call: { path: "/tool-calls", body: "{}" },
     });
     expect(load.latenciesMs).toHaveLength(2);
+    // The first call is answered 1.5 s after its turn, the second (queued behind it) 2 s after.
+    expect(load.firstCallsMs).toHaveLength(1);
+    expect(load.firstCallsMs[0]).toBeLessThan(Math.max(...load.latenciesMs));
     // A timer may fire a millisecond early against performance.now().
     expect(Math.min(...load.latenciesMs)).toBeGreaterThanOrEqual(1_490);
     expect(Math.max(...load.latenciesMs)).toBeGreaterThanOrEqual(1_990);
