@@ -46,7 +46,8 @@ function bearerToken(headers: Headers): string | null {
 
 // A prepared statement, not Prisma: an agent's first call on a node looks it up, and a team
 // reconnecting to a node that just started makes a thousand such calls at once, where Prisma's
-// client work cost the node some three times the statement's (the bench's team phase).
+// client work cost the caller two to three times the statement's CPU (docs/PERFORMANCE.md, at
+// 7d716f4) and the node fell behind (decision 085).
 const AGENT_ACTOR_SQL = "SELECT id, name, incarnation FROM agents WHERE token_hash = $1";
 
 async function findAgentActor(db: Db, tokenHash: string): Promise<AgentActor | null> {
