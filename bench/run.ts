@@ -835,7 +835,20 @@ async function main(): Promise<void> {
     baseUrl: string;
     call: TeamCall;
   };
-  let team: { plain: TeamRun[]; verdict: TeamRun[] } | undefined;
+  // Each side's rounds pooled, as the results keep them and the table reads them.
+  const summarizeTeamRuns = (runs: TeamRun[]) => ({
+    agents: agents.length,
+    seconds: sizes.teamSeconds,
+    rounds: runs.length,
+    latency: roundSummary(summarize(runs.flatMap((run) => run.latenciesMs))),
+    firstCalls: roundSummary(summarize(runs.flatMap((run) => run.firstCallsMs))),
+    sendLag: roundSummary(summarize(runs.flatMap((run) => run.sendLagMs))),
+    answeredPerSecond: round(median(runs.map((run) => run.answeredPerSecond)), 1),
+    errors: runs.reduce((sum, run) => sum + run.errors, 0),
+    serverCpuMsPerCall: round(median(runs.map((run) => run.serverCpuMsPerCall)), 2),
+    machineBusy: runs.map((run) => run.machineBusy),
+  });
+  let team: Record<"plain" | "verdict", ReturnType<typeof summarizeTeamRuns>> | undefined;
   if (isPhaseSelected("team")) {
     const plain = await startPlainServer({ databaseUrl, port: benchEnv.BENCH_PORT + 1 });
     cleanups.push({ name: "stop the plain floor server", run: () => plain.stop() });
@@ -853,7 +866,7 @@ async function main(): Promise<void> {
         },
       },
     };
-    team = { plain: [], verdict: [] };
+    const runs: Record<"plain" | "verdict", TeamRun[]> = { plain: [], verdict: [] };
     for (let roundIndex = 0; roundIndex < sizes.rounds; roundIndex++) {
       for (const [name, side] of Object.entries(sides) as [keyof typeof sides, TeamSide][]) {
         const readCpu = () => readMachineCpu(() => side.server.readCpuSeconds(), now);
@@ -865,33 +878,19 @@ async function main(): Promise<void> {
             call: side.call,
           }),
         );
-        team[name].push({
+        runs[name].push({
           ...measured,
           serverCpuMsPerCall: cpuMsPerCall(before, after, measured.latenciesMs.length).serverMs,
           machineBusy: describeMachineBusy(before, after),
         });
       }
       log(
-        `team round ${roundIndex + 1}/${sizes.rounds}: ${agents.length} agents at one call a second; plain p50 ${formatMs(summarize(team.plain.at(-1)?.latenciesMs ?? []).p50)}, verdict p50 ${formatMs(summarize(team.verdict.at(-1)?.latenciesMs ?? []).p50)}, ${team.verdict.at(-1)?.answeredPerSecond.toFixed(0)}/s answered`,
+        `team round ${roundIndex + 1}/${sizes.rounds}: ${agents.length} agents at one call a second; plain p50 ${formatMs(summarize(runs.plain.at(-1)?.latenciesMs ?? []).p50)}, verdict p50 ${formatMs(summarize(runs.verdict.at(-1)?.latenciesMs ?? []).p50)}, ${runs.verdict.at(-1)?.answeredPerSecond.toFixed(0)}/s answered`,
       );
     }
     await plain.stop();
-    results.team = Object.fromEntries(
-      Object.entries(team).map(([side, runs]) => [
-        side,
-        {
-          agents: agents.length,
-          seconds: sizes.teamSeconds,
-          latency: roundSummary(summarize(runs.flatMap((run) => run.latenciesMs))),
-          firstCalls: roundSummary(summarize(runs.flatMap((run) => run.firstCallsMs))),
-          sendLag: roundSummary(summarize(runs.flatMap((run) => run.sendLagMs))),
-          answeredPerSecond: round(median(runs.map((run) => run.answeredPerSecond)), 1),
-          errors: runs.reduce((sum, run) => sum + run.errors, 0),
-          serverCpuMsPerCall: round(median(runs.map((run) => run.serverCpuMsPerCall)), 2),
-          machineBusy: runs.map((run) => run.machineBusy),
-        },
-      ]),
-    );
+    team = { plain: summarizeTeamRuns(runs.plain), verdict: summarizeTeamRuns(runs.verdict) };
+    results.team = team;
   }
 
   // ---- G3.4 scale ----
@@ -1246,16 +1245,7 @@ async function main(): Promise<void> {
     );
   }
   if (team) {
-    const sideOf = (runs: TeamRun[]) => ({
-      latency: summarize(runs.flatMap((run) => run.latenciesMs)),
-      firstCalls: summarize(runs.flatMap((run) => run.firstCallsMs)),
-      sendLag: summarize(runs.flatMap((run) => run.sendLagMs)),
-      answeredPerSecond: median(runs.map((run) => run.answeredPerSecond)),
-      errors: runs.reduce((sum, run) => sum + run.errors, 0),
-      serverCpuMs: median(runs.map((run) => run.serverCpuMsPerCall)),
-    });
-    const plain = sideOf(team.plain);
-    const verdicts = sideOf(team.verdict);
+    const { plain, verdict: verdicts } = team;
     const teamSize = `${agents.length.toLocaleString("en-US")} agents`;
     rows.push(
       {
@@ -1277,7 +1267,7 @@ async function main(): Promise<void> {
     );
     notes.push(
       `Team: each agent's first call of a round, which opens its connection, p50 ${formatMs(verdicts.firstCalls.p50)} / p99 ${formatMs(verdicts.firstCalls.p99)} (plain ${formatMs(plain.firstCalls.p50)} / ${formatMs(plain.firstCalls.p99)}); all calls in the row above.`,
-      `Team: each agent on a connection of its own, ${sizes.teamSeconds} s a round, ${team.verdict.length} rounds a side, each call timed from its turn; the bench sent calls p50 ${formatMs(verdicts.sendLag.p50)} / p99 ${formatMs(verdicts.sendLag.p99)} after their turn (plain ${formatMs(plain.sendLag.p50)} / ${formatMs(plain.sendLag.p99)}). Server CPU per call ${verdicts.serverCpuMs.toFixed(2)} ms (plain ${plain.serverCpuMs.toFixed(2)} ms); the machine, last round: verdicts ${team.verdict.at(-1)?.machineBusy}; plain ${team.plain.at(-1)?.machineBusy}.`,
+      `Team: each agent on a connection of its own, ${verdicts.seconds} s a round, ${verdicts.rounds} rounds a side, each call timed from its turn; the bench sent calls p50 ${formatMs(verdicts.sendLag.p50)} / p99 ${formatMs(verdicts.sendLag.p99)} after their turn (plain ${formatMs(plain.sendLag.p50)} / ${formatMs(plain.sendLag.p99)}). Server CPU per call ${verdicts.serverCpuMsPerCall.toFixed(2)} ms (plain ${plain.serverCpuMsPerCall.toFixed(2)} ms); the machine, last round: verdicts ${verdicts.machineBusy.at(-1)}; plain ${plain.machineBusy.at(-1)}.`,
     );
   }
   if (rawLoop.length > 0) {

@@ -28,8 +28,7 @@ export type TeamLoad = {
   firstCallsMs: number[];
   /** Per call: when it was sent minus its turn; the bench's own delay, part of every latency. */
   sendLagMs: number[];
-  offeredPerSecond: number;
-  /** Calls answered as measured, over the seconds their turns spanned: offered, less the failed. */
+  /** Answered calls a second over the round's seconds: `agents` when none failed. */
   answeredPerSecond: number;
   errors: number;
 };
@@ -89,8 +88,9 @@ export async function measureTeamLoad(options: {
               else if (call.isAnswerRight && !call.isAnswerRight(body)) {
                 fail(`not the answer measured: ${String(body)}`);
               } else {
-                latenciesMs.push(now() - turn);
-                if (isFirst) firstCallsMs.push(now() - turn);
+                const latencyMs = now() - turn;
+                latenciesMs.push(latencyMs);
+                if (isFirst) firstCallsMs.push(latencyMs);
               }
             }),
           );
@@ -127,7 +127,6 @@ export async function measureTeamLoad(options: {
     latenciesMs,
     firstCallsMs,
     sendLagMs,
-    offeredPerSecond: agents,
     answeredPerSecond: latenciesMs.length / seconds,
     errors,
   };

@@ -311,6 +311,30 @@ describe("the common verdict", () => {
     }
   });
 
+  it("refuses an ended incarnation's call by the full path, without reading its agent's row again", async () => {
+    const agent = await registerAgent();
+    const ended = await actorOf(agent);
+    await warm(agent);
+    await db.agent.update({
+      where: { name: agent.name },
+      data: { incarnation: { increment: 1 } },
+    });
+    const current = { ...ended, incarnation: ended.incarnation + 1 };
+    // The node learns the new incarnation from the current one's first call.
+    expect(await recordToolCall(db, current, READ)).toEqual({ allowed: true });
+    const paths = watchPaths();
+    try {
+      await expect(recordToolCall(db, ended, READ)).rejects.toMatchObject({
+        code: "STALE_INCARNATION",
+      });
+      expect(paths.factReads()).toBe(0);
+      expect(paths.transactions()).toBe(1);
+    } finally {
+      paths.stop();
+    }
+    expect(await db.toolCall.count({ where: { agentId: ended.agentId } })).toBe(3);
+  });
+
   it("judges rules by the agent's role as it is now, not as it was remembered", async () => {
     const agent = await registerAgent();
     const role = `role-${agent.name}`;
