@@ -7,14 +7,22 @@ import { callApi, type Agent, type ConsoleClient } from "./clients";
 import { withTimeout } from "./raw";
 import { now, sleep } from "./stats";
 
+/** Ids kept for a measurement to ask for; only the few it asks for right away matter. */
+const MAX_SEEN_IDS = 10_000;
+
 /**
  * Sees every commit of Handshake's events the way the server's own bridge does: a raw LISTEN on
  * the `handshake_events` channel. PostgreSQL signals all listeners of a commit at once, so the
  * witness receives each id at "commit + raw NOTIFY latency"; that is the clock G3.1 starts from.
+ *
+ * It listens only while a push is measured (`listening`). A listener costs PostgreSQL at every
+ * notifying commit and the bench a parse of every event, on the two cores the server shares:
+ * left listening, the witness weighed on the phases that never read it.
  */
 export class EventWitness {
   private readonly seen = new Map<number, number>();
   private readonly waiters = new Map<number, (at: number) => void>();
+  private isListening = false;
 
   private constructor(private readonly client: pg.Client) {}
 
@@ -25,29 +33,47 @@ export class EventWitness {
     });
     await client.connect();
     const witness = new EventWitness(client);
-    client.on("notification", (message) => {
-      const at = now();
-      // The payload starts with the id, alone or before the signed event (migration 016).
-      const id = Number.parseInt(message.payload ?? "", 10);
-      const waiter = witness.waiters.get(id);
-      if (waiter) {
-        witness.waiters.delete(id);
-        waiter(at);
-      } else {
-        witness.seen.set(id, at);
-        // Only ids a measurement asks for matter; keep the map small.
-        if (witness.seen.size > 10_000) {
-          const oldest = witness.seen.keys().next().value;
-          if (oldest !== undefined) witness.seen.delete(oldest);
-        }
-      }
-    });
-    await client.query("LISTEN handshake_events");
+    client.on("notification", (message) => witness.record(message.payload, now()));
     return witness;
   }
 
+  private record(payload: string | undefined, at: number): void {
+    // The payload starts with the id, alone or before the signed event (migration 016).
+    const id = Number.parseInt(payload ?? "", 10);
+    const waiter = this.waiters.get(id);
+    if (waiter) {
+      this.waiters.delete(id);
+      waiter(at);
+      return;
+    }
+    this.seen.set(id, at);
+    if (this.seen.size <= MAX_SEEN_IDS) return;
+    // The older half in one pass: deleting the oldest one at a time skipped every entry deleted
+    // before it, each time (docs/PERFORMANCE.md, at 4bff959).
+    for (const oldest of this.seen.keys()) {
+      if (this.seen.size <= MAX_SEEN_IDS / 2) break;
+      this.seen.delete(oldest);
+    }
+  }
+
+  /** Runs `measure` with the witness listening, and stops listening once it has ended. */
+  async listening<T>(measure: () => Promise<T>): Promise<T> {
+    await this.client.query("LISTEN handshake_events");
+    this.isListening = true;
+    try {
+      return await measure();
+    } finally {
+      this.isListening = false;
+      await this.client.query("UNLISTEN handshake_events");
+      this.seen.clear();
+    }
+  }
+
   /** When the notification for event `id` reached the witness. */
-  receivedAt(id: number): Promise<number> {
+  receivedAt(id: number, timeoutMs = 5_000): Promise<number> {
+    if (!this.isListening) {
+      return Promise.reject(new Error(`the witness is not listening: asked for event ${id}`));
+    }
     const at = this.seen.get(id);
     if (at !== undefined) {
       this.seen.delete(id);
@@ -55,7 +81,7 @@ export class EventWitness {
     }
     return withTimeout(
       new Promise<number>((resolve) => this.waiters.set(id, resolve)),
-      5_000,
+      timeoutMs,
       `witness never saw event ${id}`,
     );
   }
