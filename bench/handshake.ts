@@ -66,6 +66,7 @@ export class EventWitness {
       this.isListening = false;
       await this.client.query("UNLISTEN handshake_events");
       this.seen.clear();
+      this.waiters.clear();
     }
   }
 

@@ -155,10 +155,10 @@ listener of a commit at the same moment, so the witness receives the event's id 
 NOTIFY latency*, the very path Handshake's bridge starts from. It listens only through G3.1's and
 G3.4's blocks, the raw NOTIFY floor's among them: a listener costs PostgreSQL at every notifying
 commit and the bench a parse of every event, which the other phases would pay for nothing. Each
-console receipt is timed against
-the witness (\`console − witness\`, the latency Handshake adds: the bridge's check of the signed
-payload or its read of the new events, hub, socket.io, client parse) and reported as *commit → console* = that added latency + the raw NOTIFY
-p50 measured in the same run. Both percentiles are over every (request, console) delivery. For
+console receipt is timed against the witness (\`console − witness\`, the latency Handshake adds:
+the bridge's check of the signed payload or its read of the new events, hub, socket.io, client
+parse) and reported as *commit → console* = that added latency + the raw NOTIFY p50 measured in
+the same run. Both percentiles are over every (request, console) delivery. For
 cross-checking, the JSON also has "console receipt − moment POST returned" (which can be negative:
 the event may beat the HTTP response) and the POST round trip itself.
 

@@ -429,7 +429,8 @@ async function main(): Promise<void> {
       warmup,
     });
   if (isPhaseSelected("push") || isPhaseSelected("scale")) {
-    // The floor's blocks too: they alternate with the pushes, one more listener or not.
+    // The raw NOTIFY floor's blocks too: they alternate with the pushes they are the floor of, and
+    // PostgreSQL signals every listener, so both run with the same listeners.
     await witness.listening(async () => {
       const samples = emptyPush();
       for (let block = 0; block < sizes.pushBlocks; block++) {
