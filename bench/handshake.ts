@@ -80,11 +80,12 @@ export class EventWitness {
       this.seen.delete(id);
       return Promise.resolve(at);
     }
-    return withTimeout(
-      new Promise<number>((resolve) => this.waiters.set(id, resolve)),
-      timeoutMs,
-      `witness never saw event ${id}`,
-    );
+    const arrival = new Promise<number>((resolve) => this.waiters.set(id, resolve));
+    const waiter = this.waiters.get(id);
+    // A wait that ran out leaves, or the id it waited for would resolve it instead of being seen.
+    return withTimeout(arrival, timeoutMs, `witness never saw event ${id}`).finally(() => {
+      if (this.waiters.get(id) === waiter) this.waiters.delete(id);
+    });
   }
 
   async stop(): Promise<void> {

@@ -44,6 +44,26 @@ describe("the bench's event witness (bench/handshake.ts)", () => {
     });
   });
 
+  it("records an id that comes after a wait for it ran out, in that window or the next", async () => {
+    await witness.listening(async () => {
+      await expect(witness.receivedAt(21, 100)).rejects.toThrow(/never saw/);
+      await notify(21);
+      // Notifications arrive in commit order: once 22 is seen, 21 has come too.
+      await notify(22);
+      expect(await witness.receivedAt(22)).toBeGreaterThan(0);
+      expect(await witness.receivedAt(21, 200)).toBeGreaterThan(0);
+
+      // A wait the measurement leaves behind when its window ends.
+      witness.receivedAt(23, 2_000).catch(() => undefined);
+    });
+    await witness.listening(async () => {
+      await notify(23);
+      await notify(24);
+      expect(await witness.receivedAt(24)).toBeGreaterThan(0);
+      expect(await witness.receivedAt(23, 200)).toBeGreaterThan(0);
+    });
+  });
+
   it("keeps the newest ids of a burst and lets the oldest go", async () => {
     await witness.listening(async () => {
       await notifier.query(
