@@ -169,6 +169,19 @@ function writeDeferredAnswer(answer: Response, outgoing: ServerResponse): void {
 }
 
 /**
+ * Removes the `close` listeners added to a response whose answer is deferred since `before` was
+ * read: the adapter's, attached once the router has returned. It would abort the request's
+ * signal when the client leaves, which a deferred answer does not read (its wait hears the
+ * response close itself, lib/http/client-gone.ts), and it holds the request, with a copy of
+ * every header, for the whole wait: a tenth of what an open long-poll holds (issue 18).
+ */
+function dropListenersSince(outgoing: ServerResponse, before: readonly unknown[]): void {
+  for (const listener of outgoing.listeners("close")) {
+    if (!before.includes(listener)) outgoing.off("close", listener as () => void);
+  }
+}
+
+/**
  * The API's router as a `node:http` listener (server.ts, and the tests' API server). Globals stay
  * Node's own: Next runs in the same process (decision 016).
  */
@@ -178,9 +191,12 @@ export function createNodeListener(app: Hono) {
       const { outgoing } = bindings;
       if (!(outgoing instanceof ServerResponse)) return app.fetch(request, bindings);
       const env = { ...bindings, [WRITES_DEFERRED_ANSWERS]: true };
-      return Promise.resolve(app.fetch(request, env)).then((response) =>
-        writeEncodedJson(response, outgoing) ? RESPONSE_ALREADY_SENT : response,
-      );
+      const answer = app.fetch(request, env);
+      const closeListeners = outgoing.listeners("close");
+      return Promise.resolve(answer).then((response) => {
+        if (response === ANSWERED_LATER) dropListenersSince(outgoing, closeListeners);
+        return writeEncodedJson(response, outgoing) ? RESPONSE_ALREADY_SENT : response;
+      });
     },
     {
       overrideGlobalObjects: false,

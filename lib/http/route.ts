@@ -2,12 +2,14 @@ import type { z } from "zod";
 import { takeAgentRate, type AgentRateKind } from "../agents/limits";
 import { resolveActor, type Actor, type AgentActor, type HumanActor } from "../auth/actor";
 import { isScopeWithinRole, type TokenScope } from "../shared/auth/scopes";
+import { SESSION_KEY_HEADER } from "../shared/auth/session-key";
 import { getDb, isDatabaseUnavailable, refusalOfUndoneChange } from "../db";
 import { AppError, invalidInput, isAppError, type ErrorCode } from "../errors";
 import { readJsonBody } from "./body";
 import { isOwnHost } from "./own-host";
 import { withApiHeaders } from "./security-headers";
 import type { ClientGone } from "./client-gone";
+import { LongPollAnswer, type AnswerSink } from "../realtime/long-poll";
 
 /**
  * Who may call a route. Reads open to any signed-in human (viewers see everything); mutations
@@ -184,7 +186,10 @@ export function errorResponse(error: AppError): Response {
 /** What a route declares about its callers; read by the scope table test and its document. */
 export type RoutePolicy = { access: Access; scopes: readonly TokenScope[] };
 
-function authorizeScope(policy: RoutePolicy, actor: Actor | null, request: Request): void {
+/** The request line a refusal names: a request, or what a wait kept of one. */
+type RequestLine = { readonly method: string; readonly url: string };
+
+function authorizeScope(policy: RoutePolicy, actor: Actor | null, request: RequestLine): void {
   if (actor?.kind !== "human" || actor.via !== "token") return;
   if (!isScopeWithinRole(actor.scope, actor.role)) {
     throw new AppError(
@@ -265,6 +270,38 @@ function refuseCrossSite(request: Request, actor: Actor | null): void {
   if (originHost !== host) {
     throw new AppError("CROSS_SITE_REQUEST", `origin ${origin} may not act on this server`);
   }
+}
+
+/**
+ * Who a wait answers, kept to check again when it answers: the actor, the request line and the
+ * headers its credential is read from. The request itself would hold a copy of every header and
+ * more for the whole wait, a thousand waits over (issue 18).
+ */
+type WaitingCaller = RequestLine & {
+  readonly actor: Actor;
+  readonly authorization: string | null;
+  readonly cookie: string | null;
+  readonly sessionKey: string | null;
+};
+
+function waitingCallerOf(request: Request, actor: Actor): WaitingCaller {
+  const { headers } = request;
+  return {
+    actor,
+    method: request.method,
+    url: request.url,
+    authorization: headers.get("authorization"),
+    cookie: headers.get("cookie"),
+    sessionKey: headers.get(SESSION_KEY_HEADER),
+  };
+}
+
+function headersOfCaller(caller: WaitingCaller): Headers {
+  const headers = new Headers();
+  if (caller.authorization !== null) headers.set("authorization", caller.authorization);
+  if (caller.cookie !== null) headers.set("cookie", caller.cookie);
+  if (caller.sessionKey !== null) headers.set(SESSION_KEY_HEADER, caller.sessionKey);
+  return headers;
 }
 
 /** Deeper JSON than any route needs; recursive code further in (zod, jsonb) must never see more. */
@@ -409,7 +446,9 @@ export function defineRoute<
   P = undefined,
 >(
   spec: RouteSpec<A, B, Q, P, R>,
-  handler: (context: RouteContext<A, B, Q, P>) => Promise<Response | DeclaredBody<R>>,
+  handler: (
+    context: RouteContext<A, B, Q, P>,
+  ) => Promise<Response | DeclaredBody<R>> | LongPollAnswer<DeclaredBody<R>>,
 ): RouteHandler {
   const policy: RoutePolicy = { access: spec.access, scopes: spec.scopes };
   const answerWith = (result: Response | DeclaredBody<R>): Response => {
@@ -420,14 +459,14 @@ export function defineRoute<
       return answerError(error);
     }
   };
-  // A human's long-poll answers only while its caller still holds: a wait that began before a
-  // sign-out, a disable or a revocation handed over the decision made after it.
   /**
    * A wait's answer goes only to a caller whose credential still holds: a human still that user,
    * an agent still that incarnation with a token not replaced (worker-token, respawn, revocation).
+   * A wait that began before a sign-out, a disable or a revocation hands over nothing after it.
    */
-  const stillTheCaller = async (request: Request, actor: Actor): Promise<void> => {
-    const again = await resolveActor(getDb(), request.headers);
+  const stillTheCaller = async (caller: WaitingCaller): Promise<void> => {
+    const { actor } = caller;
+    const again = await resolveActor(getDb(), headersOfCaller(caller));
     const isSame =
       actor.kind === "agent"
         ? again?.kind === "agent" &&
@@ -438,18 +477,43 @@ export function defineRoute<
       throw new AppError("UNAUTHENTICATED", "the credential this wait began with no longer holds");
     }
     authorize(spec.access, again);
-    authorizeScope(policy, again, request);
+    authorizeScope(policy, again, caller);
   };
+  /**
+   * A call's answer on its way to `deliver`: made into the API's JSON, or its error into the error
+   * shape, and after a wait only once its caller is checked again, in the answer's own callback
+   * rather than in one more callback held for the whole wait. A long-poll holds this one object
+   * while it waits, where a promise's reactions held two closures and their context (issue 18).
+   */
+  class Answering implements AnswerSink<Response | DeclaredBody<R>> {
+    constructor(
+      private readonly deliver: (response: Response) => void,
+      private readonly waitingCaller: WaitingCaller | undefined,
+    ) {}
+
+    answer(value: Response | DeclaredBody<R>): void {
+      const { deliver, waitingCaller } = this;
+      if (!waitingCaller) return deliver(answerWith(value));
+      stillTheCaller(waitingCaller).then(
+        () => deliver(answerWith(value)),
+        (error: unknown) => deliver(answerError(error)),
+      );
+    }
+
+    fail(error: unknown): void {
+      this.deliver(answerError(error));
+    }
+  }
   // The handler's answer is chained rather than awaited: a long-poll is held for its whole wait
-  // in every async frame on the way to it, and a pending `.then` holds less (decision 050).
+  // in every async frame on the way to it (decision 050), and a long-poll's is handed to a sink.
   const answerTo = async (
     request: Request,
     pathParams: PathParams,
     clientGone: ClientGone | undefined,
     deliver: (response: Response) => void,
   ): Promise<void> => {
-    let result: Promise<Response | DeclaredBody<R>>;
-    let waitedBy: Actor | undefined;
+    let answering: Answering;
+    let pending: Promise<Response | DeclaredBody<R>>;
     try {
       // Before the actor, so a foreign name's sign-in attempts spend none of the sign-in limit.
       refuseForeignHost(request);
@@ -466,7 +530,7 @@ export function defineRoute<
       const rawBody = spec.body ? await readJsonBody(request, spec.maxBodyBytes) : undefined;
       const body = parseWith(spec.body, rawBody, "body");
       if (spec.agentRate && actor?.kind === "agent") takeAgentRate(actor.agentId, spec.agentRate);
-      result = handler({
+      const result = handler({
         request,
         clientGone: spec.waits ? (clientGone ?? request.signal) : undefined,
         actor: actor as ActorFor<A>,
@@ -474,21 +538,22 @@ export function defineRoute<
         query,
         params,
       });
-      if (spec.waits && actor) waitedBy = actor;
+      answering = new Answering(
+        deliver,
+        spec.waits && actor ? waitingCallerOf(request, actor) : undefined,
+      );
+      if (result instanceof LongPollAnswer) {
+        result.answerTo(answering);
+        return;
+      }
+      pending = result;
     } catch (error) {
       deliver(answerError(error));
       return;
     }
-    // Checked in the answer's own callback, not in one more `.then` held for the whole wait.
-    result.then(
-      (value) => {
-        if (!waitedBy) return deliver(answerWith(value));
-        stillTheCaller(request, waitedBy).then(
-          () => deliver(answerWith(value)),
-          (error: unknown) => deliver(answerError(error)),
-        );
-      },
-      (error: unknown) => deliver(answerError(error)),
+    pending.then(
+      (value) => answering.answer(value),
+      (error: unknown) => answering.fail(error),
     );
   };
   const handle = (

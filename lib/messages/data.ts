@@ -4,7 +4,7 @@ import type { AgentActor } from "../auth/actor";
 import { queryHot, type Db } from "../db";
 import type { Message } from "../generated/prisma/client";
 import { inboxWaitKey, type EventHub, type WakingEvent } from "../realtime/event-hub";
-import { longPollDeadline, readUntil, type LongPollSource } from "../realtime/long-poll";
+import { longPollDeadline, LongPollAnswer, type LongPollSource } from "../realtime/long-poll";
 import { messageWokenBy } from "./decision-messages";
 import type { InboxQuery } from "./schema";
 import { toMessageView, type MessageView } from "./views";
@@ -116,8 +116,8 @@ export function readInbox(
   actor: AgentActor,
   query: InboxQuery,
   clientGone?: ClientGone,
-): Promise<Inbox> {
-  return readUntil({
+): LongPollAnswer<Inbox> {
+  return new LongPollAnswer({
     hub,
     key: inboxKeyOf(actor),
     deadline: longPollDeadline(Date.now(), query.wait),

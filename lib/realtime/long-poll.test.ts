@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from "vitest";
 import type { ConsoleEvent } from "../shared/realtime/contract";
 import { EventHub, inboxWaitKey } from "./event-hub";
-import { longPollDeadline, readUntil, type LongPollSource } from "./long-poll";
+import { longPollDeadline, LongPollAnswer, type LongPollSource } from "./long-poll";
 
 describe("longPollDeadline", () => {
   it("holds a short wait for all of it", () => {
@@ -52,16 +52,16 @@ function readAliceUntil<T>(
   source: LongPollSource<T>,
   options: { deadline?: number; clientGone?: AbortSignal } = {},
 ): Promise<T> {
-  return readUntil({
+  return new LongPollAnswer({
     hub,
     key: inboxWaitKey("alice"),
     deadline: options.deadline ?? Date.now() + 60_000,
     clientGone: options.clientGone,
     source,
-  });
+  }).read();
 }
 
-describe("readUntil", () => {
+describe("a long-poll", () => {
   it("a wait that ends at its deadline unwoken reads once, not again", async () => {
     const hub = new EventHub();
     const source = reads([], [7]);
@@ -116,7 +116,7 @@ function holding(...values: (number[] | Error)[]) {
   };
 }
 
-describe("readUntil's hold on what waiting takes", () => {
+describe("a long-poll's hold on what waiting takes", () => {
   it("is taken only when a read leaves it waiting, once, and given back once at the end", async () => {
     const hub = new EventHub();
     const answered = holding([7]);
@@ -163,7 +163,7 @@ describe("readUntil's hold on what waiting takes", () => {
   });
 });
 
-describe("readUntil and an event during a read", () => {
+describe("a long-poll and an event during a read", () => {
   it("reads again when its key's event was published while the read was under way", async () => {
     const hub = new EventHub();
     let finishFirstRead!: (value: number[]) => void;
@@ -200,7 +200,7 @@ describe("readUntil and an event during a read", () => {
   });
 });
 
-describe("readUntil and a source that throws", () => {
+describe("a long-poll and a source that throws", () => {
   it("fails on what isDone or answerWoken throws, and the hub still wakes the key's other waits", async () => {
     const hub = new EventHub();
     const judging = new Error("cannot judge");
@@ -229,7 +229,7 @@ describe("readUntil and a source that throws", () => {
   });
 });
 
-describe("readUntil and the wall clock", () => {
+describe("a long-poll and the wall clock", () => {
   it("ends a read made past its deadline even if the clock steps back during it", async () => {
     const hub = new EventHub();
     const source = holding([]);

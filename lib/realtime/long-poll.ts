@@ -37,6 +37,21 @@ export type LongPollSource<T> = {
   hold?(): { release(): void };
 };
 
+/**
+ * Where a long-poll's answer goes, once: its last read, or why it has none. Called in a microtask
+ * of its own, as a promise's reactions are.
+ */
+export type AnswerSink<T> = { answer(value: T): void; fail(error: unknown): void };
+
+/** What a long-poll waits on and reads. */
+export type LongPollOptions<T> = {
+  hub: EventHub;
+  key: string;
+  deadline: number;
+  clientGone: ClientGone | undefined;
+  source: LongPollSource<T>;
+};
+
 /** No event has woken the wait since the read began. */
 const NOT_WOKEN = Symbol("notWoken");
 
@@ -52,12 +67,15 @@ const NOT_WOKEN = Symbol("notWoken");
  * node, decision 040).
  *
  * Callbacks rather than an async loop: a waiting long-poll then holds this object, its wait and
- * one promise, where suspended async frames held about a kilobyte more (issue 18).
+ * its sink, where suspended async frames held about a kilobyte more, and a promise of its answer
+ * with the reactions awaiting it about half a kilobyte (issue 18).
  */
 class LongPoll<T> implements Waiter {
-  readonly answer: Promise<T>;
-  // Resolving with a rejected promise fails it: one function kept where two would be.
-  private resolve!: (value: T | Promise<T>) => void;
+  private readonly hub: EventHub;
+  private readonly key: string;
+  private readonly deadline: number;
+  private readonly clientGone: ClientGone | undefined;
+  private readonly source: LongPollSource<T>;
   private wait: Wait | undefined;
   private isReading = false;
   private woken: WakingEvent | null | typeof NOT_WOKEN = NOT_WOKEN;
@@ -66,13 +84,14 @@ class LongPoll<T> implements Waiter {
   private isOver = false;
 
   constructor(
-    private readonly hub: EventHub,
-    private readonly key: string,
-    private readonly deadline: number,
-    private readonly clientGone: ClientGone | undefined,
-    private readonly source: LongPollSource<T>,
+    options: LongPollOptions<T>,
+    private readonly sink: AnswerSink<T>,
   ) {
-    this.answer = new Promise<T>((resolve) => (this.resolve = resolve));
+    this.hub = options.hub;
+    this.key = options.key;
+    this.deadline = options.deadline;
+    this.clientGone = options.clientGone;
+    this.source = options.source;
     this.read();
   }
 
@@ -147,11 +166,11 @@ class LongPoll<T> implements Waiter {
   }
 
   private end(value: T): void {
-    if (this.finish()) this.resolve(value);
+    if (this.finish()) queueMicrotask(() => this.sink.answer(value));
   }
 
   private fail(error: unknown): void {
-    if (this.finish()) this.resolve(Promise.reject(error));
+    if (this.finish()) queueMicrotask(() => this.sink.fail(error));
   }
 
   private finish(): boolean {
@@ -164,14 +183,20 @@ class LongPoll<T> implements Waiter {
   }
 }
 
-/** Reads until done or the deadline (`LongPoll`), and answers the last read. */
-export function readUntil<T>(options: {
-  hub: EventHub;
-  key: string;
-  deadline: number;
-  clientGone: ClientGone | undefined;
-  source: LongPollSource<T>;
-}): Promise<T> {
-  const { hub, key, deadline, clientGone, source } = options;
-  return new LongPoll(hub, key, deadline, clientGone, source).answer;
+/**
+ * A long-poll as a route answers it, started by whoever takes its answer: the node listener by a
+ * sink (`answerTo`), which holds nothing more while it waits; everyone else by a promise.
+ */
+export class LongPollAnswer<T> {
+  constructor(private readonly options: LongPollOptions<T>) {}
+
+  /** Reads until done or the deadline (`LongPoll`), and hands the last read to `sink`. */
+  answerTo(sink: AnswerSink<T>): void {
+    new LongPoll(this.options, sink);
+  }
+
+  /** The same, as a promise. */
+  read(): Promise<T> {
+    return new Promise((resolve, reject) => this.answerTo({ answer: resolve, fail: reject }));
+  }
 }

@@ -7,7 +7,7 @@ import type { ClientGone } from "../http/client-gone";
 import { decodeCursor, encodeCursor } from "../http/cursor";
 import type { Prisma, Request } from "../generated/prisma/client";
 import { requestEndWaitKey, type EventHub } from "../realtime/event-hub";
-import { longPollDeadline, readUntil, type LongPollSource } from "../realtime/long-poll";
+import { longPollDeadline, LongPollAnswer, type LongPollSource } from "../realtime/long-poll";
 import { instantSchema } from "../shared/api/instant";
 import { REQUEST_ID_PATTERN, type RequestStatus } from "../shared/requests/schema";
 import type { GetRequestQuery, ListRequestsQuery } from "./schema";
@@ -193,8 +193,8 @@ export function waitForRequest(
   id: string,
   query: GetRequestQuery,
   clientGone?: ClientGone,
-): Promise<RequestView> {
-  return readUntil({
+): LongPollAnswer<RequestView> {
+  return new LongPollAnswer({
     hub,
     key: requestEndWaitKey(id),
     deadline: longPollDeadline(Date.now(), query.wait),

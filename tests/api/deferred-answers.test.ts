@@ -1,5 +1,7 @@
-import { createServer, type Server } from "node:http";
+import { createServer, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import type { ClientGone } from "../../lib/http/client-gone";
@@ -152,6 +154,52 @@ describe("a long-poll's deferred answer", () => {
     expect(inProcess.seen()?.clientGone).toBe(inProcess.seen()?.request.signal);
     inProcess.openGate();
     await answered;
+  });
+
+  it("served, holds neither the request nor the adapter's close listener while it waits", async () => {
+    const gate = opening();
+    const entered = opening();
+    let request: WeakRef<Request> | undefined;
+    let response: ServerResponse | undefined;
+    const path = definePath("/api/v1/test-wait", {
+      GET: defineRoute(
+        {
+          access: "public",
+          scopes: [],
+          responses: { 200: z.object({ n: z.number() }) },
+          waits: true,
+        },
+        // Not async: a suspended frame would hold the request itself.
+        (context) => {
+          request = new WeakRef(context.request);
+          entered.open();
+          return gate.opened.then(() => ({ n: 1 }));
+        },
+      ),
+    });
+    const listener = createNodeListener(createApiApp([path]));
+    const server = createServer((incoming, outgoing) => {
+      response = outgoing;
+      void listener(incoming, outgoing);
+    });
+    servers.push(server);
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const answer = fetch(
+      `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/v1/test-wait`,
+    );
+    await entered.opened;
+    setFlagsFromString("--expose-gc");
+    const gc = runInNewContext("gc") as () => void;
+    // The adapter attaches its listener after the router returns, and lets it go after that.
+    await vi.waitFor(() => {
+      gc();
+      // A boolean: a failed expectation holding the request would keep it alive for the next try.
+      expect(request?.deref() === undefined).toBe(true);
+    });
+    // The wait's own, which hears the client leave.
+    expect(response?.listenerCount("close")).toBe(1);
+    gate.open();
+    expect(await (await answer).json()).toEqual({ n: 1 });
   });
 
   it("writes an answer that is not encoded JSON from its body, cookies and all", async () => {

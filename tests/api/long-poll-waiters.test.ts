@@ -211,8 +211,10 @@ describe("open long-polls over HTTP", () => {
       // a `name` property), 6.9–7.6 once the client's leaving was heard from the response and the
       // route's answer chained rather than awaited (decision 050), 5.3–6.1 with the wait made of
       // callbacks, linked by key and timed by grain (decision 051); with an AbortController
-      // again, 7.9–8.0 at decision 050. A request's wait reads 6.2–6.6, with the whole suite
-      // running beside it; 7.5–8.0 at decision 050, 12.0 undeferred.
+      // again, 7.9–8.0 at decision 050; 4.8–5.2 once a wait held neither its request nor a
+      // promise of its answer (decision 086, 5.6–5.7 before it). A request's wait reads 6.2–6.6,
+      // with the whole suite running beside it; 7.5–8.0 at decision 050, 12.0 undeferred, 5.4–5.5
+      // at decision 086 (6.0–6.3 before it).
       expect(await heapPerLongPollKiB("/api/v1/inbox")).toBeLessThan(6.8);
       const pending = (await submitPlan(agent)).json.id as string;
       const requestPath = `/api/v1/requests/${pending}`;

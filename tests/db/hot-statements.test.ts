@@ -116,10 +116,10 @@ describe("hot statements", () => {
   it("an inbox read is prepared, and reads what the client would", async () => {
     const agent = await registerAgentActor(db, "hot");
     const hub = new EventHub();
-    const empty = await readInbox(db, hub, agent, { after: 0, wait: 0, limit: 10 });
+    const empty = await readInbox(db, hub, agent, { after: 0, wait: 0, limit: 10 }).read();
     expect(empty).toEqual({ messages: [], cursor: 0 });
     await sendMessage(db, LEAD, { to: agent.name, content: "hello" });
-    const inbox = await readInbox(db, hub, agent, { after: 0, wait: 0, limit: 10 });
+    const inbox = await readInbox(db, hub, agent, { after: 0, wait: 0, limit: 10 }).read();
     const stored = await db.message.findFirstOrThrow({ where: { recipient: agent.name } });
     expect(inbox).toEqual({
       messages: [

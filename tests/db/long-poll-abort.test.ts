@@ -38,7 +38,13 @@ describe("a long-poll whose client hung up", () => {
     const hub = new EventHub();
     const controller = new AbortController();
     statements.length = 0;
-    const poll = readInbox(db, hub, agent, { after: 0, wait: 30, limit: 50 }, controller.signal);
+    const poll = readInbox(
+      db,
+      hub,
+      agent,
+      { after: 0, wait: 30, limit: 50 },
+      controller.signal,
+    ).read();
     await until(() => hub.waiterCount === 1 && statements.length === 1);
     controller.abort();
     const startedAt = performance.now();
@@ -56,7 +62,7 @@ describe("a long-poll whose client hung up", () => {
     });
     const controller = new AbortController();
     statements.length = 0;
-    const poll = waitForRequest(db, hub, agent, request.id, { wait: 30 }, controller.signal);
+    const poll = waitForRequest(db, hub, agent, request.id, { wait: 30 }, controller.signal).read();
     await until(() => hub.waiterCount === 1);
     // The wait is registered before its read: let that read finish first.
     await new Promise((resolve) => setTimeout(resolve, 300));
@@ -71,7 +77,13 @@ describe("a long-poll whose client hung up", () => {
     const hub = new EventHub();
     const controller = new AbortController();
     statements.length = 0;
-    const poll = readInbox(db, hub, agent, { after: 0, wait: 30, limit: 50 }, controller.signal);
+    const poll = readInbox(
+      db,
+      hub,
+      agent,
+      { after: 0, wait: 30, limit: 50 },
+      controller.signal,
+    ).read();
     await until(() => hub.waiterCount === 1 && statements.length === 1);
     // A hint with no message behind it: the long-poll reads, finds nothing, and waits again.
     hub.publish([

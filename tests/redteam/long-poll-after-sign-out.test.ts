@@ -57,6 +57,15 @@ describe("a human's long-poll whose credential ends while it waits (red team)", 
     expect((await polled).status).toBe(401);
   });
 
+  it("still answers the human whose session holds, from the cookie and key it began with", async () => {
+    const viewer = await signedInHuman("viewer");
+    const { id, polled } = await heldPoll(viewer.headers);
+    await reject(id);
+    const answer = await polled;
+    expect(answer.status).toBe(200);
+    expect(answer.json).toMatchObject({ status: "rejected", feedback: "SECRET-FEEDBACK" });
+  });
+
   it("answers 401 after its token is revoked", async () => {
     const reader = await createToken("read");
     const { id, polled } = await heldPoll(reader.headers);
