@@ -307,3 +307,34 @@ export async function resolveActor(db: Db, headers: Headers): Promise<Actor | nu
   // the Lead's browser: anonymous, so public routes such as sign-in still answer.
   return keyedSession(headers, headers.get(SESSION_KEY_HEADER), cachedActorFromSession);
 }
+
+/**
+ * The headers `resolveActor` reads a caller from, Host among them: better-auth resolves its base
+ * URL, and so its cookies, from it. A waiting request keeps these alone to read its caller again
+ * when it answers, where the request would hold every header for the whole wait (decision 086).
+ */
+export type CallerHeaders = {
+  readonly authorization: string | null;
+  readonly cookie: string | null;
+  readonly sessionKey: string | null;
+  readonly host: string | null;
+};
+
+export function callerHeadersOf(headers: Headers): CallerHeaders {
+  return {
+    authorization: headers.get("authorization"),
+    cookie: headers.get("cookie"),
+    sessionKey: headers.get(SESSION_KEY_HEADER),
+    host: headers.get("host"),
+  };
+}
+
+/** `resolveActor` on the headers a waiting request kept. */
+export function resolveCallerAgain(db: Db, caller: CallerHeaders): Promise<Actor | null> {
+  const headers = new Headers();
+  if (caller.authorization !== null) headers.set("authorization", caller.authorization);
+  if (caller.cookie !== null) headers.set("cookie", caller.cookie);
+  if (caller.sessionKey !== null) headers.set(SESSION_KEY_HEADER, caller.sessionKey);
+  if (caller.host !== null) headers.set("host", caller.host);
+  return resolveActor(db, headers);
+}

@@ -54,6 +54,11 @@ class ConnectionGone implements ClientGone {
   }
 }
 
+/** Whether a response's `close` listener is the one a `clientGoneOf` put there. */
+export function isClientGoneListener(listener: unknown): boolean {
+  return listener === onResponseClose;
+}
+
 /** Hears the given response's client leave. */
 export function clientGoneOf(response: ServerResponse): ClientGone {
   return new ConnectionGone(response);

@@ -10,7 +10,7 @@ import type { Duplex } from "node:stream";
 import { getRequestListener, RequestError } from "@hono/node-server";
 import { RESPONSE_ALREADY_SENT } from "@hono/node-server/utils/response";
 import type { Hono } from "hono";
-import { clientGoneOf, type ClientGone } from "./client-gone";
+import { clientGoneOf, isClientGoneListener, type ClientGone } from "./client-gone";
 import { AppError } from "../errors";
 import { encodedJsonOf, errorResponse, internalError } from "./route";
 import { API_RESPONSE_HEADERS, withApiHeaders } from "./security-headers";
@@ -169,15 +169,16 @@ function writeDeferredAnswer(answer: Response, outgoing: ServerResponse): void {
 }
 
 /**
- * Removes the `close` listeners added to a response whose answer is deferred since `before` was
- * read: the adapter's, attached once the router has returned. It would abort the request's
- * signal when the client leaves, which a deferred answer does not read (its wait hears the
- * response close itself, lib/http/client-gone.ts), and it holds the request, with a copy of
- * every header, for the whole wait: a tenth of what an open long-poll holds (issue 18).
+ * Removes the `close` listeners added to a response whose answer is deferred after the first
+ * `before`, but the wait's own: the adapter's, attached once the router has returned. It would
+ * abort the request's signal when the client leaves, which a deferred answer does not read (its
+ * wait hears the response close itself, lib/http/client-gone.ts), and it holds the request, with
+ * a copy of every header, for the whole wait: a tenth of what an open long-poll holds (decision
+ * 086). Node's own, added before the listener ran, stay.
  */
-function dropListenersSince(outgoing: ServerResponse, before: readonly unknown[]): void {
-  for (const listener of outgoing.listeners("close")) {
-    if (!before.includes(listener)) outgoing.off("close", listener as () => void);
+function dropListenersSince(outgoing: ServerResponse, before: number): void {
+  for (const listener of outgoing.listeners("close").slice(before)) {
+    if (!isClientGoneListener(listener)) outgoing.off("close", listener as () => void);
   }
 }
 
@@ -191,9 +192,8 @@ export function createNodeListener(app: Hono) {
       const { outgoing } = bindings;
       if (!(outgoing instanceof ServerResponse)) return app.fetch(request, bindings);
       const env = { ...bindings, [WRITES_DEFERRED_ANSWERS]: true };
-      const answer = app.fetch(request, env);
-      const closeListeners = outgoing.listeners("close");
-      return Promise.resolve(answer).then((response) => {
+      const closeListeners = outgoing.listenerCount("close");
+      return Promise.resolve(app.fetch(request, env)).then((response) => {
         if (response === ANSWERED_LATER) dropListenersSince(outgoing, closeListeners);
         return writeEncodedJson(response, outgoing) ? RESPONSE_ALREADY_SENT : response;
       });

@@ -1,8 +1,15 @@
 import type { z } from "zod";
 import { takeAgentRate, type AgentRateKind } from "../agents/limits";
-import { resolveActor, type Actor, type AgentActor, type HumanActor } from "../auth/actor";
+import {
+  callerHeadersOf,
+  resolveActor,
+  resolveCallerAgain,
+  type Actor,
+  type AgentActor,
+  type CallerHeaders,
+  type HumanActor,
+} from "../auth/actor";
 import { isScopeWithinRole, type TokenScope } from "../shared/auth/scopes";
-import { SESSION_KEY_HEADER } from "../shared/auth/session-key";
 import { getDb, isDatabaseUnavailable, refusalOfUndoneChange } from "../db";
 import { AppError, invalidInput, isAppError, type ErrorCode } from "../errors";
 import { readJsonBody } from "./body";
@@ -272,36 +279,11 @@ function refuseCrossSite(request: Request, actor: Actor | null): void {
   }
 }
 
-/**
- * Who a wait answers, kept to check again when it answers: the actor, the request line and the
- * headers its credential is read from. The request itself would hold a copy of every header and
- * more for the whole wait, a thousand waits over (issue 18).
- */
-type WaitingCaller = RequestLine & {
-  readonly actor: Actor;
-  readonly authorization: string | null;
-  readonly cookie: string | null;
-  readonly sessionKey: string | null;
-};
+/** Who a wait answers, kept to read its caller again when it answers (decision 086). */
+type WaitingCaller = RequestLine & CallerHeaders & { readonly actor: Actor };
 
 function waitingCallerOf(request: Request, actor: Actor): WaitingCaller {
-  const { headers } = request;
-  return {
-    actor,
-    method: request.method,
-    url: request.url,
-    authorization: headers.get("authorization"),
-    cookie: headers.get("cookie"),
-    sessionKey: headers.get(SESSION_KEY_HEADER),
-  };
-}
-
-function headersOfCaller(caller: WaitingCaller): Headers {
-  const headers = new Headers();
-  if (caller.authorization !== null) headers.set("authorization", caller.authorization);
-  if (caller.cookie !== null) headers.set("cookie", caller.cookie);
-  if (caller.sessionKey !== null) headers.set(SESSION_KEY_HEADER, caller.sessionKey);
-  return headers;
+  return { actor, method: request.method, url: request.url, ...callerHeadersOf(request.headers) };
 }
 
 /** Deeper JSON than any route needs; recursive code further in (zod, jsonb) must never see more. */
@@ -411,7 +393,8 @@ export type RouteHandler = ((
   /**
    * The same route with its answer handed to `deliver`, once, rather than resolved: the node
    * listener writes a long-poll's answer this way, so that while the route waits its answer is one
-   * reaction on the route's own promise, not one per layer on the way to the socket (decision 051).
+   * object the long-poll answers to, not a reaction per layer on the way to the socket (decisions
+   * 051, 086).
    */
   answerTo(
     request: Request,
@@ -466,7 +449,7 @@ export function defineRoute<
    */
   const stillTheCaller = async (caller: WaitingCaller): Promise<void> => {
     const { actor } = caller;
-    const again = await resolveActor(getDb(), headersOfCaller(caller));
+    const again = await resolveCallerAgain(getDb(), caller);
     const isSame =
       actor.kind === "agent"
         ? again?.kind === "agent" &&

@@ -116,6 +116,27 @@ function holding(...values: (number[] | Error)[]) {
   };
 }
 
+describe("a long-poll's answer", () => {
+  it("is started once: a second start would be a second long-poll", async () => {
+    const hub = new EventHub();
+    const source = reads([1]);
+    const poll = new LongPollAnswer({
+      hub,
+      key: inboxWaitKey("alice"),
+      deadline: Date.now() + 60_000,
+      clientGone: undefined,
+      source,
+    });
+    const answer = poll.read();
+    expect(() => poll.answerTo({ answer: () => undefined, fail: () => undefined })).toThrow(
+      "a long-poll is started once",
+    );
+    await expect(poll.read()).rejects.toThrow("a long-poll is started once");
+    expect(await answer).toEqual([1]);
+    expect(source.count()).toBe(1);
+  });
+});
+
 describe("a long-poll's hold on what waiting takes", () => {
   it("is taken only when a read leaves it waiting, once, and given back once at the end", async () => {
     const hub = new EventHub();

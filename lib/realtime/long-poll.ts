@@ -39,7 +39,8 @@ export type LongPollSource<T> = {
 
 /**
  * Where a long-poll's answer goes, once: its last read, or why it has none. Called in a microtask
- * of its own, as a promise's reactions are.
+ * of its own, as a promise's reactions are, so that what it does never runs inside the hub's
+ * publish. It must not throw: nothing is left to answer for it.
  */
 export type AnswerSink<T> = { answer(value: T): void; fail(error: unknown): void };
 
@@ -184,14 +185,20 @@ class LongPoll<T> implements Waiter {
 }
 
 /**
- * A long-poll as a route answers it, started by whoever takes its answer: the node listener by a
- * sink (`answerTo`), which holds nothing more while it waits; everyone else by a promise.
+ * A long-poll as a route answers it, started by whoever takes its answer, once: the route by a
+ * sink (`answerTo`), which is all the answer holds while it waits; a caller that awaits it, by a
+ * promise (`read`).
  */
 export class LongPollAnswer<T> {
+  private isStarted = false;
+
   constructor(private readonly options: LongPollOptions<T>) {}
 
   /** Reads until done or the deadline (`LongPoll`), and hands the last read to `sink`. */
   answerTo(sink: AnswerSink<T>): void {
+    // A second start would be a second long-poll: reads and a slot of its own.
+    if (this.isStarted) throw new Error("a long-poll is started once");
+    this.isStarted = true;
     new LongPoll(this.options, sink);
   }
 

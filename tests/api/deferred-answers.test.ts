@@ -8,6 +8,9 @@ import type { ClientGone } from "../../lib/http/client-gone";
 import { createNodeListener } from "../../lib/http/node-listener";
 import { defineRoute } from "../../lib/http/route";
 import { createApiApp, definePath } from "../../lib/http/router";
+import { EventHub } from "../../lib/realtime/event-hub";
+import { LongPollAnswer } from "../../lib/realtime/long-poll";
+import { registerAgent } from "./fixtures";
 
 // A long-poll's answer is written by the node listener once it comes, after the router has let the
 // request's state go (issue 18): what a client sees must not change, and nothing may be lost.
@@ -157,14 +160,14 @@ describe("a long-poll's deferred answer", () => {
   });
 
   it("served, holds neither the request nor the adapter's close listener while it waits", async () => {
-    const gate = opening();
+    const agent = await registerAgent();
     const entered = opening();
     let request: WeakRef<Request> | undefined;
     let response: ServerResponse | undefined;
     const path = definePath("/api/v1/test-wait", {
       GET: defineRoute(
         {
-          access: "public",
+          access: "agent",
           scopes: [],
           responses: { 200: z.object({ n: z.number() }) },
           waits: true,
@@ -173,7 +176,14 @@ describe("a long-poll's deferred answer", () => {
         (context) => {
           request = new WeakRef(context.request);
           entered.open();
-          return gate.opened.then(() => ({ n: 1 }));
+          // A long-poll as the API's own waiting routes answer: unwoken, it ends at its deadline.
+          return new LongPollAnswer({
+            hub: new EventHub(),
+            key: "test-wait",
+            deadline: Date.now() + 3_000,
+            clientGone: context.clientGone,
+            source: { read: () => Promise.resolve({ n: 0 }), isDone: () => false },
+          });
         },
       ),
     });
@@ -184,22 +194,26 @@ describe("a long-poll's deferred answer", () => {
     });
     servers.push(server);
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-    const answer = fetch(
-      `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/v1/test-wait`,
-    );
+    const { port } = server.address() as AddressInfo;
+    const answer = fetch(`http://127.0.0.1:${port}/api/v1/test-wait`, { headers: agent.headers });
     await entered.opened;
     setFlagsFromString("--expose-gc");
     const gc = runInNewContext("gc") as () => void;
     // The adapter attaches its listener after the router returns, and lets it go after that.
-    await vi.waitFor(() => {
-      gc();
-      // A boolean: a failed expectation holding the request would keep it alive for the next try.
-      expect(request?.deref() === undefined).toBe(true);
-    });
+    await vi.waitFor(
+      () => {
+        gc();
+        // A boolean: a failed expectation holding the request would keep it alive for the next.
+        expect(request?.deref() === undefined).toBe(true);
+      },
+      { timeout: 2_000 },
+    );
     // The wait's own, which hears the client leave.
     expect(response?.listenerCount("close")).toBe(1);
-    gate.open();
-    expect(await (await answer).json()).toEqual({ n: 1 });
+    // Its caller read again from what the wait kept: still that agent, so it is answered.
+    const answered = await answer;
+    expect(answered.status).toBe(200);
+    expect(await answered.json()).toEqual({ n: 0 });
   });
 
   it("writes an answer that is not encoded JSON from its body, cookies and all", async () => {
