@@ -1,13 +1,7 @@
 import { readFile, writeFile } from "node:fs/promises";
 import type { Sizes } from "./config";
 import { HOT_PATHS, type HotPath, type HotPathProfiles, type Share } from "./profile";
-import {
-  RSS_INTERVAL_MS,
-  RSS_MAX_WAIT_MS,
-  RSS_SETTLED_WINDOWS,
-  RSS_TOLERANCE_MIB,
-  RSS_WINDOW,
-} from "./rss";
+import { RSS_INTERVAL_MS, RSS_MAX_WAIT_MS, RSS_TOLERANCE_MIB, RSS_WINDOW } from "./rss";
 
 export type Verdict = "met" | "not met" | "—";
 
@@ -220,7 +214,7 @@ load is over, the long-polls are closed and opened again (5 s to settle), so not
 between the two readings (decision 048); with every console attached, twice the same way: a full garbage collection in the
 server (\`HeapProfiler.collectGarbage\` through its \`--inspect\` port on loopback,
 bench/inspector.ts), then RSS read every ${RSS_INTERVAL_MS} ms until it settles (the medians of
-the last ${RSS_SETTLED_WINDOWS} windows of ${RSS_WINDOW} readings within ${RSS_TOLERANCE_MIB} MiB, at most
+the last two windows of ${RSS_WINDOW} readings within ${RSS_TOLERANCE_MIB} MiB, at most
 ${RSS_MAX_WAIT_MS / 1000} s) — once with the ${sizes.agents} long-polls open again, once 2 s after
 they are closed; (median of the last window with them − the idle one) / ${sizes.agents}. After the
 push, because a forced collection ahead of it made the push under the long-polls fail (503, four

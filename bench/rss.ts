@@ -41,32 +41,22 @@ export function perLongPollKiB(grownMiB: number, longPolls: number): number {
   return (grownMiB * 1024) / longPolls;
 }
 
-/**
- * One window of readings (2 s), how many windows in a row must agree and within what, and how
- * long to wait at most.
- */
+/** One window of readings (2 s), how stable two windows must be, and how long to wait at most. */
 export const RSS_WINDOW = 8;
 export const RSS_INTERVAL_MS = 250;
-export const RSS_SETTLED_WINDOWS = 3;
 export const RSS_TOLERANCE_MIB = 1;
 export const RSS_MAX_WAIT_MS = 40_000;
 
 /**
- * Whether RSS has stopped moving: the medians of the last `RSS_SETTLED_WINDOWS` windows lie within
- * the tolerance. After a busy phase V8 gives heap back over several seconds; a reading taken while
- * it does would count the shrinking as the long-polls' (negative) cost. Nor does it give it back
- * at once: after the collection that precedes a reading, RSS has held for 2 to 4 s and then fallen
- * by 34 MiB (a node at 61aa791 that had just answered 1,000 long-polls), so two windows of 2 s
- * could agree on the level before the fall.
+ * Whether RSS has stopped moving: the medians of the last two windows differ by at most the
+ * tolerance. After a busy phase V8 gives heap back over several seconds; a reading taken while it
+ * does would count the shrinking as the long-polls' (negative) cost.
  */
 export function isSettled(readings: readonly number[], window = RSS_WINDOW): boolean {
-  if (readings.length < RSS_SETTLED_WINDOWS * window) return false;
-  const medians = Array.from({ length: RSS_SETTLED_WINDOWS }, (_, index) =>
-    settledMiB(
-      readings.slice(readings.length - (index + 1) * window, readings.length - index * window),
-    ),
-  );
-  return Math.max(...medians) - Math.min(...medians) <= RSS_TOLERANCE_MIB;
+  if (readings.length < 2 * window) return false;
+  const last = settledMiB(readings.slice(-window));
+  const previous = settledMiB(readings.slice(-2 * window, -window));
+  return Math.abs(last - previous) <= RSS_TOLERANCE_MIB;
 }
 
 /**
