@@ -29,6 +29,11 @@ beforeAll(async () => {
 });
 afterAll(() => db.$disconnect());
 
+/** The agent's inbox held for up to 30 s, until its client (`signal`) leaves. */
+function waitOnInbox(hub: EventHub, signal: AbortSignal) {
+  return readInbox(db, hub, agent, { after: 0, wait: 30, limit: 50 }, signal).read();
+}
+
 async function until(condition: () => boolean): Promise<void> {
   while (!condition()) await new Promise((resolve) => setTimeout(resolve, 5));
 }
@@ -38,13 +43,7 @@ describe("a long-poll whose client hung up", () => {
     const hub = new EventHub();
     const controller = new AbortController();
     statements.length = 0;
-    const poll = readInbox(
-      db,
-      hub,
-      agent,
-      { after: 0, wait: 30, limit: 50 },
-      controller.signal,
-    ).read();
+    const poll = waitOnInbox(hub, controller.signal);
     await until(() => hub.waiterCount === 1 && statements.length === 1);
     controller.abort();
     const startedAt = performance.now();
@@ -77,13 +76,7 @@ describe("a long-poll whose client hung up", () => {
     const hub = new EventHub();
     const controller = new AbortController();
     statements.length = 0;
-    const poll = readInbox(
-      db,
-      hub,
-      agent,
-      { after: 0, wait: 30, limit: 50 },
-      controller.signal,
-    ).read();
+    const poll = waitOnInbox(hub, controller.signal);
     await until(() => hub.waiterCount === 1 && statements.length === 1);
     // A hint with no message behind it: the long-poll reads, finds nothing, and waits again.
     hub.publish([
