@@ -1,16 +1,13 @@
 import { poolOf, type Db } from "./db";
 
-/** The smallest group a commit beyond the first starts for (decision 067). */
-const MIN_ITEMS_FOR_ANOTHER_COMMIT = 2;
-
 /**
  * Group commit (decision 042): items that arrive while a commit is under way wait for it, then go
  * together in the next one. An item that arrives when no commit is under way goes at once, alone:
  * grouping adds no wait when the node is quiet, and under load it turns many small commits, each
- * serialised on PostgreSQL's NOTIFY lock and WAL flush, into few. With two under way (decision
- * 053), one group's statement runs while the other's commit waits on that lock; a commit beyond
- * the first starts only for a group of two or more (decision 067): an item alone on it costs
- * PostgreSQL a statement and a commit of its own, where waiting puts it in the next group.
+ * serialised on PostgreSQL's NOTIFY lock and WAL flush, into few. One commit is under way at a
+ * time (decision 087): a second one, running its statement while the first waits on that lock,
+ * split the waiting items into groups half the size, and each group's statement and commit cost
+ * PostgreSQL more than the items it added.
  *
  * `commit` answers one outcome per item, in the items' order; if it throws, every item of that
  * commit gets the error.
@@ -23,31 +20,23 @@ type Waiting<Item, Outcome> = {
 
 export class GroupCommit<Item, Outcome> {
   private readonly waiting: Waiting<Item, Outcome>[] = [];
-  private commitsUnderWay = 0;
+  private isCommitUnderWay = false;
 
   constructor(
     private readonly commit: (items: Item[]) => Promise<Outcome[]>,
     private readonly maxItems: number,
-    private readonly maxCommits = 1,
   ) {}
 
   /** Resolves with the item's outcome once the commit that holds it has ended. */
   add(item: Item): Promise<Outcome> {
     return new Promise<Outcome>((resolve, reject) => {
       this.waiting.push({ item, resolve, reject });
-      if (this.isCommitDue()) void this.commitWaiting();
+      if (!this.isCommitUnderWay) void this.commitWaiting();
     });
   }
 
-  private isCommitDue(): boolean {
-    if (this.commitsUnderWay === 0) return true;
-    return (
-      this.commitsUnderWay < this.maxCommits && this.waiting.length >= MIN_ITEMS_FOR_ANOTHER_COMMIT
-    );
-  }
-
   private async commitWaiting(): Promise<void> {
-    this.commitsUnderWay += 1;
+    this.isCommitUnderWay = true;
     while (this.waiting.length > 0) {
       const group = this.waiting.splice(0, this.maxItems);
       try {
@@ -57,7 +46,7 @@ export class GroupCommit<Item, Outcome> {
         for (const waiting of group) waiting.reject(error);
       }
     }
-    this.commitsUnderWay -= 1;
+    this.isCommitUnderWay = false;
   }
 }
 
@@ -72,7 +61,6 @@ export class GroupCommitPerPool<Item, Outcome> {
   constructor(
     private readonly commit: (db: Db, items: Item[]) => Promise<Outcome[]>,
     private readonly maxItems: number,
-    private readonly maxCommits = 1,
   ) {}
 
   /** Resolves with the item's outcome once the commit that holds it has ended. */
@@ -81,7 +69,7 @@ export class GroupCommitPerPool<Item, Outcome> {
     if (!pool) return (await this.commit(db, [item]))[0] as Outcome;
     let group = this.groups.get(pool);
     if (!group) {
-      group = new GroupCommit((items) => this.commit(db, items), this.maxItems, this.maxCommits);
+      group = new GroupCommit((items) => this.commit(db, items), this.maxItems);
       this.groups.set(pool, group);
     }
     return group.add(item);

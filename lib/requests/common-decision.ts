@@ -19,7 +19,7 @@ import { databaseNow } from "../database-clock";
  * rejecting, as asked, a pending plan or tool call that needs one approval. The full path
  * (`decideRequest` in ./mutations.ts) is a transaction of six round trips; this is one call of
  * `decide_common_requests` (migration 025; 029 and 032 replaced it) for the decisions that arrive
- * while the pool's groups commit. For each decision it locks the agent, then the request, checks
+ * while the pool's group commits. For each decision it locks the agent, then the request, checks
  * every fence under those locks, decides the request and writes the agent, the answer and the
  * events as the full path would. A decision it does not recognise, or whose agent or request
  * another transaction holds, writes nothing: the caller then takes the full path, which decides the
@@ -105,8 +105,6 @@ type DecidedRow = Request & {
 
 /** A decision writes six rows, a plan eight: the same group size (decision 054). */
 const MAX_DECISIONS_PER_COMMIT = 16;
-/** One group's statement runs while the other's commit waits on PostgreSQL's NOTIFY lock. */
-const DECISION_COMMITS_UNDER_WAY = 2;
 
 /** The rows the decisions wrote, by position; undefined for one that takes the full path. */
 async function commitDecisions(
@@ -132,11 +130,7 @@ async function commitDecisions(
   return decisions.map((_, position) => byPosition.get(position));
 }
 
-const decisions = new GroupCommitPerPool(
-  commitDecisions,
-  MAX_DECISIONS_PER_COMMIT,
-  DECISION_COMMITS_UNDER_WAY,
-);
+const decisions = new GroupCommitPerPool(commitDecisions, MAX_DECISIONS_PER_COMMIT);
 
 /**
  * Decides the request, committed in a group, and returns it, or returns null (nothing written)

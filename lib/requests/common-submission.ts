@@ -15,7 +15,7 @@ import { databaseNowMs } from "../database-clock";
  * its pending plan if it has one. The full path (createRequestInTransaction) is eight statements
  * inside BEGIN and COMMIT; this is one, writing the same rows and the same events in the same order.
  * It takes a group of plans, each for its own agent (decision 053): the plans that arrive while the
- * pool's groups commit go together in the next, their rows and events in the order they arrived.
+ * pool's group commits go together in the next, their rows and events in the order they arrived.
  *
  * The statement reads what each plan depends on (the pending plan, an idempotency key's earlier
  * request, rejected plans) from its snapshot, and writes a plan only if its agent's row, once
@@ -191,8 +191,6 @@ type SubmissionRow = {
 
 /** A plan writes eight rows where a verdict writes two: its group is smaller (decision 053). */
 const MAX_SUBMISSIONS_PER_COMMIT = 16;
-/** One group's statement runs while the other's commit waits on PostgreSQL's NOTIFY lock. */
-const SUBMISSION_COMMITS_UNDER_WAY = 2;
 
 /** The rows the plans wrote, by position; undefined for a plan that takes the full path. */
 async function commitSubmissions(
@@ -218,11 +216,7 @@ async function commitSubmissions(
   return rows.map((row) => byId.get(row.id));
 }
 
-const submissions = new GroupCommitPerPool(
-  commitSubmissions,
-  MAX_SUBMISSIONS_PER_COMMIT,
-  SUBMISSION_COMMITS_UNDER_WAY,
-);
+const submissions = new GroupCommitPerPool(commitSubmissions, MAX_SUBMISSIONS_PER_COMMIT);
 
 /**
  * Records a worker's plan, committed in a group, or returns null (nothing written) when the

@@ -453,18 +453,16 @@ describe("the common decision under attack", () => {
 
 describe("decisions committed in groups (decision 054)", () => {
   const settle = () => sleep(300);
-  // Long enough for decisions sent at once to reach the group behind the held commits, on a busy CI.
+  // Long enough for decisions sent at once to reach the group behind the held commit, on a busy CI.
   const untilQueued = () => sleep(1_000);
   const approve = { type: "plan_approval_response", approve: true } as const;
 
   /**
-   * Holds every commit that may be under way (two, decision 054): the first decision commits
-   * alone, the next two together (decision 067), and each waits to write its agent's message.
-   * Those sent next wait for them, as one group.
+   * Holds the commit under way (one at a time, decision 087): a decision commits alone and waits
+   * to write its agent's message. Those sent next wait for it, as one group.
    */
-  async function holdCommitsUnderWay() {
-    const alone = [await registerAgent(), await registerAgent(), await registerAgent()];
-    const requestIds = await Promise.all(alone.map((agent) => raisePlan(agent)));
+  async function holdCommitUnderWay() {
+    const requestIds = [await raisePlan(await registerAgent())];
     const lock = await holdLock("LOCK TABLE messages IN SHARE MODE");
     const held = requestIds.map((requestId) =>
       tryDecideCommonRequest(db, TOKEN_LEAD, requestId, approve),
@@ -502,7 +500,7 @@ describe("decisions committed in groups (decision 054)", () => {
       }),
     );
     const befores = await Promise.all(raised.map(({ grouped }) => readBefore(grouped)));
-    const held = await holdCommitsUnderWay();
+    const held = await holdCommitUnderWay();
     const inGroup = Promise.all(
       raised.map(({ groupedRequest, input }) =>
         tryDecideCommonRequest(db, TOKEN_LEAD, groupedRequest, input),
@@ -535,7 +533,7 @@ describe("decisions committed in groups (decision 054)", () => {
       (await agentRow(held)).id,
     ]);
     try {
-      const commits = await holdCommitsUnderWay();
+      const commits = await holdCommitUnderWay();
       const inGroup = Promise.all([
         tryDecideCommonRequest(db, TOKEN_LEAD, heldRequest, approve),
         tryDecideCommonRequest(db, TOKEN_LEAD, freeRequest, approve),
@@ -562,7 +560,7 @@ describe("decisions committed in groups (decision 054)", () => {
     const second = await raiseToolApproval(agent, OTHER_RISKY);
     const toolApprove = { type: "tool_approval_response", approve: true } as const;
     const before = await readBefore(agent);
-    const commits = await holdCommitsUnderWay();
+    const commits = await holdCommitUnderWay();
     const inGroup = Promise.all([
       tryDecideCommonRequest(db, TOKEN_LEAD, first, toolApprove),
       tryDecideCommonRequest(db, TOKEN_LEAD, second, toolApprove),
@@ -610,7 +608,7 @@ describe("decisions committed in groups (decision 054)", () => {
         victimRequest,
       ]);
       try {
-        const commits = await holdCommitsUnderWay();
+        const commits = await holdCommitUnderWay();
         const inGroup = Promise.all([
           tryDecideCommonRequest(db, TOKEN_LEAD, victimRequest, approve),
           tryDecideCommonRequest(db, TOKEN_LEAD, innocentRequest, approve),
@@ -635,7 +633,7 @@ describe("decisions committed in groups (decision 054)", () => {
     const toolApprove = { type: "tool_approval_response", approve: true } as const;
     const holder = await holdLock("SELECT 1 FROM requests WHERE id = $1 FOR UPDATE", [ry]);
     try {
-      const commits = await holdCommitsUnderWay();
+      const commits = await holdCommitUnderWay();
       const inGroup = Promise.all([
         tryDecideCommonRequest(db, TOKEN_LEAD, rx, toolApprove),
         tryDecideCommonRequest(db, TOKEN_LEAD, ry, toolApprove),
@@ -689,7 +687,7 @@ describe("decisions committed in groups (decision 054)", () => {
   it("sends every decision of a group to the full path when one carries a value PostgreSQL refuses", async () => {
     const [refused, good] = [await registerAgent(), await registerAgent()];
     const [refusedRequest, goodRequest] = [await raisePlan(refused), await raisePlan(good)];
-    const commits = await holdCommitsUnderWay();
+    const commits = await holdCommitUnderWay();
     const inGroup = Promise.all([
       tryDecideCommonRequest(db, TOKEN_LEAD, refusedRequest, {
         type: "plan_approval_response",

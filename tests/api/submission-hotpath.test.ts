@@ -342,18 +342,15 @@ describe("plans committed in groups (decision 053)", () => {
   const untilQueued = () => new Promise((resolve) => setTimeout(resolve, 1_000));
 
   /**
-   * Holds every commit that may be under way (two, decision 053): the first plan commits alone,
-   * the next two together (decision 067), and each waits to write the Lead's message. Those sent
-   * next wait for them, as one group.
+   * Holds the commit under way (one at a time, decision 087): a plan commits alone and waits to
+   * write the Lead's message. Those sent next wait for it, as one group.
    */
-  async function holdCommitsUnderWay() {
+  async function holdCommitUnderWay() {
     const lock = await holdLock("LOCK TABLE messages IN SHARE MODE");
-    const held = [await newActor(), await newActor(), await newActor()].map((actor) =>
-      trySubmitCommonPlan(db, actor, planApproval, { plan: "alone" }, {}),
-    );
+    const held = [trySubmitCommonPlan(db, await newActor(), planApproval, { plan: "alone" }, {})];
     await settle();
     return {
-      /** Lets the held plans commit; their requests' ids. */
+      /** Lets the held plan commit; the ids of the requests it wrote. */
       release: async () => {
         await lock.release();
         const alone = await Promise.all(held);
@@ -378,7 +375,7 @@ describe("plans committed in groups (decision 053)", () => {
     const grouped = [await newActor(), await newActor(), await newActor()];
     const twin = await newActor();
     for (const actor of [...grouped, twin]) await commonPath(actor, { plan: "first" });
-    const held = await holdCommitsUnderWay();
+    const held = await holdCommitUnderWay();
     const inGroup = Promise.all(grouped.map((actor) => submit(actor, "second", "k2")));
     await untilQueued();
     const aloneIds = await held.release();
@@ -398,7 +395,7 @@ describe("plans committed in groups (decision 053)", () => {
 
   it("writes one plan per agent; the agent's next plan in the group takes the full path after it", async () => {
     const actor = await newActor();
-    const held = await holdCommitsUnderWay();
+    const held = await holdCommitUnderWay();
     const inGroup = Promise.all([submit(actor, "one"), submit(actor, "two")]);
     await untilQueued();
     await held.release();
@@ -431,7 +428,7 @@ describe("plans committed in groups (decision 053)", () => {
     await db.agent.update({ where: { id: stopping.agentId }, data: { status: "stopping" } });
     const rowLock = await holdLock("SELECT 1 FROM agents WHERE id = $1 FOR UPDATE", [held.agentId]);
     try {
-      const commit = await holdCommitsUnderWay();
+      const commit = await holdCommitUnderWay();
       const inGroup = Promise.all([
         submit(good, "good"),
         submit(respawned, "stale"),
@@ -456,7 +453,7 @@ describe("plans committed in groups (decision 053)", () => {
     const [victim, innocent] = [await newActor(), await newActor()];
     const conflicting = await holdQuestionUnderSharedKey(victim);
     try {
-      const held = await holdCommitsUnderWay();
+      const held = await holdCommitUnderWay();
       const inGroup = Promise.all([submit(victim, "mine", "shared"), submit(innocent, "other")]);
       await untilQueued();
       await held.release();
@@ -492,7 +489,7 @@ describe("plans committed in groups (decision 053)", () => {
       await registerAgent({ requirePlan: true }),
     ];
     expect((await submitPlan(alone, halfAnEmojiAtTheCut)).status).toBe(201);
-    const held = await holdCommitsUnderWay();
+    const held = await holdCommitUnderWay();
     const inGroup = Promise.all([
       submitPlan(grouped, halfAnEmojiAtTheCut),
       submitPlan(innocent, "an honest plan"),
@@ -510,7 +507,7 @@ describe("plans committed in groups (decision 053)", () => {
 
   it("sends every plan of a group to the full path when one carries a value PostgreSQL refuses", async () => {
     const [refused, innocent] = [await newActor(), await newActor()];
-    const held = await holdCommitsUnderWay();
+    const held = await holdCommitUnderWay();
     // In process, past the API's door, which refuses an unpaired surrogate with 400.
     const inGroup = Promise.allSettled([
       submitRequest(db, refused, { type: "plan_approval", payload: { plan: "\uD800 alone" } }),
