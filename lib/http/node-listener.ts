@@ -1,6 +1,7 @@
 import {
   createServer,
   ServerResponse,
+  type IncomingMessage,
   STATUS_CODES,
   type RequestListener,
   type Server,
@@ -183,6 +184,19 @@ function dropListenersSince(outgoing: ServerResponse, before: number): void {
 }
 
 /**
+ * Lets go of a request's headers once its answer is deferred. Node holds the request for the
+ * whole wait (its response and its connection's parser refer to it), and with it every header
+ * twice: as sent (`rawHeaders`) and as the object `headers` builds when first read (the client
+ * address's stamp reads it, lib/realtime/web-node.ts). Nothing reads them again: the route kept
+ * who asked (decision 086), and Node read what it needs of them (keep-alive, the method) before
+ * the route ran.
+ */
+function releaseHeaders(incoming: IncomingMessage): void {
+  incoming.rawHeaders = [];
+  incoming.headers = {};
+}
+
+/**
  * The API's router as a `node:http` listener (server.ts, and the tests' API server). Globals stay
  * Node's own: Next runs in the same process (decision 016).
  */
@@ -194,7 +208,10 @@ export function createNodeListener(app: Hono) {
       const env = { ...bindings, [WRITES_DEFERRED_ANSWERS]: true };
       const closeListeners = outgoing.listenerCount("close");
       return Promise.resolve(app.fetch(request, env)).then((response) => {
-        if (response === ANSWERED_LATER) dropListenersSince(outgoing, closeListeners);
+        if (response === ANSWERED_LATER) {
+          dropListenersSince(outgoing, closeListeners);
+          releaseHeaders(outgoing.req);
+        }
         return writeEncodedJson(response, outgoing) ? RESPONSE_ALREADY_SENT : response;
       });
     },

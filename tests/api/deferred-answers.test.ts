@@ -159,7 +159,7 @@ describe("a long-poll's deferred answer", () => {
     await answered;
   });
 
-  it("served, holds neither the request nor the adapter's close listener while it waits", async () => {
+  it("served, holds neither the request, its headers nor the adapter's close listener while it waits", async () => {
     const agent = await registerAgent();
     const entered = opening();
     let request: WeakRef<Request> | undefined;
@@ -210,6 +210,9 @@ describe("a long-poll's deferred answer", () => {
     );
     // The wait's own, which hears the client leave.
     expect(response?.listenerCount("close")).toBe(1);
+    // Node holds the request while its response is open; its headers it need not hold.
+    expect(response?.req.rawHeaders).toEqual([]);
+    expect(response?.req.headers).toEqual({});
     // Its caller read again from what the wait kept: still that agent, so it is answered.
     const answered = await answer;
     expect(answered.status).toBe(200);
