@@ -1,7 +1,6 @@
 import {
   createServer,
   ServerResponse,
-  type IncomingMessage,
   STATUS_CODES,
   type RequestListener,
   type Server,
@@ -138,6 +137,25 @@ export function answerWriterOf(
 }
 
 /**
+ * When this listener serves the request: a function that lets go of its headers, for a route to
+ * call once it has read all it will of them (it starts a long-poll, having kept who asked:
+ * decision 086). Node holds the request for the whole wait (its response and its connection's
+ * parser refer to it), and with it every header twice: as sent (`rawHeaders`) and as the object
+ * `headers` builds when first read (the client address's stamp in server.ts reads it). Node read
+ * what it needs of them (keep-alive, the method) before the route ran. Undefined otherwise.
+ */
+export function headersReleaseOf(env: unknown): (() => void) | undefined {
+  const incoming = outgoingOf(env)?.req;
+  return (
+    incoming &&
+    (() => {
+      incoming.rawHeaders = [];
+      incoming.headers = {};
+    })
+  );
+}
+
+/**
  * An answer that cannot be finished or written closes its connection, so its client is not left
  * waiting for one.
  */
@@ -184,19 +202,6 @@ function dropListenersSince(outgoing: ServerResponse, before: number): void {
 }
 
 /**
- * Lets go of a request's headers once its answer is deferred. Node holds the request for the
- * whole wait (its response and its connection's parser refer to it), and with it every header
- * twice: as sent (`rawHeaders`) and as the object `headers` builds when first read (the client
- * address's stamp reads it, lib/realtime/web-node.ts). Nothing reads them again: the route kept
- * who asked (decision 086), and Node read what it needs of them (keep-alive, the method) before
- * the route ran.
- */
-function releaseHeaders(incoming: IncomingMessage): void {
-  incoming.rawHeaders = [];
-  incoming.headers = {};
-}
-
-/**
  * The API's router as a `node:http` listener (server.ts, and the tests' API server). Globals stay
  * Node's own: Next runs in the same process (decision 016).
  */
@@ -208,10 +213,7 @@ export function createNodeListener(app: Hono) {
       const env = { ...bindings, [WRITES_DEFERRED_ANSWERS]: true };
       const closeListeners = outgoing.listenerCount("close");
       return Promise.resolve(app.fetch(request, env)).then((response) => {
-        if (response === ANSWERED_LATER) {
-          dropListenersSince(outgoing, closeListeners);
-          releaseHeaders(outgoing.req);
-        }
+        if (response === ANSWERED_LATER) dropListenersSince(outgoing, closeListeners);
         return writeEncodedJson(response, outgoing) ? RESPONSE_ALREADY_SENT : response;
       });
     },

@@ -394,13 +394,15 @@ export type RouteHandler = ((
    * The same route with its answer handed to `deliver`, once, rather than resolved: the node
    * listener writes a long-poll's answer this way, so that while the route waits its answer is one
    * object the long-poll answers to, not a reaction per layer on the way to the socket (decisions
-   * 051, 086).
+   * 051, 086). `releaseHeaders`, when given, is called once the route has read all it will of the
+   * request's headers: when its wait begins.
    */
   answerTo(
     request: Request,
     params: PathParams,
     clientGone: ClientGone | undefined,
     deliver: (response: Response) => void,
+    releaseHeaders?: () => void,
   ): void;
   policy: RoutePolicy;
   schemas: {
@@ -494,6 +496,7 @@ export function defineRoute<
     pathParams: PathParams,
     clientGone: ClientGone | undefined,
     deliver: (response: Response) => void,
+    releaseHeaders?: () => void,
   ): Promise<void> => {
     let answering: Answering;
     let pending: Promise<Response | DeclaredBody<R>>;
@@ -526,6 +529,7 @@ export function defineRoute<
         spec.waits && actor ? waitingCallerOf(request, actor) : undefined,
       );
       if (result instanceof LongPollAnswer) {
+        releaseHeaders?.();
         result.answerTo(answering);
         return;
       }

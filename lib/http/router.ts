@@ -1,6 +1,6 @@
 import { Hono, type Context } from "hono";
 import { AppError } from "../errors";
-import { ANSWERED_LATER, answerWriterOf, clientGoneIn } from "./node-listener";
+import { ANSWERED_LATER, answerWriterOf, clientGoneIn, headersReleaseOf } from "./node-listener";
 import { errorResponse, internalError, type RouteHandler } from "./route";
 import { withApiHeaders } from "./security-headers";
 
@@ -80,6 +80,7 @@ export function createApiApp(paths: readonly ApiPath[]): Hono {
             context.req.param(),
             clientGoneIn(context.env),
             writeLater,
+            headersReleaseOf(context.env),
           );
           return ANSWERED_LATER;
         }

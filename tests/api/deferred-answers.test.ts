@@ -10,6 +10,7 @@ import { defineRoute } from "../../lib/http/route";
 import { createApiApp, definePath } from "../../lib/http/router";
 import { EventHub } from "../../lib/realtime/event-hub";
 import { LongPollAnswer } from "../../lib/realtime/long-poll";
+import { signedInHuman } from "../route-client";
 import { registerAgent } from "./fixtures";
 
 // A long-poll's answer is written by the node listener once it comes, after the router has let the
@@ -218,6 +219,56 @@ describe("a long-poll's deferred answer", () => {
     expect(answered.status).toBe(200);
     expect(await answered.json()).toEqual({ n: 0 });
   });
+
+  it.each([
+    ["an agent's", () => registerAgent()],
+    ["a session's", () => signedInHuman("viewer")],
+  ])(
+    "served, lets go of the headers only once the route has read them: %s wait",
+    async (_, caller) => {
+      const { headers } = await caller();
+      let acceptReadByHandler: string | null | undefined;
+      let response: ServerResponse | undefined;
+      const path = definePath("/api/v1/test-wait", {
+        GET: defineRoute(
+          {
+            access: "human_or_agent",
+            scopes: [],
+            responses: { 200: z.object({ n: z.number() }) },
+            waits: true,
+          },
+          (context) => {
+            acceptReadByHandler = context.request.headers.get("accept");
+            return new LongPollAnswer({
+              hub: new EventHub(),
+              key: "test-wait",
+              deadline: Date.now() + 1_000,
+              clientGone: context.clientGone,
+              source: { read: () => Promise.resolve({ n: 0 }), isDone: () => false },
+            });
+          },
+        ),
+      });
+      const listener = createNodeListener(createApiApp([path]));
+      const server = createServer((incoming, outgoing) => {
+        response = outgoing;
+        void listener(incoming, outgoing);
+      });
+      servers.push(server);
+      await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+      const { port } = server.address() as AddressInfo;
+      const sent = new Headers(headers);
+      sent.set("accept", "application/json");
+      const answer = fetch(`http://127.0.0.1:${port}/api/v1/test-wait`, { headers: sent });
+      await vi.waitFor(() => expect(response?.req.rawHeaders).toEqual([]), { timeout: 2_000 });
+      // Read after the route resolved its caller, which waited on the database.
+      expect(acceptReadByHandler).toBe("application/json");
+      // Its caller read again at the answer from what the wait kept, not from the request.
+      const answered = await answer;
+      expect(answered.status).toBe(200);
+      expect(await answered.json()).toEqual({ n: 0 });
+    },
+  );
 
   it("writes an answer that is not encoded JSON from its body, cookies and all", async () => {
     const api = waitingApi(
