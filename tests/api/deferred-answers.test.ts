@@ -3,6 +3,7 @@ import type { AddressInfo } from "node:net";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import type { Hono } from "hono";
 import { z } from "zod";
 import type { ClientGone } from "../../lib/http/client-gone";
 import { createNodeListener } from "../../lib/http/node-listener";
@@ -79,12 +80,33 @@ afterEach(async () => {
   }
 });
 
-async function serve(api: ReturnType<typeof waitingApi>): Promise<string> {
-  const listener = createNodeListener(api.app);
-  const server = createServer((request, response) => void listener(request, response));
+/** Serves the app on a node listener, as server.ts does; the last response it opened, to look into. */
+async function serveOnNode(app: Hono) {
+  let opened: ServerResponse | undefined;
+  const listener = createNodeListener(app);
+  const server = createServer((request, response) => {
+    opened = response;
+    void listener(request, response);
+  });
   servers.push(server);
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/v1/test-wait`;
+  const { port } = server.address() as AddressInfo;
+  return { url: `http://127.0.0.1:${port}/api/v1/test-wait`, response: () => opened };
+}
+
+async function serve(api: ReturnType<typeof waitingApi>): Promise<string> {
+  return (await serveOnNode(api.app)).url;
+}
+
+/** A long-poll as the API's own waiting routes answer: unwoken, it ends at its deadline. */
+function unwokenLongPoll(clientGone: ClientGone | undefined, waitMs: number) {
+  return new LongPollAnswer({
+    hub: new EventHub(),
+    key: "test-wait",
+    deadline: Date.now() + waitMs,
+    clientGone,
+    source: { read: () => Promise.resolve({ n: 0 }), isDone: () => false },
+  });
 }
 
 describe("a long-poll's deferred answer", () => {
@@ -164,7 +186,6 @@ describe("a long-poll's deferred answer", () => {
     const agent = await registerAgent();
     const entered = opening();
     let request: WeakRef<Request> | undefined;
-    let response: ServerResponse | undefined;
     const path = definePath("/api/v1/test-wait", {
       GET: defineRoute(
         {
@@ -177,26 +198,12 @@ describe("a long-poll's deferred answer", () => {
         (context) => {
           request = new WeakRef(context.request);
           entered.open();
-          // A long-poll as the API's own waiting routes answer: unwoken, it ends at its deadline.
-          return new LongPollAnswer({
-            hub: new EventHub(),
-            key: "test-wait",
-            deadline: Date.now() + 3_000,
-            clientGone: context.clientGone,
-            source: { read: () => Promise.resolve({ n: 0 }), isDone: () => false },
-          });
+          return unwokenLongPoll(context.clientGone, 3_000);
         },
       ),
     });
-    const listener = createNodeListener(createApiApp([path]));
-    const server = createServer((incoming, outgoing) => {
-      response = outgoing;
-      void listener(incoming, outgoing);
-    });
-    servers.push(server);
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-    const { port } = server.address() as AddressInfo;
-    const answer = fetch(`http://127.0.0.1:${port}/api/v1/test-wait`, { headers: agent.headers });
+    const { url, response } = await serveOnNode(createApiApp([path]));
+    const answer = fetch(url, { headers: agent.headers });
     await entered.opened;
     setFlagsFromString("--expose-gc");
     const gc = runInNewContext("gc") as () => void;
@@ -210,10 +217,10 @@ describe("a long-poll's deferred answer", () => {
       { timeout: 2_000 },
     );
     // The wait's own, which hears the client leave.
-    expect(response?.listenerCount("close")).toBe(1);
+    expect(response()?.listenerCount("close")).toBe(1);
     // Node holds the request while its response is open; its headers it need not hold.
-    expect(response?.req.rawHeaders).toEqual([]);
-    expect(response?.req.headers).toEqual({});
+    expect(response()?.req.rawHeaders).toEqual([]);
+    expect(response()?.req.headers).toEqual({});
     // Its caller read again from what the wait kept: still that agent, so it is answered.
     const answered = await answer;
     expect(answered.status).toBe(200);
@@ -228,7 +235,6 @@ describe("a long-poll's deferred answer", () => {
     async (_, caller) => {
       const { headers } = await caller();
       let acceptReadByHandler: string | null | undefined;
-      let response: ServerResponse | undefined;
       const path = definePath("/api/v1/test-wait", {
         GET: defineRoute(
           {
@@ -239,28 +245,15 @@ describe("a long-poll's deferred answer", () => {
           },
           (context) => {
             acceptReadByHandler = context.request.headers.get("accept");
-            return new LongPollAnswer({
-              hub: new EventHub(),
-              key: "test-wait",
-              deadline: Date.now() + 1_000,
-              clientGone: context.clientGone,
-              source: { read: () => Promise.resolve({ n: 0 }), isDone: () => false },
-            });
+            return unwokenLongPoll(context.clientGone, 1_000);
           },
         ),
       });
-      const listener = createNodeListener(createApiApp([path]));
-      const server = createServer((incoming, outgoing) => {
-        response = outgoing;
-        void listener(incoming, outgoing);
-      });
-      servers.push(server);
-      await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-      const { port } = server.address() as AddressInfo;
+      const { url, response } = await serveOnNode(createApiApp([path]));
       const sent = new Headers(headers);
       sent.set("accept", "application/json");
-      const answer = fetch(`http://127.0.0.1:${port}/api/v1/test-wait`, { headers: sent });
-      await vi.waitFor(() => expect(response?.req.rawHeaders).toEqual([]), { timeout: 2_000 });
+      const answer = fetch(url, { headers: sent });
+      await vi.waitFor(() => expect(response()?.req.rawHeaders).toEqual([]), { timeout: 2_000 });
       // Read after the route resolved its caller, which waited on the database.
       expect(acceptReadByHandler).toBe("application/json");
       // Its caller read again at the answer from what the wait kept, not from the request.
