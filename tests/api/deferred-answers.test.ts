@@ -1,5 +1,5 @@
 import { createServer, type Server, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import { connect, type AddressInfo } from "node:net";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { afterEach, describe, expect, it, vi } from "vitest";
@@ -262,6 +262,51 @@ describe("a long-poll's deferred answer", () => {
       expect(await answered.json()).toEqual({ n: 0 });
     },
   );
+
+  it("served, keeps what Node read of the released headers: keep-alive, and a close asked for", async () => {
+    const agent = await registerAgent();
+    const path = definePath("/api/v1/test-wait", {
+      GET: defineRoute(
+        {
+          access: "agent",
+          scopes: [],
+          responses: { 200: z.object({ n: z.number() }) },
+          waits: true,
+        },
+        (context) => unwokenLongPoll(context.clientGone, 200),
+      ),
+    });
+    const { url, response } = await serveOnNode(createApiApp([path]));
+    const { port } = new URL(url);
+    const socket = connect(Number(port), "127.0.0.1");
+    let received = "";
+    socket.on("data", (chunk: Buffer) => (received += chunk.toString("latin1")));
+    const closed = new Promise<void>((resolve) => socket.once("close", () => resolve()));
+    const ask = (connection: string) =>
+      socket.write(
+        `GET /api/v1/test-wait HTTP/1.1\r\nHost: 127.0.0.1\r\n` +
+          `Authorization: Bearer ${agent.token}\r\n${connection}\r\n`,
+      );
+    const answers = () => received.split("HTTP/1.1 200").length - 1;
+    // The first waits with its headers let go, is answered, and its connection stays open…
+    ask("");
+    await vi.waitFor(() => expect(response()?.req.rawHeaders).toEqual([]), { timeout: 2_000 });
+    await vi.waitFor(() => expect(answers()).toBe(1), { timeout: 2_000 });
+    expect(received.toLowerCase()).toContain("connection: keep-alive");
+    // …for a second on the same connection, which asks for it to be closed once answered.
+    const first = response();
+    ask("Connection: close\r\n");
+    await vi.waitFor(
+      () => {
+        expect(response()).not.toBe(first);
+        expect(response()?.req.rawHeaders).toEqual([]);
+      },
+      { timeout: 2_000 },
+    );
+    await closed;
+    expect(answers()).toBe(2);
+    expect(received.toLowerCase().split("http/1.1 200")[2]).toContain("connection: close");
+  });
 
   it("writes an answer that is not encoded JSON from its body, cookies and all", async () => {
     const api = waitingApi(
