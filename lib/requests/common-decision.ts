@@ -18,12 +18,12 @@ import { databaseNow } from "../database-clock";
  * The common decisions, committed in groups (decisions 031 and 054): one Lead approving or
  * rejecting, as asked, a pending plan or tool call that needs one approval. The full path
  * (`decideRequest` in ./mutations.ts) is a transaction of six round trips; this is one call of
- * `decide_common_requests` (migration 025; 029 and 032 replaced it) for the decisions that arrive
- * while the pool's group commits. For each decision it locks the agent, then the request, checks
- * every fence under those locks, decides the request and writes the agent, the answer and the
- * events as the full path would. A decision it does not recognise, or whose agent or request
- * another transaction holds, writes nothing: the caller then takes the full path, which decides the
- * unusual case or produces the right refusal.
+ * `decide_common_requests` (migration 025; 029, 032 and 033 replaced it) for the decisions that
+ * arrive while the pool's group commits. It locks the group's agents, then their requests, and then
+ * in one statement (decision 088) checks every fence under those locks, decides the requests and
+ * writes the agents, the answers and the events as the full path would. A decision it does not
+ * recognise, or whose agent or request another transaction holds, writes nothing: the caller then
+ * takes the full path, which decides the unusual case or produces the right refusal.
  */
 
 /** What each covered type does to the agent, restated from its definition's onApproved/onRejected. */
@@ -96,10 +96,10 @@ type DecisionRow = {
 
 type DecidedRow = Request & {
   position: number;
-  // `pg` reads a bigint as its text. Null only if the agent's incarnation had no live message,
-  // which the decision's own, just written, rules out.
-  messageId: string | null;
-  messageAt: string | null;
+  // `pg` reads a bigint as its text.
+  messageId: string;
+  messageAt: string;
+  /** Null when the decision's answer is the first live message of the agent's incarnation. */
   previousMessageId: string | null;
 };
 
@@ -204,7 +204,6 @@ export async function tryDecideCommonRequest(
  * inbox answers with the message kept by `expectDecisionMessage`, a request wait reads.
  */
 function wakeWaitsForDecision(decided: DecidedRow, responseType: string): void {
-  if (decided.messageId === null || decided.messageAt === null) return;
   const hub = getEventHub();
   hub.wakeWaitsFor({
     kind: "message.sent",

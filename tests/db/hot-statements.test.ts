@@ -454,17 +454,43 @@ describe("a common decision's plan, made while the tables were new", () => {
     });
   });
 
-  it("a common decision reads its agent's newest two live messages, not the agent's history", async () => {
-    const agent = await insertAgent(client, "messaged", { status: "working" });
-    const newestTwo = async () => {
-      const { rows } = await client.query<{ message_id: string; previous_message_id: string }>(
-        "SELECT message_id, previous_message_id FROM decision_message($1, 1)",
-        [agent.id],
-      );
-      return rows;
+  it("a common decision reads the live message before its own by index, not the agent's history", async () => {
+    const agent = await insertAgent(client, "messaged", { status: "waiting_approval" });
+    /** Asks for a tool call's approval and approves it, rolled back: the message before its own. */
+    const approve = async () => {
+      await client.query("BEGIN");
+      try {
+        const {
+          rows: [asked],
+        } = await client.query<{ id: string }>(
+          `INSERT INTO requests (id, type, agent_id, sender, target, payload, incarnation,
+                                 work_version, expires_at)
+           VALUES ('req_' || md5(random()::text), 'tool_approval', $1, $2, 'lead',
+                   '{"callHash":"h"}', 1, 0, now() + interval '1 hour')
+           RETURNING id`,
+          [agent.id, agent.name],
+        );
+        const { rows } = await client.query<{ previous_message_id: string | null }>(
+          "SELECT previous_message_id FROM decide_common_requests($1)",
+          [JSON.stringify([leadApproval(asked!.id, "tool_approval")])],
+        );
+        const {
+          rows: [read],
+        } = await client.query<{ scans: string; fetched: string }>(
+          `SELECT seq_scan AS scans, idx_tup_fetch AS fetched
+           FROM pg_stat_xact_user_tables WHERE relname = 'messages'`,
+        );
+        return {
+          previous: rows[0]?.previous_message_id,
+          scans: Number(read?.scans),
+          fetched: Number(read?.fetched),
+        };
+      } finally {
+        await client.query("ROLLBACK");
+      }
     };
-    // The function's query is planned on this connection while the agent has no message.
-    expect(await newestTwo()).toEqual([]);
+    // The function's statements are planned on this connection while the agent has no message.
+    expect((await approve()).previous).toBeNull();
     // A long-lived agent's thousands of messages, then a busy team's few each.
     await client.query(
       `INSERT INTO messages (sender, recipient, agent_id, incarnation, type, content)
@@ -472,8 +498,10 @@ describe("a common decision's plan, made while the tables were new", () => {
        FROM generate_series(1, 3000) n`,
       [agent.id, agent.name],
     );
-    const { rows: history } = await client.query<{ id: string }>(
-      "SELECT id FROM messages WHERE agent_id = $1 ORDER BY id DESC LIMIT 2",
+    const {
+      rows: [newest],
+    } = await client.query<{ id: string }>(
+      "SELECT max(id) AS id FROM messages WHERE agent_id = $1",
       [agent.id],
     );
     await client.query(
@@ -486,27 +514,14 @@ describe("a common decision's plan, made while the tables were new", () => {
        SELECT 'lead', team.name, team.id, 1, 'plan_approval_response', 'approved ' || n
        FROM team, generate_series(1, 10) n`,
     );
-    expect(await newestTwo()).toEqual([
-      { message_id: history[0]?.id, previous_message_id: history[1]?.id },
-    ]);
-    // The blocks the function's query went through count in its scan's; run once before, so
-    // that a plan the statistics invalidated is made again, and its reads of the catalog, first.
-    const blocksRead = async () => {
-      await newestTwo();
-      const explained = await client.query<{
-        "QUERY PLAN": [{ Plan: { "Shared Hit Blocks"?: number } }];
-      }>("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) SELECT * FROM decision_message($1, 1)", [
-        agent.id,
-      ]);
-      return explained.rows[0]?.["QUERY PLAN"][0].Plan["Shared Hit Blocks"] ?? Infinity;
-    };
-    const asTheHistoryGrew = await blocksRead();
+    const asTheHistoryGrew = await approve();
     await client.query("ANALYZE messages");
-    const analyzed = await blocksRead();
-    expect(
-      Math.max(asTheHistoryGrew, analyzed),
-      `blocks: ${asTheHistoryGrew} as the history grew, ${analyzed} once analyzed`,
-    ).toBeLessThan(10);
+    const analyzed = await approve();
+    for (const read of [asTheHistoryGrew, analyzed]) {
+      expect(read.previous).toBe(newest?.id);
+      expect(read.scans, "sequential scans of messages").toBe(0);
+      expect(read.fetched, "message rows fetched by index").toBeLessThan(10);
+    }
   });
 });
 
@@ -566,5 +581,78 @@ describe("a common decision's statements, planned per connection", () => {
     for (let turn = 0; turn < 6; turn++) await approve(turn);
     const later = [await approve(6), await approve(7), await approve(8)];
     expect(later, "plannings per approval, once the plans are kept").toEqual([0, 0, 0]);
+  });
+});
+
+// Each statement that writes a table prepares its checks, its triggers' WHEN clauses and its
+// indexes' predicates again, and fires the events' notifying trigger once (decision 088).
+describe("a group of common decisions, written by one statement", () => {
+  let scratch: ScratchDatabase;
+  let client: pg.Client;
+  beforeAll(async () => {
+    scratch = await openScratchDatabase("handshake_hot_group");
+    client = scratch.client;
+  });
+  afterAll(() => scratch.close());
+
+  /** A plan asked by a new agent of each name. */
+  async function askFor(names: string[]) {
+    const ids: string[] = [];
+    for (const name of names) {
+      const agent = await insertAgent(client, name, {
+        status: "waiting_approval",
+        gate: "pending",
+      });
+      const { rows } = await client.query<{ id: string }>(
+        `INSERT INTO requests (id, type, agent_id, sender, target, payload, incarnation,
+                               work_version, expires_at)
+         VALUES ('req_' || md5($1), 'plan_approval', $2, $1, 'lead', '{}', 1, 0,
+                 now() + interval '1 hour')
+         RETURNING id`,
+        [name, agent.id],
+      );
+      ids.push(rows[0]!.id);
+    }
+    return ids;
+  }
+
+  /** Decides the group in one call, rolled back; how often the events' trigger fired. */
+  async function decide(requestIds: string[]) {
+    await client.query("BEGIN");
+    try {
+      await client.query("SET LOCAL track_functions = 'pl'");
+      const { rows } = await client.query<{ decision_position: number }>(
+        "SELECT decision_position FROM decide_common_requests($1)",
+        [
+          JSON.stringify(
+            requestIds.map((id, position) => ({ ...leadApproval(id, "plan_approval"), position })),
+          ),
+        ],
+      );
+      const {
+        rows: [fired],
+      } = await client.query<{ calls: string }>(
+        `SELECT calls FROM pg_stat_xact_user_functions
+         WHERE funcname = 'events_notify_inserted'`,
+      );
+      const {
+        rows: [events],
+      } = await client.query<{ count: string }>(
+        "SELECT count(*) FROM events WHERE subject = ANY ($1)",
+        [requestIds.map((id) => `request:${id}`)],
+      );
+      return {
+        decided: rows.map((row) => row.decision_position),
+        triggerCalls: Number(fired?.calls),
+        decidedEvents: Number(events?.count),
+      };
+    } finally {
+      await client.query("ROLLBACK");
+    }
+  }
+
+  it("notifies a group's events in one call of the trigger, not one per decision", async () => {
+    const group = await askFor(["grouped-a", "grouped-b", "grouped-c"]);
+    expect(await decide(group)).toEqual({ decided: [0, 1, 2], triggerCalls: 1, decidedEvents: 3 });
   });
 });
