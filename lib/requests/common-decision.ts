@@ -20,8 +20,9 @@ import { databaseNow } from "../database-clock";
  * (`decideRequest` in ./mutations.ts) is a transaction of six round trips; this is one call of
  * `decide_common_requests` (migration 025; 029, 032 and 033 replaced it) for the decisions that
  * arrive while the pool's group commits. It locks the group's agents, then their requests, and then
- * in one statement (decision 088) checks every fence under those locks, decides the requests and
- * writes the agents, the answers and the events as the full path would. A decision it does not
+ * in one statement (decision 088; one more for each further decision of one agent) checks every
+ * fence under those locks, decides the requests and writes the agents, the answers and the events
+ * as the full path would. A decision it does not
  * recognise, or whose agent or request another transaction holds, writes nothing: the caller then
  * takes the full path, which decides the unusual case or produces the right refusal.
  */
@@ -67,8 +68,8 @@ const REQUEST_COLUMNS = {
 } as const satisfies Record<keyof Request, string>;
 
 // Each decision's message is its agent's newest: its id and time, and the live message before
-// it, are what a long-poll woken here needs to answer with it unread (migrations 024 and 025,
-// decisions 040 and 052).
+// it, are what a long-poll woken here needs to answer with it unread (decisions 040 and 052; the
+// function reads them since migration 033).
 const COMMON_DECISIONS_SQL = `
   SELECT decision_position AS "position",
     ${Object.entries(REQUEST_COLUMNS)

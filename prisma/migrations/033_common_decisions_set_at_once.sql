@@ -3,11 +3,12 @@
 -- The common decisions of a group in a statement or two, not a loop of eight per decision
 -- (decision 088): one takes the locks, every agent and then every request, and one, with a
 -- snapshot taken once they are held, checks the fences and writes what migration 032's loop
--- wrote, in its order. PostgreSQL prepares each of a statement's tables for writing (its checks,
--- its triggers' WHEN clauses, its indexes' predicates) and fires the events' notifying trigger
--- once per statement: for a group of three decisions, once instead of three times. An agent's row
--- is written once per statement, so the second decision of one agent in a group is made by the
--- same statement again, as a second pass, whose snapshot sees the first's writes.
+-- wrote, decision by decision in the group's order. PostgreSQL prepares each of a statement's
+-- tables for writing (its checks, its triggers' WHEN clauses, its indexes' predicates) and fires
+-- the events' notifying trigger once per statement: for a group of three decisions, once instead
+-- of three times. An agent's row is written once per statement, so the second decision of one
+-- agent in a group is made by the same statement again, as a second pass, whose snapshot sees the
+-- first's writes; its rows come after those of the first pass's other agents.
 CREATE OR REPLACE FUNCTION decide_common_requests(p_decisions jsonb)
 RETURNS TABLE (
   decision_position integer,
