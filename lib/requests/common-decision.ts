@@ -22,9 +22,9 @@ import { databaseNow } from "../database-clock";
  * arrive while the pool's group commits. It locks the group's agents, then their requests, and then
  * in one statement (decision 088; one more for each further decision of one agent) checks every
  * fence under those locks, decides the requests and writes the agents, the answers and the events
- * as the full path would. A decision it does not
- * recognise, or whose agent or request another transaction holds, writes nothing: the caller then
- * takes the full path, which decides the unusual case or produces the right refusal.
+ * as the full path would. A decision it does not recognise, or whose agent or request another
+ * transaction holds, writes nothing: the caller then takes the full path, which decides the
+ * unusual case or produces the right refusal.
  */
 
 /** What each covered type does to the agent, restated from its definition's onApproved/onRejected. */
