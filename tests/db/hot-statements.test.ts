@@ -470,20 +470,25 @@ describe("a common decision's plan, made while the tables were new", () => {
            RETURNING id`,
           [agent.id, agent.name],
         );
+        // Counted since the backend last reported its statistics, which it does not do inside a
+        // transaction: the difference is the decision's.
+        const reads = async () => {
+          const { rows } = await client.query<{ scans: string; fetched: string }>(
+            `SELECT seq_scan AS scans, idx_tup_fetch AS fetched
+             FROM pg_stat_xact_user_tables WHERE relname = 'messages'`,
+          );
+          return { scans: Number(rows[0]?.scans), fetched: Number(rows[0]?.fetched) };
+        };
+        const before = await reads();
         const { rows } = await client.query<{ previous_message_id: string | null }>(
           "SELECT previous_message_id FROM decide_common_requests($1)",
           [JSON.stringify([leadApproval(asked!.id, "tool_approval")])],
         );
-        const {
-          rows: [read],
-        } = await client.query<{ scans: string; fetched: string }>(
-          `SELECT seq_scan AS scans, idx_tup_fetch AS fetched
-           FROM pg_stat_xact_user_tables WHERE relname = 'messages'`,
-        );
+        const after = await reads();
         return {
           previous: rows[0]?.previous_message_id,
-          scans: Number(read?.scans),
-          fetched: Number(read?.fetched),
+          scans: after.scans - before.scans,
+          fetched: after.fetched - before.fetched,
         };
       } finally {
         await client.query("ROLLBACK");
