@@ -7,7 +7,7 @@ import type { Hono } from "hono";
 import { z } from "zod";
 import type { ClientGone } from "../../lib/http/client-gone";
 import { createNodeListener } from "../../lib/http/node-listener";
-import { defineRoute } from "../../lib/http/route";
+import { defineRoute, type Access, type RouteContext } from "../../lib/http/route";
 import { createApiApp, definePath } from "../../lib/http/router";
 import { EventHub } from "../../lib/realtime/event-hub";
 import { LongPollAnswer } from "../../lib/realtime/long-poll";
@@ -23,28 +23,31 @@ function opening() {
   return { opened, open };
 }
 
+/** GET /api/v1/test-wait: a route that waits, for callers of `access`, answering `{ n }`. */
+function testWaitPath<A extends Access>(
+  access: A,
+  handler: (
+    context: RouteContext<A, undefined, undefined, undefined>,
+  ) => Promise<Response | { n: number }> | LongPollAnswer<{ n: number }>,
+) {
+  const responses = { 200: z.object({ n: z.number() }) };
+  return definePath("/api/v1/test-wait", {
+    GET: defineRoute({ access, scopes: [], responses, waits: true }, handler),
+  });
+}
+
 /** A waiting route whose answer comes when the test opens its gate or the client leaves. */
 function waitingApi(answer: () => Response | { n: number } = () => ({ n: 1 })) {
   const gate = opening();
   const entered = opening();
   const left = opening();
   let seen: { request: Request; clientGone: ClientGone | undefined } | undefined;
-  const path = definePath("/api/v1/test-wait", {
-    GET: defineRoute(
-      {
-        access: "public",
-        scopes: [],
-        responses: { 200: z.object({ n: z.number() }) },
-        waits: true,
-      },
-      async ({ request, clientGone }) => {
-        seen = { request, clientGone };
-        entered.open();
-        clientGone?.addEventListener("abort", { handleEvent: () => left.open() }, { once: true });
-        await Promise.race([gate.opened, left.opened]);
-        return answer();
-      },
-    ),
+  const path = testWaitPath("public", async ({ request, clientGone }) => {
+    seen = { request, clientGone };
+    entered.open();
+    clientGone?.addEventListener("abort", { handleEvent: () => left.open() }, { once: true });
+    await Promise.race([gate.opened, left.opened]);
+    return answer();
   });
   const app = createApiApp([path]);
   // When the router's own answer to the listener resolves.
@@ -186,22 +189,15 @@ describe("a long-poll's deferred answer", () => {
     const agent = await registerAgent();
     const entered = opening();
     let request: WeakRef<Request> | undefined;
-    const path = definePath("/api/v1/test-wait", {
-      GET: defineRoute(
-        {
-          access: "agent",
-          scopes: [],
-          responses: { 200: z.object({ n: z.number() }) },
-          waits: true,
-        },
-        // Not async: a suspended frame would hold the request itself.
-        (context) => {
-          request = new WeakRef(context.request);
-          entered.open();
-          return unwokenLongPoll(context.clientGone, 3_000);
-        },
-      ),
-    });
+    const path = testWaitPath(
+      "agent",
+      // Not async: a suspended frame would hold the request itself.
+      (context) => {
+        request = new WeakRef(context.request);
+        entered.open();
+        return unwokenLongPoll(context.clientGone, 3_000);
+      },
+    );
     const { url, response } = await serveOnNode(createApiApp([path]));
     const answer = fetch(url, { headers: agent.headers });
     await entered.opened;
@@ -235,19 +231,9 @@ describe("a long-poll's deferred answer", () => {
     async (_, caller) => {
       const { headers } = await caller();
       let acceptReadByHandler: string | null | undefined;
-      const path = definePath("/api/v1/test-wait", {
-        GET: defineRoute(
-          {
-            access: "human_or_agent",
-            scopes: [],
-            responses: { 200: z.object({ n: z.number() }) },
-            waits: true,
-          },
-          (context) => {
-            acceptReadByHandler = context.request.headers.get("accept");
-            return unwokenLongPoll(context.clientGone, 1_000);
-          },
-        ),
+      const path = testWaitPath("human_or_agent", (context) => {
+        acceptReadByHandler = context.request.headers.get("accept");
+        return unwokenLongPoll(context.clientGone, 1_000);
       });
       const { url, response } = await serveOnNode(createApiApp([path]));
       const sent = new Headers(headers);
@@ -265,17 +251,7 @@ describe("a long-poll's deferred answer", () => {
 
   it("served, keeps what Node read of the released headers: keep-alive, and a close asked for", async () => {
     const agent = await registerAgent();
-    const path = definePath("/api/v1/test-wait", {
-      GET: defineRoute(
-        {
-          access: "agent",
-          scopes: [],
-          responses: { 200: z.object({ n: z.number() }) },
-          waits: true,
-        },
-        (context) => unwokenLongPoll(context.clientGone, 200),
-      ),
-    });
+    const path = testWaitPath("agent", (context) => unwokenLongPoll(context.clientGone, 200));
     const { url, response } = await serveOnNode(createApiApp([path]));
     const { port } = new URL(url);
     const socket = connect(Number(port), "127.0.0.1");
