@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { expect, test, type APIRequestContext } from "@playwright/test";
 import { TeamPage } from "./pages/team-page";
 import { VisibleTextChecks } from "./pages/visible-text";
@@ -21,11 +22,13 @@ async function askToRun(agent: APIRequestContext, command: string): Promise<stri
   return verdict.requestId;
 }
 
-test("a padded command's dangerous tail is visible inside the card at 1280 and 390 px, without sideways scrolling", async ({
+test("a padded command's dangerous tail is visible inside the card at 1280 and 390 px, without sideways scrolling, as is the longest name an agent may have", async ({
   browser,
 }) => {
   const { page, inbox } = await signedInPage(browser);
-  const agent = await registerApiAgent(await humanApi(), { requirePlan: false });
+  // As long as a name may be, with no hyphen to break at: the rows, cards and its page hold it.
+  const name = `e2e${randomBytes(20).toString("hex")}`.slice(0, 40);
+  const agent = await registerApiAgent(await humanApi(), { name, requirePlan: false });
   await askToRun(agent.api, PADDED);
 
   for (const width of [1280, 390]) {
@@ -49,6 +52,9 @@ test("a padded command's dangerous tail is visible inside the card at 1280 and 3
     const item = inbox.requestItem(agent.name, "Risky tool call");
     await expect(item).toContainText(TAIL);
     await new VisibleTextChecks(item).expectNoSidewaysScroll();
+    const bulk = page.getByRole("region", { name: "Bulk decision" });
+    await expect(bulk.getByRole("button", { name: `Select all from ${name}` })).toBeVisible();
+    await new VisibleTextChecks(bulk).expectNoSidewaysScroll();
     await page.screenshot({ path: `test-results/screenshots/padded-command-${width}.png` });
   }
 
@@ -59,6 +65,11 @@ test("a padded command's dangerous tail is visible inside the card at 1280 and 3
   const teamChecks = new VisibleTextChecks(team.card(agent.name));
   await teamChecks.expectNoSidewaysScroll();
   await teamChecks.expectTextInside(pending, TAIL);
+
+  await page.goto(`/agents/${name}`);
+  const heading = page.getByRole("heading", { level: 1, name });
+  await expect(heading).toBeVisible();
+  await new VisibleTextChecks(heading).expectNoSidewaysScroll();
 });
 
 test("a right-to-left override and a zero-width space show as escapes with a warning, and never reach the page raw", async ({

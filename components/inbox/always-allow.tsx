@@ -162,7 +162,7 @@ function AlwaysAllowForm({
               ["everyone", "everyone"],
             ] as const
           ).map(([value, label]) => (
-            <label key={value} className="inline-flex items-center gap-1.5">
+            <label key={value} className="inline-flex min-w-0 items-center gap-1.5 wrap-anywhere">
               <input
                 type="radio"
                 name={`${headingId}-audience`}

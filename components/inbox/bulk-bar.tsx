@@ -103,7 +103,11 @@ export function BulkBar({
       <div className="flex flex-wrap items-center gap-2">
         <span className="font-medium text-slate-800">{count} selected</span>
         {focusedAgent && decidableCount > 0 && (
-          <Button variant="secondary" onClick={() => onSelectAgent(focusedAgent)}>
+          <Button
+            variant="secondary"
+            className="min-w-0 wrap-anywhere"
+            onClick={() => onSelectAgent(focusedAgent)}
+          >
             Select all from {focusedAgent}
           </Button>
         )}

@@ -167,7 +167,7 @@ export const RequestDetail = forwardRef<HTMLTextAreaElement, Props>(function Req
       className="min-w-0 space-y-4 rounded-xl bg-white p-5 shadow-sm ring-1 ring-slate-200"
     >
       <header className="space-y-1">
-        <h2 className="text-lg font-semibold">
+        <h2 className="text-lg font-semibold wrap-anywhere">
           {typeLabel(request.type)} from {request.agent}
         </h2>
         <p className="text-xs break-all text-slate-500">

@@ -77,8 +77,10 @@ export function RequestList({
               aria-label={`${typeLabel(request.type)} from ${request.agent}`}
               className={`flex w-full min-w-0 flex-col gap-1 px-4 py-3 text-left text-sm focus-visible:outline-2 focus-visible:-outline-offset-2 focus-visible:outline-indigo-600 ${isSelected ? "bg-indigo-50" : "hover:bg-slate-50"}`}
             >
-              <span className="flex items-center gap-2">
-                <span className="font-semibold text-slate-900">{request.agent}</span>
+              <span className="flex flex-wrap items-center gap-x-2 gap-y-1">
+                <span className="min-w-0 font-semibold wrap-anywhere text-slate-900">
+                  {request.agent}
+                </span>
                 <span className="rounded bg-slate-100 px-1.5 py-0.5 text-xs text-slate-700">
                   {typeLabel(request.type)}
                 </span>

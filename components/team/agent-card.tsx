@@ -120,7 +120,7 @@ export const AgentCard = memo(function AgentCard({
     >
       <header className="flex items-start justify-between gap-3">
         <div className="min-w-0">
-          <h2 id={headingId} className="truncate text-base font-semibold">
+          <h2 id={headingId} className="text-base font-semibold wrap-anywhere">
             <Link
               href={`/agents/${member.name}`}
               className="rounded text-slate-900 hover:text-indigo-700 hover:underline focus-visible:outline-2 focus-visible:outline-offset-2 focus-visible:outline-indigo-600"

@@ -24,7 +24,7 @@ function AgentSummary({ agent }: { agent: AgentDetail }) {
     <div className="rounded-xl bg-white p-4 shadow-sm ring-1 ring-slate-200 sm:p-5">
       <div className="flex flex-wrap items-start gap-3">
         <div className="min-w-0">
-          <h1 className="truncate text-2xl font-semibold tracking-tight">{agent.name}</h1>
+          <h1 className="text-2xl font-semibold tracking-tight wrap-anywhere">{agent.name}</h1>
           <p className="text-sm text-slate-600">
             <VisibleText text={agent.role} maxCharacters={200} />
           </p>
@@ -61,7 +61,9 @@ function AgentNotShown({ name, error }: { name: string; error: Error }) {
   const isMissing = error instanceof ApiRequestError && error.code === "AGENT_NOT_FOUND";
   return (
     <div className="space-y-2">
-      <h1 className="text-xl font-semibold tracking-tight">{isMissing ? "No such agent" : name}</h1>
+      <h1 className="text-xl font-semibold tracking-tight wrap-anywhere">
+        {isMissing ? "No such agent" : name}
+      </h1>
       <ErrorAlert
         message={
           isMissing ? `No agent is named ${name}.` : `Could not load ${name}: ${error.message}`

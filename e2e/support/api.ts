@@ -31,7 +31,7 @@ export async function agentApi(token: string): Promise<APIRequestContext> {
 }
 
 export function uniqueAgentName(prefix: string): string {
-  return `${prefix}-${randomBytes(3).toString("hex")}`;
+  return `${prefix}-${randomBytes(6).toString("hex")}`;
 }
 
 /** Registers an agent with no worker process: the test plays the agent through the HTTP API. */

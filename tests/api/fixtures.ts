@@ -171,8 +171,12 @@ export const api = {
 
 export type TestAgent = { name: string; token: string; headers: Headers };
 
+/**
+ * Six random bytes: the suite's shared database holds thousands of names under one prefix, and
+ * with three a CI run once drew a name already taken (AGENT_EXISTS).
+ */
 export function uniqueName(prefix: string): string {
-  return `${prefix}-${randomBytes(3).toString("hex")}`;
+  return `${prefix}-${randomBytes(6).toString("hex")}`;
 }
 
 /** A signed-in Lead (cookie session); created once per test file. */
