@@ -96,6 +96,40 @@ test("a right-to-left override and a zero-width space show as escapes with a war
   await page.goto(`/agents/${agent.name}`);
   await expect(page.getByText("⟨U+202E⟩").first()).toBeVisible();
   await VisibleTextChecks.expectAbsentFromPage(page.locator("body"), ["\u202E", "\u200B"]);
+
+  // A role is the agent's text too (a connected session's is its subagent's type): so it is
+  // where "Always allow this" offers it, on the rules page and in the board's filter.
+  const tag = randomBytes(3).toString("hex");
+  const role = `e2e \u202Ereviewer\u200B ${tag}`;
+  const shownRole = `e2e ⟨U+202E⟩reviewer⟨U+200B⟩ ${tag}`;
+  const lead = await humanApi();
+  const clean = await registerApiAgent(lead, { role, requirePlan: false });
+  await askToRun(clean.api, "rm -rf ./build");
+  await inbox.goto();
+  await inbox.select(clean.name, "Risky tool call");
+  const allow = inbox.detail().getByRole("region", { name: "Always allow this" });
+  await allow.getByRole("radio", { name: `${shownRole}s` }).check();
+  await VisibleTextChecks.expectAbsentFromPage(allow, ["\u202E", "\u200B"]);
+  await allow.getByRole("button", { name: "Create rule & allow" }).click();
+  await inbox.expectDecided(/approved by/);
+
+  await page.goto("/rules");
+  const rule = page.locator('tr[data-rule-pattern="bash(rm -rf ./build)"]', { hasText: tag });
+  await expect(rule).toContainText(`${shownRole}s`);
+  await VisibleTextChecks.expectAbsentFromPage(rule, ["\u202E", "\u200B"]);
+
+  const team = new TeamPage(page);
+  await team.goto({ search: clean.name });
+  const roleFilter = page.getByLabel("Role");
+  await expect(roleFilter.locator("option", { hasText: tag })).toHaveText(shownRole);
+  await expect(roleFilter).not.toContainText(/[\u202E\u200B]/);
+
+  const rules = (await (await lead.get("/api/v1/rules")).json()) as {
+    items: { id: string; scope: { role?: string } }[];
+  };
+  for (const { id } of rules.items.filter((item) => item.scope.role === role)) {
+    expect((await lead.delete(`/api/v1/rules/${id}`)).status()).toBe(200);
+  }
 });
 
 test("a plan's deepest list item and its widest table's last cell stay inside the card", async ({

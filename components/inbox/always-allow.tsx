@@ -3,6 +3,7 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useId, useState } from "react";
 import { queryKeys } from "@/components/realtime/query-keys";
+import { ScopeText } from "@/components/rules/scope-text";
 import { Button } from "@/components/ui/button";
 import { ErrorAlert } from "@/components/ui/error-alert";
 import { SelectField } from "@/components/ui/select-field";
@@ -158,7 +159,7 @@ function AlwaysAllowForm({
           {(
             [
               ["agent", request.agent],
-              ["role", role ? `${role}s` : "its role"],
+              ["role", role ? <ScopeText scope={{ kind: "role", role }} /> : "its role"],
               ["everyone", "everyone"],
             ] as const
           ).map(([value, label]) => (
@@ -171,7 +172,8 @@ function AlwaysAllowForm({
                 onChange={() => setAudience(value)}
                 disabled={value === "role" && !role}
               />
-              {label}
+              {/* One flex item, so a role and its plural "s" are not set apart by the gap. */}
+              <span>{label}</span>
             </label>
           ))}
         </div>

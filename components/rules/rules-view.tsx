@@ -7,29 +7,11 @@ import { useSessionUser } from "@/components/session/session-context";
 import { Button } from "@/components/ui/button";
 import { ErrorAlert } from "@/components/ui/error-alert";
 import { useNow } from "@/components/ui/use-now";
-import { RULE_EFFECTS, RULE_MODES, type RuleScope, type RuleViewWire } from "@/lib/shared/api/rule";
+import { RULE_EFFECTS, RULE_MODES, type RuleViewWire } from "@/lib/shared/api/rule";
 import { apiFetch } from "@/lib/shared/http/api-fetch";
+import { ScopeText, describeScope } from "./scope-text";
 
 const dateTime = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "short" });
-
-export function describeScope(scope: RuleScope): string {
-  switch (scope.kind) {
-    case "agent":
-      return `agent ${scope.agent}`;
-    case "role":
-      return `${scope.role}s`;
-    case "token":
-      return `sessions of token ${scope.tokenId.slice(0, 8)}`;
-    case "project":
-      return `project ${scope.cwd}`;
-    case "everyone":
-      return "everyone";
-    default: {
-      const unreachable: never = scope;
-      return String(unreachable);
-    }
-  }
-}
 
 const selectClass =
   "rounded-md border-0 bg-white py-1.5 pr-8 pl-2 text-sm text-slate-900 ring-1 ring-slate-300 ring-inset focus:ring-2 focus:ring-indigo-600 disabled:bg-slate-50";
@@ -51,7 +33,9 @@ function RuleRow({ rule, canEdit, now }: { rule: RuleViewWire; canEdit: boolean;
         {rule.pattern}
         <ErrorAlert message={change.error?.message ?? null} className="mt-2 font-sans" />
       </th>
-      <td className="px-4 py-3 text-slate-700">{describeScope(rule.scope)}</td>
+      <td className="px-4 py-3 text-slate-700">
+        <ScopeText scope={rule.scope} />
+      </td>
       <td className="px-4 py-3">
         <select
           aria-label={`Effect of ${label}`}

@@ -37,11 +37,11 @@ export function uniqueAgentName(prefix: string): string {
 /** Registers an agent with no worker process: the test plays the agent through the HTTP API. */
 export async function registerApiAgent(
   lead: APIRequestContext,
-  options: { name?: string; requirePlan?: boolean } = {},
+  options: { name?: string; role?: string; requirePlan?: boolean } = {},
 ): Promise<{ name: string; api: APIRequestContext }> {
   const name = options.name ?? uniqueAgentName("e2e");
   const response = await lead.post("/api/v1/agents", {
-    data: { name, role: "e2e agent", requirePlan: options.requirePlan ?? true },
+    data: { name, role: options.role ?? "e2e agent", requirePlan: options.requirePlan ?? true },
   });
   expect(response.status(), await response.text()).toBe(201);
   const { token } = (await response.json()) as { token: string };
