@@ -29,17 +29,18 @@ test("a two-person rule: one Lead's approval waits for a second, different Lead"
   test.setTimeout(60_000);
   const lead = await humanApi();
   const secondLead = await createHuman(lead, "lead");
+  const agent = await registerApiAgent(lead, { requirePlan: false });
+  // The agent's own: a rule for everyone would ask two Leads for every later spec's rm.
   const rule = await lead.post("/api/v1/rules", {
     data: {
       pattern: "bash(rm *)",
       effect: "ask",
-      scope: { kind: "everyone" },
+      scope: { kind: "agent", agent: agent.name },
       requiredApprovals: 2,
     },
   });
   expect(rule.status(), await rule.text()).toBe(201);
 
-  const agent = await registerApiAgent(lead, { requirePlan: false });
   const verdict = await agent.api.post("/api/v1/tool-calls", {
     data: { tool: "bash", args: { command: "rm -rf ./build" } },
   });
