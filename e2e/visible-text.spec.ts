@@ -127,7 +127,9 @@ test("a right-to-left override and a zero-width space show as escapes with a war
   const rules = (await (await lead.get("/api/v1/rules")).json()) as {
     items: { id: string; scope: { role?: string } }[];
   };
-  for (const { id } of rules.items.filter((item) => item.scope.role === role)) {
+  const made = rules.items.filter((item) => item.scope.role === role);
+  expect(made).toHaveLength(1);
+  for (const { id } of made) {
     expect((await lead.delete(`/api/v1/rules/${id}`)).status()).toBe(200);
   }
 });

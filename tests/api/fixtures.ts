@@ -172,8 +172,8 @@ export const api = {
 export type TestAgent = { name: string; token: string; headers: Headers };
 
 /**
- * Six random bytes: the suite's shared database holds thousands of names under one prefix, and
- * with three a CI run once drew a name already taken (AGENT_EXISTS).
+ * Six random bytes: a run's shared database holds hundreds of names under one prefix, and with
+ * three a CI run drew a name already taken (AGENT_EXISTS).
  */
 export function uniqueName(prefix: string): string {
   return `${prefix}-${randomBytes(6).toString("hex")}`;
