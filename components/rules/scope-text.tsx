@@ -1,12 +1,13 @@
 import { VisibleText } from "@/components/ui/visible-text";
 import type { RuleScope } from "@/lib/shared/api/rule";
-import { renderVisibleText, toDisplayString } from "@/lib/shared/display/visible-text";
+import { toVisibleString } from "@/lib/shared/display/visible-text";
 
-// A role and a session's directory are the agent's own text: a connected session names both.
+// A role and a session's directory are the agent's own text (a connected session names both),
+// shown as a card shows such text.
 const MAX_SHOWN_CHARACTERS = 200;
 
 function shown(text: string): string {
-  return toDisplayString(renderVisibleText(text, { maxCharacters: MAX_SHOWN_CHARACTERS }));
+  return toVisibleString(text, { maxCharacters: MAX_SHOWN_CHARACTERS });
 }
 
 /** A rule's scope in words, for a label: hidden characters in the agent's text are escaped. */

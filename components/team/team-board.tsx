@@ -28,7 +28,7 @@ import {
   workerConfigSchema,
   type GateState,
 } from "@/lib/shared/agents/schema";
-import { renderVisibleText, toDisplayString } from "@/lib/shared/display/visible-text";
+import { toVisibleString } from "@/lib/shared/display/visible-text";
 import { apiFetch } from "@/lib/shared/http/api-fetch";
 import type { WorkerScriptOption } from "@/lib/agents/worker-scripts";
 import { ActionDialog, type ActionDialogProps } from "./action-dialog";
@@ -359,7 +359,7 @@ export function TeamBoard({ scripts }: { scripts: WorkerScriptOption[] }) {
             {roles.map((role) => (
               <option key={role} value={role}>
                 {/* An option takes no markup: a role's hidden characters show as escapes in text. */}
-                {toDisplayString(renderVisibleText(role, { maxCharacters: 100 }))}
+                {toVisibleString(role, { maxCharacters: 100 })}
               </option>
             ))}
           </SelectField>

@@ -6,6 +6,7 @@ import {
   inspectValue,
   renderVisibleText,
   toDisplayString,
+  toVisibleString,
   type VisibleTextOptions,
 } from "./visible-text";
 
@@ -287,6 +288,15 @@ describe("renderVisibleText: what the card shows", () => {
       hasStackedMarks: visible.hasStackedMarks,
       hasRightToLeftText: visible.hasRightToLeftText,
     });
+  });
+});
+
+describe("toVisibleString: where no markup can go", () => {
+  it("holds the escapes and a collapsed middle as characters", () => {
+    expect(toVisibleString("tester\u202Etset\u200B")).toBe("tester⟨U+202E⟩tset⟨U+200B⟩");
+    const shown = toVisibleString("x".repeat(500), { maxCharacters: 100 });
+    expect(shown.length).toBeLessThan(200);
+    expect(shown).toContain("… show all 500 characters …");
   });
 });
 

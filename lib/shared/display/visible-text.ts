@@ -400,6 +400,11 @@ export function toDisplayString(visible: Pick<VisibleText, "segments">): string 
   return visible.segments.map((segment) => segment.text).join("");
 }
 
+/** Text where no markup can go (an `<option>`, a label): the escapes and counts as characters. */
+export function toVisibleString(text: string, options: VisibleTextOptions = {}): string {
+  return toDisplayString(renderVisibleText(text, options));
+}
+
 /**
  * Flags of markdown as it will read once rendered: a character reference (`&#x202E;`, `&rlm;`) or
  * a backslash escape is ASCII in the source and the character itself on the page, so the text is
