@@ -301,6 +301,20 @@ describe("limits", () => {
     }
   });
 
+  it("reaches no kernel keyring: add_key, request_key and keyctl are refused", async () => {
+    // Red team: bwrap left the command in the server's session keyring, whose keys it listed,
+    // read and cleared (KEYCTL_READ, KEYCTL_CLEAR) as the sandbox's uid.
+    await sandboxed();
+    const outcome = await run(
+      `python3 -c 'import ctypes, platform
+add_key, request_key, keyctl = {"x86_64": (248, 249, 250), "aarch64": (217, 218, 219)}[platform.machine()]
+libc = ctypes.CDLL(None, use_errno=True)
+for number, args in ((keyctl, (0, -3, 0)), (add_key, (b"user", b"k", b"v", 1, -3)), (request_key, (b"user", b"k", None, -3))):
+    print(libc.syscall(number, *args), ctypes.get_errno())'`,
+    );
+    expect(outcome.stdout.trim().split("\n"), outcome.stderr).toEqual(["-1 38", "-1 38", "-1 38"]);
+  });
+
   it("reports a call that pushed the workspace over its quota, then runs with writes disabled until files are removed", async () => {
     const { call } = await sandboxed({ limits: { workspaceQuotaBytes: MIB } });
     const over = await call("bash", { command: "head -c 2000000 /dev/zero > big" });

@@ -4,7 +4,7 @@ import { chmod, lstat, open } from "node:fs/promises";
 import path from "node:path";
 import type { Readable, Writable } from "node:stream";
 import type { AgentEnv } from "../../lib/shared/env/agent-env";
-import { diskReservationFilter } from "./seccomp-filter";
+import { sandboxSyscallFilter } from "./seccomp-filter";
 
 /** Tool result code for a bash call refused because no sandbox can be had on this machine. */
 export const SANDBOX_UNAVAILABLE = "SANDBOX_UNAVAILABLE";
@@ -96,7 +96,7 @@ const WORKSPACE_FD = 4;
 const FIRST_DATA_FD = 5;
 /** After the generated /etc files: the seccomp program, where this architecture has one. */
 const SECCOMP_FD = FIRST_DATA_FD + Object.keys(ETC_FILES).length;
-const SECCOMP_FILTER = diskReservationFilter();
+const SECCOMP_FILTER = sandboxSyscallFilter();
 
 /** /bin, /lib, ... are symlinks into /usr on merged-/usr systems and directories elsewhere. */
 function systemRootArgs(): string[] {

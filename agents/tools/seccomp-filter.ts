@@ -5,8 +5,13 @@
  * disk while the workspace is over quota and writes are "disabled"), the ioctls that call it
  * (XFS's space reservations, which ext4 honours, and FS_IOC_ZERO_RANGE), and io_uring, through
  * which the same operation needs no system call a filter could see. glibc's posix_fallocate
- * falls back to writing, which the file-size limit holds. A call of any other architecture (x32,
- * i386 by `int 0x80`) is refused whole: its numbers would not be these.
+ * falls back to writing, which the file-size limit holds. It refuses the kernel's keyrings too
+ * (`add_key`, `request_key`, `keyctl`, as Docker's default profile does): bwrap leaves the command
+ * in the session keyring of whoever started the server, whose keys (a Kerberos ticket cache, a
+ * disk's passphrase) its possessor may read and clear whatever its uid (red team), and
+ * `request_key` would have the kernel run `/sbin/request-key` as root in the host's namespaces. A
+ * call of any other architecture (x32, i386 by `int 0x80`) is refused whole: its numbers would
+ * not be these.
  */
 
 const BPF_LD_W_ABS = 0x20;
@@ -36,12 +41,28 @@ type Architecture = {
   ioctl: number;
   /** io_uring_setup, io_uring_enter, io_uring_register: one number apart on every architecture. */
   ioUringSetup: number;
+  /** add_key, request_key, keyctl: one number apart on every architecture. */
+  addKey: number;
   hasX32: boolean;
 };
 
 const ARCHITECTURES: Readonly<Record<string, Architecture>> = {
-  x64: { audit: 0xc000003e, fallocate: 285, ioctl: 16, ioUringSetup: 425, hasX32: true },
-  arm64: { audit: 0xc00000b7, fallocate: 47, ioctl: 29, ioUringSetup: 425, hasX32: false },
+  x64: {
+    audit: 0xc000003e,
+    fallocate: 285,
+    ioctl: 16,
+    ioUringSetup: 425,
+    addKey: 248,
+    hasX32: true,
+  },
+  arm64: {
+    audit: 0xc00000b7,
+    fallocate: 47,
+    ioctl: 29,
+    ioUringSetup: 425,
+    addKey: 217,
+    hasX32: false,
+  },
 };
 
 type Label = "allow" | "unsupported" | "unknown";
@@ -62,7 +83,7 @@ function assemble(steps: readonly Step[]): Buffer {
 }
 
 /** The program for Node's `process.arch`, or null for an architecture it does not know. */
-export function diskReservationFilter(arch: string = process.arch): Buffer | null {
+export function sandboxSyscallFilter(arch: string = process.arch): Buffer | null {
   const known = ARCHITECTURES[arch];
   if (!known) return null;
   const refuse = (number: number, label: Label): Step => ({
@@ -80,6 +101,9 @@ export function diskReservationFilter(arch: string = process.arch): Buffer | nul
     refuse(known.ioUringSetup, "unknown"),
     refuse(known.ioUringSetup + 1, "unknown"),
     refuse(known.ioUringSetup + 2, "unknown"),
+    refuse(known.addKey, "unknown"),
+    refuse(known.addKey + 1, "unknown"),
+    refuse(known.addKey + 2, "unknown"),
     { code: BPF_JEQ_K, k: known.ioctl, jf: "allow" },
     // The kernel reads an ioctl's command as 32 bits: the low half of the argument is all of it.
     { code: BPF_LD_W_ABS, k: SECOND_ARGUMENT_OFFSET },
