@@ -1,6 +1,7 @@
 import { z } from "zod";
 import type { HandshakeClient } from "../../lib/sdk/agent-client";
 import { ApiError, UnreachableError } from "../../lib/sdk/errors";
+import { findUnsafeJson } from "../../lib/shared/http/unsafe-json";
 import { LeadClient } from "../../lib/sdk/lead-client";
 import { actAsAgent, ConnectRefusedError } from "./agent-token";
 import { approvePlan, approveToolCall } from "./approval";
@@ -231,6 +232,23 @@ async function reportStatus(input: HookInput, connection: Connection): Promise<H
   return { stdout: "", exitCode: 0 };
 }
 
+function denyDecision(event: "PreToolUse" | "PermissionRequest", reason: string): HookResult {
+  return event === "PreToolUse"
+    ? preToolUse("deny", reason)
+    : permissionRequest({ behavior: "deny", message: reason });
+}
+
+/**
+ * The schema drops what the server would refuse (a `__proto__` key), and Claude Code runs the tool
+ * with its own input, not ours: a call is judged whole or not run.
+ */
+function unjudgeableInput(raw: unknown): string | null {
+  const unsafe = findUnsafeJson((raw as { tool_input?: unknown }).tool_input);
+  if (unsafe === null) return null;
+  const where = unsafe.path ? `tool_input.${unsafe.path}` : "tool_input";
+  return `Handshake cannot judge this call's input (${where}: ${unsafe.problem}), so it was denied (fails closed)`;
+}
+
 /**
  * One hook call. Expected failures (no setup, server down, token refused, deadline) become a
  * `deny` that says which; anything unexpected is thrown, and the caller exits 2, which Claude Code
@@ -238,7 +256,8 @@ async function reportStatus(input: HookInput, connection: Connection): Promise<H
  */
 export async function runHook(rawInput: string, timeoutSeconds: number): Promise<HookResult> {
   const deadline = Date.now() + timeoutSeconds * 1_000;
-  const input = hookInputSchema.parse(JSON.parse(rawInput));
+  const raw: unknown = JSON.parse(rawInput);
+  const input = hookInputSchema.parse(raw);
   const connection = await loadConnection();
   const event = input.hook_event_name;
   const isDecision =
@@ -250,8 +269,10 @@ export async function runHook(rawInput: string, timeoutSeconds: number): Promise
   }
   switch (event) {
     case "PreToolUse":
-    case "PermissionRequest":
+    case "PermissionRequest": {
       if (!isDecision) return { stdout: "", exitCode: 0 };
+      const unjudgeable = unjudgeableInput(raw);
+      if (unjudgeable !== null) return denyDecision(event, unjudgeable);
       try {
         return event === "PreToolUse"
           ? await decidePreToolUse(input, connection, deadline)
@@ -259,10 +280,9 @@ export async function runHook(rawInput: string, timeoutSeconds: number): Promise
       } catch (error) {
         const failure = describeFailure(error, connection);
         if (!failure) throw error;
-        return event === "PreToolUse"
-          ? preToolUse("deny", failure)
-          : permissionRequest({ behavior: "deny", message: failure });
+        return denyDecision(event, failure);
       }
+    }
     case "SessionStart":
     case "Stop":
     case "SubagentStop":

@@ -17,6 +17,7 @@ import { isOwnHost } from "./own-host";
 import { withApiHeaders } from "./security-headers";
 import type { ClientGone } from "./client-gone";
 import { LongPollAnswer, type AnswerSink } from "../realtime/long-poll";
+import { findUnsafeJson } from "../shared/http/unsafe-json";
 
 /**
  * Who may call a route. Reads open to any signed-in human (viewers see everything); mutations
@@ -284,51 +285,6 @@ type WaitingCaller = RequestLine & CallerHeaders & { readonly actor: Actor };
 
 function waitingCallerOf(request: Request, actor: Actor): WaitingCaller {
   return { actor, method: request.method, url: request.url, ...callerHeadersOf(request.headers) };
-}
-
-/** Deeper JSON than any route needs; recursive code further in (zod, jsonb) must never see more. */
-export const MAX_JSON_DEPTH = 64;
-
-// A UTF-16 surrogate without its pair: JSON may escape one (`"\ud800"`), jsonb refuses to store it.
-const UNPAIRED_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
-
-function findUnsafeText(text: string): string | null {
-  if (text.includes("\u0000")) return "NUL characters are not allowed";
-  if (UNPAIRED_SURROGATE.test(text)) return "unpaired UTF-16 surrogates are not allowed";
-  return null;
-}
-
-/**
- * Walks parsed input with an explicit stack, so no nesting can overflow ours: refuses nesting past
- * MAX_JSON_DEPTH, and U+0000 or an unpaired surrogate anywhere (PostgreSQL text and jsonb cannot
- * hold them), at the door rather than failing inside.
- */
-function findUnsafeJson(input: unknown): { path: string; problem: string } | null {
-  const stack: { value: unknown; path: string; depth: number }[] = [
-    { value: input, path: "", depth: 0 },
-  ];
-  for (let item = stack.pop(); item !== undefined; item = stack.pop()) {
-    const { value, path, depth } = item;
-    if (typeof value === "string") {
-      const problem = findUnsafeText(value);
-      if (problem !== null) return { path, problem };
-      continue;
-    }
-    if (value === null || typeof value !== "object") continue;
-    if (depth >= MAX_JSON_DEPTH) {
-      return { path, problem: `nested deeper than ${MAX_JSON_DEPTH} levels` };
-    }
-    const entries: [string, unknown][] = Array.isArray(value)
-      ? value.map((child, index) => [`[${index}]`, child])
-      : Object.entries(value);
-    for (const [key, child] of entries.reverse()) {
-      const childPath = Array.isArray(value) ? `${path}${key}` : path ? `${path}.${key}` : key;
-      const keyProblem = findUnsafeText(key);
-      if (keyProblem !== null) return { path, problem: keyProblem };
-      stack.push({ value: child, path: childPath, depth: depth + 1 });
-    }
-  }
-  return null;
 }
 
 function parseWith<T>(schema: z.ZodType<T, unknown> | undefined, input: unknown, what: string): T {

@@ -73,6 +73,34 @@ describe("POST /api/v1/tool-calls", () => {
     });
   });
 
+  it("an argument under a __proto__ key is refused, not dropped: no approval is spent on a call nobody saw", async () => {
+    // JSON.parse makes "__proto__" an own key; zod's records dropped it, so the call was hashed,
+    // matched and shown without it, and an approval of the call without it let it through.
+    const agent = await registerAgent();
+    const risky = { tool: "bash", args: { command: "git push origin main" } };
+    const requestId = String((await api.toolCall(agent.headers, risky)).json.requestId);
+    const { headers } = await lead();
+    await api.respond(headers, requestId, { type: "tool_approval_response", approve: true });
+
+    for (const smuggled of [
+      '{"tool":"bash","args":{"command":"git push origin main","__proto__":{"force":true}}}',
+      '{"tool":"bash","args":{"command":"git push origin main","env":{"__proto__":{"X":"1"}}}}',
+    ]) {
+      const refused = await api.toolCall(agent.headers, JSON.parse(smuggled));
+      expect(refused.status).toBe(400);
+      expect(refused.json.error).toMatchObject({ code: "INVALID_INPUT" });
+      expect(refused.json.error?.message).toMatch(
+        /^body\.args(\.env)?: a __proto__ key is not allowed/,
+      );
+    }
+    const card = await api.submitRequest(
+      agent.headers,
+      JSON.parse('{"type":"tool_approval","payload":{"tool":"bash","args":{"__proto__":{"a":1}}}}'),
+    );
+    expect(card.status).toBe(400);
+    expect((await api.toolCall(agent.headers, risky)).json).toEqual({ allowed: true, requestId });
+  });
+
   it("a denied risky call stays denied until the agent changes it", async () => {
     const agent = await registerAgent();
     const risky = { tool: "bash", args: { command: "rm -rf build" } };

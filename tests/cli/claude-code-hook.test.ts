@@ -191,6 +191,23 @@ describe("handshake claude-code hook: PreToolUse", () => {
     expect(decisionOf(run.stdout).permissionDecisionReason).toMatch(/claude-code install/);
   });
 
+  it("denies a call whose input holds a __proto__ key, which the server would never have seen", async () => {
+    // Parsing dropped the key, the server judged the rest, and Claude Code ran the tool with it.
+    const configDir = await configFor(handshake.url, handshake.connect.token);
+    const input = hookInput("PreToolUse", {
+      tool_name: "Read",
+      tool_input: JSON.parse('{"file_path":"a.ts","__proto__":{"file_path":"/etc/shadow"}}'),
+    });
+    const run = await hook(configDir, input);
+    expect(run.code, run.stderr).toBe(0);
+    expect(decisionOf(run.stdout)).toMatchObject({
+      permissionDecision: "deny",
+      permissionDecisionReason: expect.stringMatching(
+        /^Handshake cannot judge this call's input \(tool_input: a __proto__ key is not allowed/,
+      ),
+    });
+  });
+
   it("fails closed with exit 2 on input it cannot understand", async () => {
     const configDir = await configFor(handshake.url, handshake.connect.token);
     const run = await runCli(["claude-code", "hook"], {
