@@ -7,7 +7,9 @@ import { useSessionUser } from "@/components/session/session-context";
 import { Button } from "@/components/ui/button";
 import { ErrorAlert } from "@/components/ui/error-alert";
 import { useNow } from "@/components/ui/use-now";
+import { VisibleText } from "@/components/ui/visible-text";
 import { RULE_EFFECTS, RULE_MODES, type RuleViewWire } from "@/lib/shared/api/rule";
+import { toVisibleString } from "@/lib/shared/display/visible-text";
 import { apiFetch } from "@/lib/shared/http/api-fetch";
 import { ScopeText, describeScope } from "./scope-text";
 
@@ -16,7 +18,16 @@ const dateTime = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeS
 const selectClass =
   "rounded-md border-0 bg-white py-1.5 pr-8 pl-2 text-sm text-slate-900 ring-1 ring-slate-300 ring-inset focus:ring-2 focus:ring-indigo-600 disabled:bg-slate-50";
 
-function RuleRow({ rule, canEdit, now }: { rule: RuleViewWire; canEdit: boolean; now: number }) {
+/** One rule: its pattern shown as a card shows the text it runs, its controls named by it. */
+export function RuleRow({
+  rule,
+  canEdit,
+  now,
+}: {
+  rule: RuleViewWire;
+  canEdit: boolean;
+  now: number;
+}) {
   const queryClient = useQueryClient();
   const change = useMutation({
     mutationFn: (patch: Record<string, unknown> | null) =>
@@ -26,11 +37,12 @@ function RuleRow({ rule, canEdit, now }: { rule: RuleViewWire; canEdit: boolean;
     onSettled: () => queryClient.invalidateQueries({ queryKey: queryKeys.rules }),
   });
   const isExpired = rule.expiresAt !== null && Date.parse(rule.expiresAt) <= now;
-  const label = `rule ${rule.pattern} for ${describeScope(rule.scope)}`;
+  const shownPattern = toVisibleString(rule.pattern);
+  const label = `rule ${shownPattern} for ${describeScope(rule.scope)}`;
   return (
-    <tr data-testid="rule-row" data-rule-pattern={rule.pattern}>
+    <tr data-testid="rule-row" data-rule-pattern={shownPattern}>
       <th scope="row" className="px-4 py-3 font-mono text-xs break-all text-slate-900">
-        {rule.pattern}
+        <VisibleText text={rule.pattern} variant="code" />
         <ErrorAlert message={change.error?.message ?? null} className="mt-2 font-sans" />
       </th>
       <td className="px-4 py-3 text-slate-700">

@@ -3,6 +3,7 @@ import type { Db } from "../db";
 import { AppError } from "../errors";
 import { appendEvent } from "../events/mutations";
 import type { PrismaClient, Rule } from "../generated/prisma/client";
+import { hasDisplayWarning, inspectText } from "../shared/display/visible-text";
 import { parseRulePattern } from "../shared/rules/pattern";
 import { lockLiveCaller } from "../tokens/data";
 import { inTransaction } from "../transaction";
@@ -12,10 +13,21 @@ import type { CreateRuleInput, UpdateRuleInput } from "./schema";
 import { toRuleView, type RuleView } from "./views";
 import { databaseNow, databaseNowMs } from "../database-clock";
 
-/** Every write checks the pattern, so the gate never meets one it cannot read. */
+/**
+ * Every write checks the pattern, so the gate never meets one it cannot read, nor a Lead one that
+ * reads as something else: what a card warns of ("Always allow this" makes no rule from such a
+ * call) no rule may hold. Only writes: the gate still judges a rule stored before, so a deny of
+ * that kind goes on denying.
+ */
 export function checkRulePattern(pattern: string): void {
   const parsed = parseRulePattern(pattern);
   if (!parsed.ok) throw new AppError("INVALID_RULE", `pattern: ${parsed.error}`);
+  if (hasDisplayWarning(inspectText(pattern))) {
+    throw new AppError(
+      "INVALID_RULE",
+      "pattern: may not hold hidden, right-to-left, look-alike or stacked characters; a Lead would not read it as what it matches",
+    );
+  }
 }
 
 /** What a rule's fields must agree on, beyond each one's own schema. */

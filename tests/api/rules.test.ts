@@ -134,6 +134,26 @@ describe("rules API", () => {
     expect(response.json.error?.message).toMatch(message);
   });
 
+  it.each([
+    ["a word joiner", "Bash(git status\u2060*)"],
+    ["a soft hyphen", "Bash(rm -rf bu\u00ADild)"],
+    ["a Cyrillic letter in a Latin word", "Bash(curl https://ex\u0430mple.com/*)"],
+    ["right-to-left letters", "Bash(cat \u05D0\u05D1 *)"],
+  ])(
+    "refuses a pattern with %s, as a card would warn of it: it would not read as what it matches",
+    async (_, pattern) => {
+      const response = await rulesApi.create({
+        pattern,
+        effect: "allow",
+        scope: { kind: "everyone" },
+      });
+      expect(response.status).toBe(422);
+      expect(response.json.error?.code).toBe("INVALID_RULE");
+      expect(response.json.error?.message).toMatch(/hidden, right-to-left, look-alike or stacked/);
+      expect(await getDb().rule.count({ where: { pattern } })).toBe(0);
+    },
+  );
+
   it("refuses two Leads on a non-ask rule, a past expiry and unknown fields", async () => {
     const scope = { kind: "agent", agent: uniqueName("rule-bad") };
     const two = await rulesApi.create({

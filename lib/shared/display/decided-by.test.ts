@@ -54,6 +54,12 @@ describe("describeDecider and describeOutcome: one line per kind of provenance",
       "approved by rule bash(git status*)",
     ],
     [
+      "a rule whose pattern holds a right-to-left override: escaped",
+      decided({ kind: "rule", ruleId: "rule_2", pattern: "bash(rm *\u202Egnp.*)" }),
+      "rule bash(rm *⟨U+202E⟩gnp.*)",
+      "approved by rule bash(rm *⟨U+202E⟩gnp.*)",
+    ],
+    [
       "two Leads, named from the approvals",
       decided(
         {

@@ -1,4 +1,5 @@
 import type { DecidedBy, PersonDecidedBy } from "../api/request";
+import { toVisibleString } from "./visible-text";
 
 /** What a provenance line reads from a request: the fields every request view carries. */
 export type DecidedRequest = {
@@ -58,7 +59,7 @@ export function describeDecider(request: DecidedRequest): string {
     case "timeout":
       return `timeout (${describePolicy(decidedBy.policy)})`;
     case "rule":
-      return `rule ${decidedBy.pattern}`;
+      return `rule ${toVisibleString(decidedBy.pattern)}`;
     case "leads": {
       const emailOf = (userId: string) =>
         request.approvals?.find((approval) => approval.userId === userId)?.email;
