@@ -92,6 +92,14 @@ test("a right-to-left override and a zero-width space show as escapes with a war
   await expect(inbox.requestItem(agent.name, "Risky tool call")).toContainText("hidden characters");
   await VisibleTextChecks.expectAbsentFromPage(card, ["\u202E", "\u200B"]);
   await page.screenshot({ path: "test-results/screenshots/hidden-characters.png" });
+  // To edit it before approving, the call goes into a field, which shows it raw: the field warns
+  // and shows it escaped under it.
+  await card.getByRole("button", { name: "Edit call" }).click();
+  const editor = card.getByRole("region", { name: "Edit before approving" }).getByRole("textbox");
+  await expect(editor).toHaveAccessibleDescription(
+    "Display warnings It reads: rm -rf ./build ⟨U+202E⟩; hs.txt pmt/ >- ohce⟨U+200B⟩",
+  );
+  await card.getByRole("button", { name: "Cancel edit" }).click();
 
   await page.goto(`/agents/${agent.name}`);
   await expect(page.getByText("⟨U+202E⟩").first()).toBeVisible();
@@ -132,6 +140,39 @@ test("a right-to-left override and a zero-width space show as escapes with a war
   for (const { id } of made) {
     expect((await lead.delete(`/api/v1/rules/${id}`)).status()).toBe(200);
   }
+});
+
+test("a respawn's fields, filled with the ended agent's text, warn of its hidden characters", async ({
+  browser,
+}) => {
+  // A field shows its value raw: the role the agent was registered with (a connected session's
+  // is its subagent's type) would go back to the server as it reads, reversed.
+  const tag = randomBytes(3).toString("hex");
+  const role = `e2e \u202Ereviewer ${tag}`;
+  const lead = await humanApi();
+  const { name } = await registerApiAgent(lead, { role, requirePlan: false });
+  expect((await lead.post(`/api/v1/agents/${name}/force-stop`)).status()).toBe(200);
+  const { page } = await signedInPage(browser);
+  const team = new TeamPage(page);
+  await team.goto({ search: name });
+  await team
+    .card(name)
+    .getByRole("button", { name: `Respawn ${name}` })
+    .click();
+  const dialog = page.getByRole("dialog", { name: `Respawn ${name}` });
+  const roleField = dialog.getByLabel("Role");
+  await expect(roleField).toHaveValue(role);
+  await expect(roleField).toHaveAccessibleDescription(
+    `Display warnings It reads: e2e ⟨U+202E⟩reviewer ${tag}`,
+  );
+  await expect(dialog.getByRole("note", { name: "Display warnings" })).toHaveText(
+    "⚠ contains hidden characters (shown as ⟨U+…⟩)",
+  );
+  await roleField.fill(`e2e reviewer ${tag}`);
+  await expect(roleField).not.toHaveAttribute("aria-describedby");
+  await expect(dialog.getByRole("note", { name: "Display warnings" })).toHaveCount(0);
+  await dialog.getByRole("button", { name: "Cancel" }).click();
+  await lead.dispose();
 });
 
 test("a plan's deepest list item and its widest table's last cell stay inside the card", async ({

@@ -2,6 +2,7 @@
 
 import { useEffect, useId, useState } from "react";
 import { Button } from "@/components/ui/button";
+import { describedByWithWarning, FieldTextWarning } from "@/components/ui/field-text-warning";
 import { Markdown } from "@/components/ui/markdown";
 import { VisibleText } from "@/components/ui/visible-text";
 import { editedPlanOf, MAX_PLAN_LENGTH, toolEditsOf } from "@/lib/shared/protocol/edits";
@@ -98,6 +99,7 @@ export function EditCall({
   const [error, setError] = useState<string | null>(null);
   const fieldId = useId();
   const errorId = useId();
+  const warningId = useId();
   const isEditing = text !== null;
   useEffect(() => {
     onEditingChange(isEditing);
@@ -133,7 +135,7 @@ export function EditCall({
         value={text}
         spellCheck={false}
         aria-invalid={error !== null}
-        aria-describedby={error ? errorId : undefined}
+        aria-describedby={describedByWithWarning(text, warningId, error ? errorId : undefined)}
         onChange={(event) => {
           setText(event.target.value);
           setError(null);
@@ -151,6 +153,7 @@ export function EditCall({
         }}
         className={FIELD_CLASSES}
       />
+      <FieldTextWarning id={warningId} text={text} />
       {error && (
         <p id={errorId} role="alert" className="text-sm text-rose-700">
           {error}

@@ -9,7 +9,12 @@ export function TextAreaField({
   ...props
 }: TextareaHTMLAttributes<HTMLTextAreaElement> & { label: string; hint?: string }) {
   return (
-    <LabelledField label={label} hint={hint} className={className}>
+    <LabelledField
+      label={label}
+      hint={hint}
+      text={typeof props.value === "string" ? props.value : undefined}
+      className={className}
+    >
       {({ id, describedBy }) => (
         <textarea
           id={id}

@@ -12,7 +12,13 @@ export function TextField({
   ...props
 }: ComponentProps<"input"> & { label: string; hint?: string | undefined }) {
   return (
-    <LabelledField label={label} hint={hint} className={className}>
+    <LabelledField
+      label={label}
+      hint={hint}
+      // A password is never shown, not even escaped.
+      text={props.type !== "password" && typeof props.value === "string" ? props.value : undefined}
+      className={className}
+    >
       {({ id, describedBy }) => (
         <input
           id={id}
