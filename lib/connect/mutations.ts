@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import type { HumanActor, TokenActor } from "../auth/actor";
 import { evictActorsAfterCommit } from "../auth/actor-cache";
 import { getAuth } from "../auth/auth";
-import { lockAgent } from "../agents/data";
+import { lockAgent, lockAgentRow } from "../agents/data";
 import { startNewIncarnation } from "../agents/mutations";
 import { connectorCwdOf, isAgentActive, type Connector } from "../shared/agents/schema";
 import { isBelowWorkspaceRoot, workspaceRootOf } from "../shared/protocol/tool-risk";
@@ -129,6 +129,27 @@ async function answerExisting(
   return { agent: toAgentView(agent), token, isCreated: false, row: agent };
 }
 
+/** Concurrent calls for one session queue here, so exactly one of them creates its agent. */
+async function lockConnectorKey(tx: Db, key: string): Promise<void> {
+  await tx.$queryRaw`SELECT pg_advisory_xact_lock(hashtextextended(${key}, 0))::text`;
+}
+
+/**
+ * A teammate's connect answers two agents, its session's and its own. Their rows are locked in id
+ * order, the order of every transaction that locks several agents: taken session first, a
+ * broadcast holding the teammate's and waiting for the session's deadlocked with it (red team, by
+ * reading). After both keys' queues, which every connect joins before it locks its agent.
+ */
+async function lockSessionAndTeammate(tx: Db, keys: readonly string[]): Promise<void> {
+  for (const key of keys) await lockConnectorKey(tx, key);
+  const existing = await tx.agent.findMany({
+    where: { connectorKey: { in: [...keys] } },
+    select: { id: true },
+    orderBy: { id: "asc" },
+  });
+  for (const { id } of existing) await lockAgentRow(tx, id);
+}
+
 async function connectOne(
   tx: Db,
   caller: TokenActor,
@@ -137,8 +158,7 @@ async function connectOne(
   parent: { row: Agent } | { name: string | null; connector: unknown },
 ): Promise<Connected> {
   const key = connectorKeyOf(caller.tokenId, input.sessionId, input.agentId);
-  // Concurrent calls for one session queue here, so exactly one of them creates its agent.
-  await tx.$queryRaw`SELECT pg_advisory_xact_lock(hashtextextended(${key}, 0))::text`;
+  await lockConnectorKey(tx, key);
   const parentCwd = connectorCwdOf("row" in parent ? parent.row.connector : parent.connector);
   const existing = await tx.agent.findUnique({ where: { connectorKey: key } });
   if (existing && existing.ownerTokenId !== caller.tokenId) {
@@ -212,6 +232,10 @@ export async function connectSession(
         await lockLiveApiToken(tx, caller.tokenId);
         if (input.agentId) {
           const { agentId: _agentId, agentType: _agentType, ...session } = input;
+          await lockSessionAndTeammate(tx, [
+            connectorKeyOf(caller.tokenId, input.sessionId),
+            connectorKeyOf(caller.tokenId, input.sessionId, input.agentId),
+          ]);
           const sessionAgent = await connectOne(tx, caller, secret, session, {
             name: null,
             connector: null,

@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { afterAll, describe, expect, it, vi } from "vitest";
 import { token as tokenRoute } from "../../lib/api/v1/tokens";
 import { getDb } from "../../lib/db";
@@ -53,6 +54,43 @@ describe("transactions that lock several agents", () => {
     expect(broadcast.status, JSON.stringify(broadcast.json)).toBe(201);
     const token = await db.apiToken.findUniqueOrThrow({ where: { id: connect.id } });
     expect(token.revokedAt).not.toBeNull();
+  });
+
+  it("a teammate's connect and a broadcast both land, whichever waits for the other", async () => {
+    // Red team, by reading: the connect locked its session's agent, then the teammate's; the
+    // broadcast, in id order, held the teammate's and waited for the session's: a 503.
+    const headers = (await lead()).headers;
+    const connect = await createToken("connect");
+    const teammateOf = (sessionId: string) => ({
+      sessionId,
+      cwd: "/srv/lock-order",
+      agentId: "t1",
+      agentType: "reviewer",
+    });
+    for (;;) {
+      const sessionId = randomUUID();
+      const first = await api.connectSession(connect.headers, teammateOf(sessionId));
+      expect(first.status, JSON.stringify(first.json)).toBe(201);
+      const agents = await db.agent.findMany({
+        where: { ownerTokenId: connect.id, connector: { path: ["sessionId"], equals: sessionId } },
+      });
+      const isTeammate = (agent: (typeof agents)[number]) =>
+        (agent.connector as { agentId: string | null }).agentId !== null;
+      const teammate = agents.find(isTeammate);
+      const session = agents.find((agent) => !isTeammate(agent));
+      if (!teammate || !session || teammate.id > session.id) continue;
+      // The connect takes the session's agent first and waits; the broadcast took the teammate's.
+      const held = await holdLock("SELECT 1 FROM agents WHERE id = $1 FOR UPDATE", [session.id]);
+      const connecting = api.connectSession(connect.headers, teammateOf(sessionId));
+      await held.untilWaiting(1);
+      const broadcasting = api.sendMessage(headers, { to: "*", content: "all hands" });
+      await held.untilWaiting(2);
+      await held.release();
+      const [connected, broadcast] = await Promise.all([connecting, broadcasting]);
+      expect(connected.status, JSON.stringify(connected.json)).toBe(200);
+      expect(broadcast.status, JSON.stringify(broadcast.json)).toBe(201);
+      return;
+    }
   });
 
   it("a broadcast reaches those still active when one ends while it waits", async () => {
