@@ -7,6 +7,7 @@ import { AppError } from "../errors";
 import { appendEvent } from "../events/mutations";
 import type { Agent, PrismaClient } from "../generated/prisma/client";
 import { decideGate } from "../shared/protocol/gate";
+import { refuseWhileStopping } from "../shared/protocol/stop-gate";
 import type { ToolRisk } from "../shared/protocol/tool-risk";
 import { recordToolCall } from "../tool-calls/mutations";
 import type { CreateTaskInput } from "./schema";
@@ -125,6 +126,25 @@ export function releaseTask(
   return finishHeldTask(db, actor, taskId, { status: "open" });
 }
 
+function refuseCompletion(verdict: { code?: string; reason?: string | undefined }): AppError {
+  return new AppError(
+    verdict.code === "AGENT_STOPPING" ? "AGENT_STOPPING" : "PLAN_GATE_BLOCKED",
+    verdict.reason ?? "complete_task is blocked by the plan gate",
+  );
+}
+
+/**
+ * The verdict again, under the agent's lock as the task is finished: since the attempt was
+ * recorded, in a transaction of its own, the gate may have closed (a require-plan in between) or
+ * the agent agreed to stop (red team: a shutdown approved in that window let it finish the task).
+ */
+export function recheckCompletion(agent: Pick<Agent, "gate" | "status">): void {
+  const recheck =
+    refuseWhileStopping(agent.status === "stopping", "complete_task") ??
+    decideGate(agent.gate, "complete_task", COMPLETE_TASK_RISK);
+  if (!recheck.allowed) throw refuseCompletion(recheck);
+}
+
 /** Completing a task changes the world, so it passes the plan gate like any mutating tool. */
 export async function completeTask(
   db: PrismaClient,
@@ -132,18 +152,6 @@ export async function completeTask(
   taskId: string,
 ): Promise<TaskView> {
   const verdict = await recordToolCall(db, actor, { tool: "complete_task", args: { taskId } });
-  if (!verdict.allowed) {
-    throw new AppError(
-      "PLAN_GATE_BLOCKED",
-      verdict.reason ?? "complete_task is blocked by the plan gate",
-    );
-  }
-  return finishHeldTask(db, actor, taskId, {
-    status: "done",
-    // The gate may have closed since the attempt was recorded (a require-plan in between).
-    beforeFinish: (agent) => {
-      const recheck = decideGate(agent.gate, "complete_task", COMPLETE_TASK_RISK);
-      if (!recheck.allowed) throw new AppError("PLAN_GATE_BLOCKED", recheck.reason);
-    },
-  });
+  if (!verdict.allowed) throw refuseCompletion(verdict);
+  return finishHeldTask(db, actor, taskId, { status: "done", beforeFinish: recheckCompletion });
 }

@@ -1,5 +1,6 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { getDb } from "../../lib/db";
+import { recheckCompletion } from "../../lib/tasks/mutations";
 import { api, createTask, lead, registerAgent, type TestAgent } from "../api/fixtures";
 
 afterAll(() => getDb().$disconnect());
@@ -49,5 +50,35 @@ describe("a stopping agent (red team)", () => {
       payload: { reason: "my work is saved" },
     });
     expect(done.status).toBe(201);
+  });
+
+  it("cannot complete the task it holds", async () => {
+    const agent = await registerAgent();
+    const task = await createTask("half done");
+    expect((await api.claimTask(agent.headers, task)).status).toBe(200);
+    const ask = await api.requestShutdown((await lead()).headers, agent.name, { reason: "stop" });
+    await api.respond(agent.headers, String(ask.json.id), {
+      type: "shutdown_response",
+      approve: true,
+    });
+
+    const complete = await api.completeTask(agent.headers, task);
+    expect(complete.status).toBe(409);
+    expect(complete.json.error?.code).toBe("AGENT_STOPPING");
+    expect(await getDb().task.findUniqueOrThrow({ where: { id: task } })).toMatchObject({
+      status: "claimed",
+    });
+  });
+
+  it("cannot complete it when it agreed to stop after its attempt was recorded", () => {
+    // Red team, by reading: the attempt's verdict and the finish are two transactions, and the
+    // finish re-checked the plan gate alone; a shutdown approved between them let it through.
+    expect(() => recheckCompletion({ gate: "not_required", status: "stopping" })).toThrow(
+      expect.objectContaining({ code: "AGENT_STOPPING" }),
+    );
+    expect(() => recheckCompletion({ gate: "pending", status: "waiting_approval" })).toThrow(
+      expect.objectContaining({ code: "PLAN_GATE_BLOCKED" }),
+    );
+    expect(() => recheckCompletion({ gate: "approved", status: "working" })).not.toThrow();
   });
 });
