@@ -26,6 +26,8 @@ const PAGES: [string, () => Promise<Page>, unknown][] = [
     async () => (await import("../../app/(console)/agents/[name]/page")).default as Page,
     { params: Promise.resolve({ name: "nobody" }) },
   ],
+  ["rules", async () => (await import("../../app/(console)/rules/page")).default as Page, {}],
+  ["settings", async () => (await import("../../app/(console)/settings/page")).default as Page, {}],
 ];
 
 async function digestOf(run: () => Promise<unknown>): Promise<string | null> {
