@@ -53,6 +53,14 @@ describe("FileDiff", () => {
     expect(html).toContain("hidden characters");
   });
 
+  it("names the file as its heading shows it: a path's hidden characters are escaped everywhere", () => {
+    // Red team: the region's name and the table's caption held a path's U+202E raw.
+    const path = "src/\u202Esj.gifnoc";
+    const html = render({ path, baseHash: "absent", before: "", after: "x\n" });
+    expect(html).toContain('aria-label="Changes to src/⟨U+202E⟩sj.gifnoc"');
+    expect(html).not.toContain("\u202e");
+  });
+
   it("says a new file is new, and why a change is not shown", () => {
     expect(render({ path: "src/app.ts", baseHash: "absent", before: "", after: "x\n" })).toContain(
       "new file",

@@ -22,7 +22,7 @@ import {
   type DiffLine,
   type FileDiff as FileDiffLines,
 } from "@/lib/shared/display/file-diff";
-import { combineFlags, inspectText } from "@/lib/shared/display/visible-text";
+import { combineFlags, inspectText, toVisibleString } from "@/lib/shared/display/visible-text";
 import {
   describeUnshown,
   FILE_ABSENT,
@@ -145,7 +145,7 @@ function ShownDiff({ file, before, after }: { file: FileChange; before: string; 
       </p>
       <div className="max-h-[32rem] overflow-auto rounded-md ring-1 ring-slate-200">
         <table className="w-full border-collapse font-mono text-xs leading-5">
-          <caption className="sr-only">Unified diff of {file.path}</caption>
+          <caption className="sr-only">Unified diff of {toVisibleString(file.path)}</caption>
           <thead className="sr-only">
             <tr>
               <th scope="col">Old line</th>
@@ -175,7 +175,7 @@ export function FileDiff({ payload }: { payload: Record<string, unknown> }) {
   }
   const file = parsed.data;
   return (
-    <section aria-label={`Changes to ${file.path}`} className="min-w-0 space-y-2">
+    <section aria-label={`Changes to ${toVisibleString(file.path)}`} className="min-w-0 space-y-2">
       <h3 className="flex min-w-0 flex-wrap items-baseline gap-x-2 text-sm font-semibold text-slate-900">
         <span>Changes to</span>
         <VisibleText text={file.path} variant="code" />

@@ -39,4 +39,24 @@ describe("a question's options", () => {
     expect(options).toContain("Production");
     expect(options).toMatch(/show all|END-OF-DESCRIPTION/);
   });
+
+  it("name their buttons as they show, hidden characters escaped, and draw no tooltip raw", () => {
+    // Red team: a label's U+202E was raw in the button's accessible name, a description's in
+    // its tooltip, while the button showed ⟨U+202E⟩.
+    const request = makeRequestView({
+      ...question(),
+      payload: {
+        question: "Where to?",
+        options: [
+          { id: "staging", label: "Staging\u202E", description: "the \u202Esafe one" },
+          { id: "production", label: "Production" },
+        ],
+      },
+    });
+    const html = renderToStaticMarkup(
+      <QuestionAnswerForm request={request} isDeciding={false} onAnswer={() => undefined} />,
+    );
+    expect(html).toContain('aria-label="Staging⟨U+202E⟩"');
+    expect(html).not.toContain("\u202E");
+  });
 });

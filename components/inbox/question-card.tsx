@@ -3,7 +3,7 @@
 import { useState, type FormEvent } from "react";
 import { Button } from "@/components/ui/button";
 import { TextWarnings, VisibleText } from "@/components/ui/visible-text";
-import { inspectValue } from "@/lib/shared/display/visible-text";
+import { inspectValue, toVisibleString } from "@/lib/shared/display/visible-text";
 import {
   questionPayloadSchema,
   type QuestionAnswerInput,
@@ -95,10 +95,11 @@ export function QuestionAnswerForm({
               variant="secondary"
               disabled={isDeciding}
               onClick={() => onAnswer({ option: option.id })}
-              // Named by the label alone: the key hint and description are decoration around it.
-              aria-label={option.label}
+              // Named by the label alone, as it shows: the key hint and description are
+              // decoration around it. No tooltip: it would draw the description raw, and the
+              // options' list above shows it whole.
+              aria-label={toVisibleString(option.label)}
               aria-keyshortcuts={String(index + 1)}
-              title={option.description}
               className="flex-col items-start"
             >
               <span>

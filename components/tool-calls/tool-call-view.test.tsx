@@ -37,6 +37,15 @@ describe("ToolCallView", () => {
     expect(parsed).not.toContain("show all");
   });
 
+  it("names a function as the arguments show it: hidden characters in its name are escaped", async () => {
+    // Red team: a name starting with U+202E reversed the note after it ("runs when it is called").
+    const html = renderToStaticMarkup(
+      <ToolCallView payload={await storedPayload("\u202Eevil() { rm -rf ~; }; evil &")} />,
+    );
+    expect(html).toContain("in function ⟨U+202E⟩evil: runs when it is called");
+    expect(html).not.toContain("\u202E");
+  });
+
   it("says whose reason a card shows: the gate's, or the agent's own words", async () => {
     // Red team: an agent's reason on a card it submitted read "Asked because:", as the gate's does.
     const payload = await storedPayload("rm -rf build");

@@ -8,7 +8,7 @@ import {
   type ToolCallCard,
   type ToolCallCardReason,
 } from "@/lib/shared/display/tool-call-card";
-import { inspectValue } from "@/lib/shared/display/visible-text";
+import { inspectValue, toVisibleString } from "@/lib/shared/display/visible-text";
 import { isDiffShown } from "@/lib/shared/protocol/file-change";
 import type { ToolRiskClass } from "@/lib/shared/protocol/tool-risk";
 
@@ -65,11 +65,16 @@ function LineContext({ line }: { line: ShellCardLine }) {
     line.isPiped && "reads the previous command's output",
     line.isInSubstitution && "inside $(…): its output becomes part of another command",
     line.isInSubshell && "in a subshell",
-    line.inFunction !== null && `in function ${line.inFunction}: runs when it is called`,
+    line.inFunction !== null &&
+      `in function ${toVisibleString(line.inFunction)}: runs when it is called`,
     line.isBackground && "runs in the background",
   ].filter((note): note is string => Boolean(note));
   if (notes.length === 0) return null;
-  return <p className="text-xs wrap-anywhere text-slate-500 italic">{notes.join(" · ")}</p>;
+  return (
+    <p className="text-xs wrap-anywhere text-slate-500 italic [unicode-bidi:isolate]">
+      {notes.join(" · ")}
+    </p>
+  );
 }
 
 function ShellLine({ line }: { line: ShellCardLine }) {

@@ -32,6 +32,13 @@ describe("Markdown (agent-written plans)", () => {
     expect(link).not.toMatch(/<button|show all|aaaa/);
   });
 
+  it("shows a link's title as text, escaped, and never as a tooltip, which would draw it raw", () => {
+    const html = render('[docs](https://example.com "then \u202Edorp ot yolped")');
+    expect(html).not.toMatch(/<a [^>]*title=/);
+    expect(html).toContain("⟨U+202E⟩");
+    expect(html).not.toContain("\u202E");
+  });
+
   it("renders an image as a link to it, without a referrer", () => {
     const html = render("![diagram](https://example.com/d.png)");
     expect(html).toContain('href="https://example.com/d.png"');

@@ -83,8 +83,9 @@ const components: Components = {
   h5: ({ node: _node, ...props }) => <h6 {...props} />,
   h6: ({ node: _node, ...props }) => <h6 {...props} />,
   img: ({ src, alt }) => <ImageAsLink src={src} alt={alt} />,
-  // A link says where it goes: its text can claim anything, the target beside it cannot.
-  a: ({ href, children, node: _node, ...props }) => {
+  // A link says where it goes: its text can claim anything, the target beside it cannot. Its
+  // title is shown as text beside it (remarkShowHiddenSource): a tooltip would draw it raw.
+  a: ({ href, children, node: _node, title: _title, ...props }) => {
     const isSelfDescribing = !href || textOf(children) === href;
     return (
       <>
