@@ -1,6 +1,7 @@
 import { z } from "zod";
 import type { HandshakeClient } from "../../lib/sdk/agent-client";
 import { ApiError, UnreachableError } from "../../lib/sdk/errors";
+import type { FileChange } from "../../lib/shared/protocol/file-change";
 import { findUnsafeJson } from "../../lib/shared/http/unsafe-json";
 import { LeadClient } from "../../lib/sdk/lead-client";
 import { actAsAgent, ConnectRefusedError } from "./agent-token";
@@ -118,6 +119,13 @@ function actAsSession<T>(
 const EDIT_DOES_NOT_APPLY =
   "Handshake: the edit does not apply to the file as written, so no card can show what it would change; read the file and use its exact text";
 
+function doesNotApply(detail: string | undefined): HookResult {
+  return preToolUse("deny", detail ? `${EDIT_DOES_NOT_APPLY} (${detail})` : EDIT_DOES_NOT_APPLY);
+}
+
+const EDIT_WRITES_ANOTHER_FILE =
+  "Handshake: the Lead's edit writes a file other than the one the card showed (or one that changed since), so it did not run; ask again naming that file";
+
 function throughLink(link: string): HookResult {
   return preToolUse(
     "deny",
@@ -144,6 +152,7 @@ async function decidePreToolUse(
   const file = await snapshotLocalFile(tool, args, input.cwd);
   // The first ask sends the file as just read; a retry looks at the way and reads it again, to
   // prove it unchanged: a new file's base hash ("absent") cannot tell a directory from a link.
+  let lastRead = file;
   let isFirstAsk = true;
   const readFile = async () => {
     if (isFirstAsk) {
@@ -152,12 +161,10 @@ async function decidePreToolUse(
     }
     const linkNow = await findLinkOnTheWay(tool, args, input.cwd);
     if (linkNow !== null) throw new LinkOnTheWayError(linkNow);
-    return snapshotLocalFile(tool, args, input.cwd);
+    lastRead = await snapshotLocalFile(tool, args, input.cwd);
+    return lastRead;
   };
-  if (file?.unshown?.reason === "does_not_apply") {
-    const { detail } = file.unshown;
-    return preToolUse("deny", detail ? `${EDIT_DOES_NOT_APPLY} (${detail})` : EDIT_DOES_NOT_APPLY);
-  }
+  if (file?.unshown?.reason === "does_not_apply") return doesNotApply(file.unshown.detail);
   let outcome: Awaited<ReturnType<typeof approveToolCall>>;
   try {
     outcome = await actAsSession(
@@ -183,9 +190,33 @@ async function decidePreToolUse(
     throw error;
   }
   if (outcome.kind !== "allowed") return preToolUse("deny", outcome.reason);
-  return outcome.updatedInput
-    ? preToolUse("allow", "the Lead edited this call before approving it", outcome.updatedInput)
-    : preToolUse("allow", "Handshake allowed this call");
+  if (!outcome.updatedInput) return preToolUse("allow", "Handshake allowed this call");
+  return (
+    (await refuseEditedWrite(tool, outcome.updatedInput, input.cwd, lastRead)) ??
+    preToolUse("allow", "the Lead edited this call before approving it", outcome.updatedInput)
+  );
+}
+
+/**
+ * The Lead's edited arguments meet the checks the model's met, since Claude Code writes them as
+ * they are: no link on the way, an edit that applies as written, and the file the card showed, as
+ * the worker's write keeps the shown file's guard (decision 025). Red team: an edit to
+ * `docs/notes.md`, `docs` a link to ~/.ssh, or to an existing `deploy.sh`, was written unseen.
+ */
+async function refuseEditedWrite(
+  tool: string,
+  edited: Record<string, unknown>,
+  cwd: string,
+  shown: FileChange | undefined,
+): Promise<HookResult | null> {
+  const link = await findLinkOnTheWay(tool, edited, cwd);
+  if (link !== null) return throughLink(link);
+  const file = await snapshotLocalFile(tool, edited, cwd);
+  if (file?.unshown?.reason === "does_not_apply") return doesNotApply(file.unshown.detail);
+  if (file !== undefined && file.baseHash !== shown?.baseHash) {
+    return preToolUse("deny", EDIT_WRITES_ANOTHER_FILE);
+  }
+  return null;
 }
 
 async function decidePlan(

