@@ -1,4 +1,6 @@
-import { mkdir, readFile, writeFile } from "node:fs/promises";
+import { randomBytes } from "node:crypto";
+import { lstat, mkdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
+import os from "node:os";
 import path from "node:path";
 import { saveConnection, type Connection } from "./config";
 
@@ -108,6 +110,67 @@ export function mergeSettings(
 
 export class InstallError extends Error {}
 
+/** Settings with which Claude Code runs none of the hooks a project's settings.json holds. */
+const HOOKS_SWITCHED_OFF = ["disableAllHooks", "allowManagedHooksOnly"] as const;
+
+/** The project's settings and those beside them whose word can switch its hooks off. */
+function settingsFilesOf(dir: string): string[] {
+  const userDir = process.env.CLAUDE_CONFIG_DIR ?? path.join(os.homedir(), ".claude");
+  return [
+    path.join(dir, ".claude", "settings.json"),
+    path.join(dir, ".claude", "settings.local.json"),
+    path.join(userDir, "settings.json"),
+  ];
+}
+
+/**
+ * Where Claude Code is told to run no hook of the project's (a cloned repository can ship its own
+ * settings): every tool call would go ahead unjudged, with nothing to say so. A file that is not
+ * there or not JSON switches nothing off; Claude Code does not read it either.
+ */
+export async function findHooksSwitchedOff(dir: string): Promise<string | null> {
+  for (const file of settingsFilesOf(path.resolve(dir))) {
+    const settings: unknown = await readFile(file, "utf8")
+      .then((text) => JSON.parse(text) as unknown)
+      .catch(() => null);
+    if (typeof settings !== "object" || settings === null) continue;
+    const key = HOOKS_SWITCHED_OFF.find((name) => (settings as Record<string, unknown>)[name]);
+    if (key) {
+      return `${file} sets ${key}: Claude Code would run no Handshake hook, and every tool call would go ahead unjudged; remove it`;
+    }
+  }
+  return null;
+}
+
+/**
+ * The project's own `.claude` and settings.json, never a link's target: through a link the hooks
+ * would be written into a file elsewhere, and the project left without them.
+ */
+async function refuseLinks(settingsFile: string): Promise<void> {
+  for (const entry of [path.dirname(settingsFile), settingsFile]) {
+    const info = await lstat(entry).catch(() => null);
+    if (info?.isSymbolicLink()) {
+      throw new InstallError(
+        `${entry} is a symbolic link; Handshake writes its hooks into the project's own file (nothing was changed)`,
+      );
+    }
+  }
+}
+
+/** Whole or not at all: a new file renamed over the old, so no reader sees half of it. */
+async function replaceFile(file: string, text: string): Promise<void> {
+  const temporary = path.join(
+    path.dirname(file),
+    `.${path.basename(file)}.${randomBytes(6).toString("hex")}`,
+  );
+  const mode = (await stat(file).catch(() => null))?.mode ?? 0o666;
+  await writeFile(temporary, text, { flag: "wx", mode: mode & 0o777 });
+  await rename(temporary, file).catch(async (error: unknown) => {
+    await rm(temporary, { force: true });
+    throw error;
+  });
+}
+
 async function readSettings(file: string): Promise<Record<string, unknown>> {
   let text: string;
   try {
@@ -142,7 +205,11 @@ export async function installClaudeCode(options: {
   timeoutSeconds: number;
 }): Promise<{ settingsFile: string; configFile: string; isChanged: boolean }> {
   const settingsFile = path.join(path.resolve(options.dir), ".claude", "settings.json");
+  await refuseLinks(settingsFile);
   const settings = await readSettings(settingsFile);
+  const switchedOff = await findHooksSwitchedOff(options.dir);
+  if (switchedOff)
+    throw new InstallError(`${switchedOff}, then install again (nothing was changed)`);
   const configFile = await saveConnection(options.connection);
   const before = JSON.stringify(settings, null, 2) + "\n";
   const after =
@@ -151,7 +218,7 @@ export async function installClaudeCode(options: {
   const isChanged = before !== after;
   if (isChanged) {
     await mkdir(path.dirname(settingsFile), { recursive: true });
-    await writeFile(settingsFile, after);
+    await replaceFile(settingsFile, after);
   }
   return { settingsFile, configFile, isChanged };
 }

@@ -4,7 +4,12 @@ import { ZodError } from "zod";
 import { askLead, ASK_EXIT } from "./ask";
 import { checkConnection } from "./claude-code-check";
 import { runHook } from "./claude-code-hook";
-import { DEFAULT_TIMEOUT_SECONDS, InstallError, installClaudeCode } from "./claude-code-install";
+import {
+  DEFAULT_TIMEOUT_SECONDS,
+  findHooksSwitchedOff,
+  InstallError,
+  installClaudeCode,
+} from "./claude-code-install";
 import { serverUrlSchema } from "./config";
 import { envToken } from "./env";
 import { EXIT, UsageError, waitForApproval } from "./wait-for-approval";
@@ -82,11 +87,14 @@ function buildProgram(): Command {
 
   claudeCode
     .command("check")
-    .description("test the connection and the token")
-    .action(async () => {
+    .description("test the connection and the token, and that nothing switches the hooks off")
+    .option("--dir <dir>", "the project directory", process.cwd())
+    .action(async (options: { dir: string }) => {
       const result = await checkConnection();
+      const switchedOff = await findHooksSwitchedOff(options.dir);
       for (const line of result.lines) console.log(line);
-      process.exitCode = result.isOk ? 0 : 1;
+      if (switchedOff) console.log(`hooks: ${switchedOff}`);
+      process.exitCode = result.isOk && !switchedOff ? 0 : 1;
     });
 
   claudeCode

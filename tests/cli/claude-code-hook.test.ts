@@ -1,10 +1,11 @@
 import { randomUUID } from "node:crypto";
-import { readdir, stat } from "node:fs/promises";
+import { mkdir, readdir, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { saveConnection } from "../../bin/cli/config";
 import { getDb } from "../../lib/db";
 import { api, createToken, lead } from "../api/fixtures";
+import { makeTempDir } from "../support/temp-dirs";
 import {
   DOWN_URL,
   ensureCliBundle,
@@ -303,7 +304,7 @@ describe("handshake claude-code hook: session status", () => {
 });
 
 /** `claude-code check` against a connection stored as `install` stores it. */
-async function check(connection: { url: string; token: string }) {
+async function check(connection: { url: string; token: string }, extra: string[] = []) {
   const configDir = await newConfigDir();
   const previous = process.env.HANDSHAKE_CONFIG_DIR;
   process.env.HANDSHAKE_CONFIG_DIR = configDir;
@@ -312,7 +313,7 @@ async function check(connection: { url: string; token: string }) {
   } finally {
     process.env.HANDSHAKE_CONFIG_DIR = previous;
   }
-  return runCli(["claude-code", "check"], { env: { HANDSHAKE_CONFIG_DIR: configDir } });
+  return runCli(["claude-code", "check", ...extra], { env: { HANDSHAKE_CONFIG_DIR: configDir } });
 }
 
 describe("handshake claude-code check", () => {
@@ -321,6 +322,17 @@ describe("handshake claude-code check", () => {
     const run = await check({ url: handshake.url, token: handshake.connect.token });
     expect(run.stdout).toBe(`server: ${handshake.url} answers\ntoken: a valid \`connect\` token\n`);
     expect(run.code).toBe(0);
+  });
+
+  it("fails a project whose settings switch Claude Code's hooks off, naming the file", async () => {
+    const dir = await makeTempDir("handshake-project-");
+    await mkdir(path.join(dir, ".claude"));
+    const local = path.join(dir, ".claude", "settings.local.json");
+    await writeFile(local, '{"disableAllHooks": true}');
+    const run = await check({ url: handshake.url, token: handshake.connect.token }, ["--dir", dir]);
+    expect(run.stdout).toContain("token: a valid `connect` token");
+    expect(run.stdout).toContain(`hooks: ${local} sets disableAllHooks`);
+    expect(run.code).toBe(1);
   });
 
   it("names a token of another scope, a refused token and a server that is not there", async () => {

@@ -1,6 +1,6 @@
 import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdir, readFile, stat, writeFile } from "node:fs/promises";
+import { mkdir, readFile, rm, stat, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { hookCommands } from "../../bin/cli/claude-code-install";
@@ -175,6 +175,53 @@ describe("handshake claude-code install", () => {
     expect(check.code).toBe(1);
     expect(check.stderr).toContain(`${path.join(configDir, "config.json")} is not JSON`);
     expect(check.stderr).not.toContain("bundle");
+  });
+
+  it("refuses a project where Claude Code is told to run no hook, naming the file: every call would go unjudged", async () => {
+    // Red team: `{"disableAllHooks": true}` in a cloned project's settings stayed, install said
+    // "hooks written", and Claude Code ran every tool call without asking.
+    const userDir = await makeTempDir("handshake-claude-user-");
+    const cases: [string, string, string][] = [
+      [".claude/settings.json", "", "disableAllHooks"],
+      [".claude/settings.local.json", "", "allowManagedHooksOnly"],
+      ["settings.json", userDir, "disableAllHooks"],
+    ];
+    for (const [file, base, key] of cases) {
+      const dir = await project({ model: "opus" });
+      const where = path.join(base || dir, file);
+      await writeFile(where, JSON.stringify({ [key]: true }));
+      const run = await runCli(
+        ["claude-code", "install", "--url", DOWN_URL, "--token", TOKEN, "--dir", dir],
+        { env: { HANDSHAKE_CONFIG_DIR: await newConfigDir(), CLAUDE_CONFIG_DIR: userDir } },
+      );
+      expect(run.code).toBe(1);
+      expect(run.stderr).toContain(`${where} sets ${key}: Claude Code would run no Handshake hook`);
+      if (file !== ".claude/settings.json") {
+        expect(await settingsOf(dir)).toEqual({ model: "opus" });
+      }
+      await rm(where);
+    }
+  });
+
+  it("refuses a .claude or settings.json that is a symbolic link, and leaves its target alone", async () => {
+    // Red team: it wrote the hooks through the link into a file outside the project.
+    const elsewhere = await makeTempDir("handshake-elsewhere-");
+    await writeFile(path.join(elsewhere, "app.json"), '{"name":"app"}');
+    const linkedFile = await project();
+    await mkdir(path.join(linkedFile, ".claude"));
+    await symlink(
+      path.join(elsewhere, "app.json"),
+      path.join(linkedFile, ".claude", "settings.json"),
+    );
+    const linkedDir = await project();
+    await symlink(elsewhere, path.join(linkedDir, ".claude"));
+    for (const dir of [linkedFile, linkedDir]) {
+      const run = await install(dir, await newConfigDir());
+      expect(run.code).toBe(1);
+      expect(run.stderr).toContain("is a symbolic link");
+      expect(await readFile(path.join(elsewhere, "app.json"), "utf8")).toBe('{"name":"app"}');
+      expect(existsSync(path.join(elsewhere, "settings.json"))).toBe(false);
+    }
   });
 
   it("names node by its absolute path: a `node` in the project never stands in for the guard", async () => {
