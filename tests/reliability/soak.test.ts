@@ -359,29 +359,44 @@ class SoakAgent {
     if (to !== "lead") messagesToAgents.set(message.id, to);
   }
 
+  /** The Lead's shutdown question named by a 409 REQUEST_PENDING, or null for any other refusal. */
+  private leadsPendingShutdown(error: unknown): string | null {
+    if (!(error instanceof ApiError) || error.code !== "REQUEST_PENDING") return null;
+    return typeof error.error.requestId === "string" ? error.error.requestId : null;
+  }
+
   private async shutdownFlow(mayExpire: boolean): Promise<void> {
     const letExpire = mayExpire && this.rng() < 0.3;
-    const request = await this.submit({
+    const asked = await this.submit({
       type: "shutdown",
       payload: { reason: letExpire ? LET_EXPIRE : "my work is done" },
       ...(letExpire ? { timeoutSeconds: 5 } : {}),
-    });
+    }).then(
+      (request) => ({ request, leadsQuestion: null }),
+      (error: unknown) => {
+        // "Asking twice to stop is one question": the Lead's, raised since this agent last read
+        // its inbox, is pending, and the 409 names it for this agent to answer instead.
+        const leadsQuestion = this.leadsPendingShutdown(error);
+        if (leadsQuestion === null) throw error;
+        return { request: null, leadsQuestion };
+      },
+    );
     stats.agentShutdowns += 1;
-    if (request.target === this.name) {
-      // "Asking twice to stop is one question": the pending one is the Lead's, for us to answer.
+    if (asked.request === null) {
       const answered = await this.client
-        .respond(request.id, { type: "shutdown_response", approve: true })
+        .respond(asked.leadsQuestion, { type: "shutdown_response", approve: true })
         .catch((error: unknown) => {
           // Our inbox loop answered it first.
           if (error instanceof ApiError && error.code === "ALREADY_DECIDED") return null;
           throw error;
         });
       if (answered) stats.agentShutdownAnswers += 1;
-      if ((answered ?? (await this.client.getRequest(request.id))).status === "approved") {
+      if ((answered ?? (await this.client.getRequest(asked.leadsQuestion))).status === "approved") {
         await this.restart(0);
       }
       return;
     }
+    const { request } = asked;
     if (!(await this.awaitAnswer("shutdown_response", request.id, 30_000))) return;
     const answer = await this.client.getRequest(request.id);
     // Approved, or expired under the "approve" policy: the agent stops and is started again.
