@@ -315,6 +315,32 @@ for number, args in ((keyctl, (0, -3, 0)), (add_key, (b"user", b"k", b"v", 1, -3
     expect(outcome.stdout.trim().split("\n"), outcome.stderr).toEqual(["-1 38", "-1 38", "-1 38"]);
   });
 
+  it("lists no key of the keyrings it inherits: /proc/keys and /proc/key-users are masked", async () => {
+    // Red team: with keyctl refused, /proc/keys still listed each key it could view, its
+    // description included ("ssh-passphrase:prod-db"), running as the worker's own uid.
+    const { sandbox, workspace } = await sandboxed();
+    if (sandbox.status !== "sandboxed") throw new Error("no sandbox");
+    const description = `handshake-test-${process.pid}`;
+    const keyctl = (python: string) =>
+      spawnSync("python3", ["-c", `import ctypes\nlibc = ctypes.CDLL(None)\n${python}`], {
+        encoding: "utf8",
+      });
+    // The user keyring (-4) of this uid, which the sandbox's process possesses when it runs as it.
+    const added = keyctl(`print(libc.syscall(248, b"user", b"${description}", b"secret", 6, -4))`);
+    const keyId = Number(added.stdout.trim());
+    expect(keyId, added.stderr).toBeGreaterThan(0);
+    try {
+      const outcome = await runSandboxed("cat /proc/keys /proc/key-users; echo end", {
+        workspace,
+        timeoutSeconds: 30,
+        settings: { ...sandbox.settings, identity: null },
+      });
+      expect(outcome.stdout, outcome.stderr).toBe("end\n");
+    } finally {
+      keyctl(`libc.syscall(250, 21, ${keyId})`);
+    }
+  });
+
   it("reports a call that pushed the workspace over its quota, then runs with writes disabled until files are removed", async () => {
     const { call } = await sandboxed({ limits: { workspaceQuotaBytes: MIB } });
     const over = await call("bash", { command: "head -c 2000000 /dev/zero > big" });

@@ -90,6 +90,8 @@ const ETC_FILES = {
 // (awk, editor, ...), the time zone.
 const ETC_FROM_HOST = ["/etc/ld.so.cache", "/etc/alternatives", "/etc/localtime"];
 
+const PROC_KEY_FILES = ["/proc/keys", "/proc/key-users"];
+
 /** First fd of the extra pipes: 0-2 are stdio, 3 carries bwrap's arguments, 4 the workspace. */
 const ARGS_FD = 3;
 const WORKSPACE_FD = 4;
@@ -149,6 +151,9 @@ export function buildBwrapOptions(limits: SandboxLimits): string[] {
     ...etcArgs,
     "--proc",
     "/proc",
+    // The keys the session keyring it inherits holds are listed here, with their descriptions,
+    // even where the seccomp program refuses keyctl (red team): masked, as Docker masks them.
+    ...PROC_KEY_FILES.flatMap((file) => ["--ro-bind-try", "/dev/null", file]),
     "--dev",
     "/dev",
     // bwrap's /dev and / are tmpfs without a size: bound /dev/shm and make the rest read-only, or
