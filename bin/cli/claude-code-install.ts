@@ -1,8 +1,8 @@
 import { randomBytes } from "node:crypto";
-import { lstat, mkdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
-import os from "node:os";
+import { lstat, mkdir, readdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { saveConnection, type Connection } from "./config";
+import { claudeConfigDir } from "./env";
 
 /** The hook's own deadline for a decision, unless `--timeout` says otherwise: one hour. */
 export const DEFAULT_TIMEOUT_SECONDS = 3_600;
@@ -110,36 +110,91 @@ export function mergeSettings(
 
 export class InstallError extends Error {}
 
-/** Settings with which Claude Code runs none of the hooks a project's settings.json holds. */
-const HOOKS_SWITCHED_OFF = ["disableAllHooks", "allowManagedHooksOnly"] as const;
+/** Where Claude Code reads its settings, besides the project's. */
+export type SettingsSources = {
+  /** The organization's managed settings: managed-settings.json and managed-settings.d/*.json. */
+  managedDir: string;
+  /** The user's own: settings.json. */
+  userDir: string;
+};
 
-/** The project's settings and those beside them whose word can switch its hooks off. */
-function settingsFilesOf(dir: string): string[] {
-  const userDir = process.env.CLAUDE_CONFIG_DIR ?? path.join(os.homedir(), ".claude");
+function defaultSources(): SettingsSources {
+  const managedDir =
+    process.platform === "darwin"
+      ? "/Library/Application Support/ClaudeCode"
+      : process.platform === "win32"
+        ? "C:\\ProgramData\\ClaudeCode"
+        : "/etc/claude-code";
+  return { managedDir, userDir: claudeConfigDir() };
+}
+
+/** A settings file as Claude Code would take it; one that is not there or not JSON sets nothing. */
+async function readSettingsFile(file: string): Promise<Record<string, unknown> | null> {
+  const parsed: unknown = await readFile(file, "utf8")
+    .then((text) => JSON.parse(text) as unknown)
+    .catch(() => null);
+  return typeof parsed === "object" && parsed !== null && !Array.isArray(parsed)
+    ? (parsed as Record<string, unknown>)
+    : null;
+}
+
+async function managedSettingsFiles(managedDir: string): Promise<string[]> {
+  const dropIns = path.join(managedDir, "managed-settings.d");
+  const names = await readdir(dropIns).catch(() => [] as string[]);
   return [
-    path.join(dir, ".claude", "settings.json"),
-    path.join(dir, ".claude", "settings.local.json"),
-    path.join(userDir, "settings.json"),
+    path.join(managedDir, "managed-settings.json"),
+    ...names
+      .filter((name) => name.endsWith(".json"))
+      .sort()
+      .map((name) => path.join(dropIns, name)),
   ];
 }
 
-/**
- * Where Claude Code is told to run no hook of the project's (a cloned repository can ship its own
- * settings): every tool call would go ahead unjudged, with nothing to say so. A file that is not
- * there or not JSON switches nothing off; Claude Code does not read it either.
- */
-export async function findHooksSwitchedOff(dir: string): Promise<string | null> {
-  for (const file of settingsFilesOf(path.resolve(dir))) {
-    const settings: unknown = await readFile(file, "utf8")
-      .then((text) => JSON.parse(text) as unknown)
-      .catch(() => null);
-    if (typeof settings !== "object" || settings === null) continue;
-    const key = HOOKS_SWITCHED_OFF.find((name) => (settings as Record<string, unknown>)[name]);
-    if (key) {
-      return `${file} sets ${key}: Claude Code would run no Handshake hook, and every tool call would go ahead unjudged; remove it`;
-    }
+/** What in the organization's settings leaves a project's hooks unrun, and why. */
+function managedSwitch(settings: Record<string, unknown>): string | null {
+  if (settings.disableAllHooks === true) return "disableAllHooks";
+  if (settings.allowManagedHooksOnly === true) return "allowManagedHooksOnly";
+  const strict = settings.strictPluginOnlyCustomization;
+  if (strict === true || (Array.isArray(strict) && strict.includes("hooks"))) {
+    return "strictPluginOnlyCustomization";
   }
   return null;
+}
+
+const UNJUDGED =
+  "Claude Code would run no Handshake hook, and every tool call would go ahead unjudged";
+
+/**
+ * Where Claude Code is told to run none of the project's hooks: every tool call would go ahead
+ * unjudged, with nothing to say so (a cloned repository can ship such settings). The organization's
+ * managed settings can switch them off three ways; the user's, the project's and its local
+ * settings by `disableAllHooks`, the later overriding the earlier (Claude Code 2.1's rules). Not
+ * seen here: a `--settings` file, remote managed settings, safe or bare mode.
+ */
+export async function findHooksSwitchedOff(
+  dir: string,
+  sources: SettingsSources = defaultSources(),
+): Promise<string | null> {
+  for (const file of await managedSettingsFiles(sources.managedDir)) {
+    const settings = await readSettingsFile(file);
+    const key = settings && managedSwitch(settings);
+    if (key) {
+      return `${file} (the organization's managed settings) sets ${key}: ${UNJUDGED}; ask whoever manages them`;
+    }
+  }
+  let switchedOffBy: string | null = null;
+  const project = path.join(path.resolve(dir), ".claude");
+  for (const file of [
+    path.join(sources.userDir, "settings.json"),
+    path.join(project, "settings.json"),
+    path.join(project, "settings.local.json"),
+  ]) {
+    const settings = await readSettingsFile(file);
+    if (settings && "disableAllHooks" in settings) {
+      switchedOffBy = settings.disableAllHooks === true ? file : null;
+    }
+  }
+  return switchedOffBy && `${switchedOffBy} sets disableAllHooks: ${UNJUDGED}; remove it`;
 }
 
 /**
@@ -208,8 +263,7 @@ export async function installClaudeCode(options: {
   await refuseLinks(settingsFile);
   const settings = await readSettings(settingsFile);
   const switchedOff = await findHooksSwitchedOff(options.dir);
-  if (switchedOff)
-    throw new InstallError(`${switchedOff}, then install again (nothing was changed)`);
+  if (switchedOff) throw new InstallError(`${switchedOff} (nothing was changed)`);
   const configFile = await saveConnection(options.connection);
   const before = JSON.stringify(settings, null, 2) + "\n";
   const after =

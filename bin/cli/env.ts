@@ -18,3 +18,8 @@ export function envAgentToken(): string | undefined {
 export function envUrl(): string | undefined {
   return process.env.HANDSHAKE_URL || undefined;
 }
+
+/** Claude Code's own settings folder, as Claude Code finds it. */
+export function claudeConfigDir(): string {
+  return process.env.CLAUDE_CONFIG_DIR || path.join(homedir(), ".claude");
+}

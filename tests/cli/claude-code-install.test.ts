@@ -3,7 +3,7 @@ import { existsSync } from "node:fs";
 import { mkdir, readFile, rm, stat, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { hookCommands } from "../../bin/cli/claude-code-install";
+import { findHooksSwitchedOff, hookCommands } from "../../bin/cli/claude-code-install";
 import { DOWN_URL, ensureCliBundle, newConfigDir, runCli } from "../support/handshake-cli";
 import { makeTempDir } from "../support/temp-dirs";
 
@@ -181,25 +181,58 @@ describe("handshake claude-code install", () => {
     // Red team: `{"disableAllHooks": true}` in a cloned project's settings stayed, install said
     // "hooks written", and Claude Code ran every tool call without asking.
     const userDir = await makeTempDir("handshake-claude-user-");
-    const cases: [string, string, string][] = [
-      [".claude/settings.json", "", "disableAllHooks"],
-      [".claude/settings.local.json", "", "allowManagedHooksOnly"],
-      ["settings.json", userDir, "disableAllHooks"],
-    ];
-    for (const [file, base, key] of cases) {
+    const installIn = async (dir: string) =>
+      runCli(["claude-code", "install", "--url", DOWN_URL, "--token", TOKEN, "--dir", dir], {
+        env: { HANDSHAKE_CONFIG_DIR: await newConfigDir(), CLAUDE_CONFIG_DIR: userDir },
+      });
+    for (const [file, base] of [
+      [".claude/settings.json", ""],
+      [".claude/settings.local.json", ""],
+      ["settings.json", userDir],
+    ] as const) {
       const dir = await project({ model: "opus" });
       const where = path.join(base || dir, file);
-      await writeFile(where, JSON.stringify({ [key]: true }));
-      const run = await runCli(
-        ["claude-code", "install", "--url", DOWN_URL, "--token", TOKEN, "--dir", dir],
-        { env: { HANDSHAKE_CONFIG_DIR: await newConfigDir(), CLAUDE_CONFIG_DIR: userDir } },
-      );
+      await writeFile(where, JSON.stringify({ disableAllHooks: true }));
+      const run = await installIn(dir);
       expect(run.code).toBe(1);
-      expect(run.stderr).toContain(`${where} sets ${key}: Claude Code would run no Handshake hook`);
+      expect(run.stderr).toContain(
+        `${where} sets disableAllHooks: Claude Code would run no Handshake hook`,
+      );
       if (file !== ".claude/settings.json") {
         expect(await settingsOf(dir)).toEqual({ model: "opus" });
       }
       await rm(where);
+    }
+
+    // The local settings override the project's; allowManagedHooksOnly counts only where an
+    // organization manages it, and Claude Code ignores it in a project.
+    const overridden = await project({ disableAllHooks: true });
+    await writeFile(
+      path.join(overridden, ".claude", "settings.local.json"),
+      '{"disableAllHooks": false}',
+    );
+    expect((await installIn(overridden)).code).toBe(0);
+    expect((await installIn(await project({ allowManagedHooksOnly: true }))).code).toBe(0);
+  });
+
+  it("finds the organization's managed settings that leave a project's hooks unrun", async () => {
+    const dir = await project();
+    const managedDir = await makeTempDir("handshake-claude-managed-");
+    const sources = { managedDir, userDir: await makeTempDir("handshake-claude-user-") };
+    expect(await findHooksSwitchedOff(dir, sources)).toBeNull();
+    await mkdir(path.join(managedDir, "managed-settings.d"));
+    const dropIn = path.join(managedDir, "managed-settings.d", "10-hooks.json");
+    await writeFile(dropIn, '{"strictPluginOnlyCustomization": ["skills"]}');
+    expect(await findHooksSwitchedOff(dir, sources)).toBeNull();
+    for (const [settings, key] of [
+      ['{"strictPluginOnlyCustomization": ["skills", "hooks"]}', "strictPluginOnlyCustomization"],
+      ['{"allowManagedHooksOnly": true}', "allowManagedHooksOnly"],
+      ['{"disableAllHooks": true}', "disableAllHooks"],
+    ] as const) {
+      await writeFile(dropIn, settings);
+      expect(await findHooksSwitchedOff(dir, sources)).toMatch(
+        `${dropIn} (the organization's managed settings) sets ${key}`,
+      );
     }
   });
 
