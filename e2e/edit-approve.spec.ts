@@ -160,6 +160,30 @@ test("a plan edited before approval is what the agent is approved for", async ({
   });
 });
 
+test("Esc leaves the edit box with the edit kept: `a` then cannot approve the plan as asked", async ({
+  browser,
+}) => {
+  // Red team: Esc threw the edit away and closed the editor, which disarmed the guard on `a`;
+  // `a` then approved the agent's own plan.
+  const { page, inbox } = await signedInPage(browser);
+  const lead = await humanApi();
+  const agent = await registerApiAgent(lead);
+  const requestId = await submitPlan(agent.api, "1. delete everything\n2. rebuild");
+  await inbox.select(agent.name);
+  const detail = inbox.detail();
+  await detail.getByRole("button", { name: "Edit plan" }).click();
+  const plan = detail.getByLabel("Edited plan");
+  await plan.fill("1. clear build/cache only");
+  await page.keyboard.press("Escape");
+  await expect(plan).not.toBeFocused();
+  await expect(plan).toHaveValue("1. clear build/cache only");
+  await page.keyboard.press("a");
+  await detail.getByRole("button", { name: "Approve edited" }).click();
+  await inbox.expectDecided(/approved by lead@e2e\.test/);
+  const request = await (await agent.api.get(`/api/v1/requests/${requestId}`)).json();
+  expect(request).toMatchObject({ response: { editedPlan: "1. clear build/cache only" } });
+});
+
 test("other tools are edited as JSON, with a clear error for JSON that is not valid", async ({
   browser,
 }) => {

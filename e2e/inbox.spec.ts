@@ -165,6 +165,69 @@ test("keyboard only: j and k move, a approves, r focuses feedback and Enter reje
   await expect(page.getByRole("dialog")).toHaveCount(0);
 });
 
+test("the request the Lead opened is never swapped for another: replaced during a list fetch, it says so and `a` decides nothing", async ({
+  browser,
+}) => {
+  // Red team: a plan replaced while the list was being fetched left the list unremembered, the
+  // pane fell back to the first row (the replacement, "Plan from" the same agent), and `a`
+  // approved a plan the Lead had not read.
+  const { page, inbox } = await signedInPage(browser);
+  const lead = await humanApi();
+  const agent = await registerApiAgent(lead);
+  await submitPlan(agent.api, "1. read the code");
+  await inbox.select(agent.name);
+
+  let release = () => {};
+  const held = new Promise<void>((resolve) => (release = resolve));
+  let entered = () => {};
+  const fetching = new Promise<void>((resolve) => (entered = resolve));
+  await page.route(/\/api\/v1\/requests\?status=pending/, async (route) => {
+    entered();
+    await held;
+    await route.continue();
+  });
+  // The list is fresh for 5 s after its last change (the console's staleTime); then the tab's
+  // return (visibilitychange) fetches it again, as a Lead coming back from a terminal does.
+  await page.waitForTimeout(5_500);
+  await page.evaluate(() => window.dispatchEvent(new Event("visibilitychange")));
+  await fetching;
+  const replacement = await submitPlan(agent.api, "1. push to production");
+  release();
+
+  await expect(
+    page.getByRole("status").filter({ hasText: "no longer in the inbox" }),
+  ).toBeVisible();
+  await expect(inbox.detail()).toHaveCount(0);
+  await page.locator("body").focus();
+  await page.keyboard.press("a");
+  await inbox.select(agent.name);
+  await expect(inbox.detail()).toContainText("push to production");
+  const stored = await (await agent.api.get(`/api/v1/requests/${replacement}`)).json();
+  expect(stored).toMatchObject({ status: "pending" });
+  await page.unroute(/\/api\/v1\/requests\?status=pending/);
+});
+
+test("`r` on one card and a click on another: Enter in the second's feedback adds a line, it rejects nothing", async ({
+  browser,
+}) => {
+  // Red team: rejecting mode outlived a click on another row, and Enter rejected that one.
+  const { page, inbox } = await signedInPage(browser);
+  const lead = await humanApi();
+  const [first, second] = [await registerApiAgent(lead), await registerApiAgent(lead)];
+  await submitPlan(first.api, "first plan");
+  const secondPlan = await submitPlan(second.api, "second plan");
+  await inbox.select(first.name);
+  await page.locator("body").focus();
+  await page.keyboard.press("r");
+  await expect(inbox.detail().getByLabel("Feedback")).toBeFocused();
+  await inbox.select(second.name);
+  await inbox.detail().getByLabel("Feedback").fill("a note");
+  await inbox.detail().getByLabel("Feedback").press("Enter");
+  await expect(inbox.detail().getByLabel("Feedback")).toHaveValue("a note\n");
+  const stored = await (await second.api.get(`/api/v1/requests/${secondPlan}`)).json();
+  expect(stored).toMatchObject({ status: "pending" });
+});
+
 test("after the socket drops, requests created meanwhile appear when it reconnects", async ({
   browser,
 }) => {

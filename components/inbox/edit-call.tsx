@@ -141,15 +141,13 @@ export function EditCall({
           setError(null);
         }}
         onKeyDown={(event) => {
-          // Ctrl/⌘+Enter approves the edited version; Escape leaves the editor unchanged.
+          // Ctrl/⌘+Enter approves the edited version; Escape leaves the field, edit kept, as in
+          // every field (it threw the edit away, and `a` then approved the call as asked).
           if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) {
             event.preventDefault();
             approve();
           }
-          if (event.key === "Escape") {
-            setText(null);
-            setError(null);
-          }
+          if (event.key === "Escape") event.currentTarget.blur();
         }}
         className={FIELD_CLASSES}
       />

@@ -40,8 +40,25 @@ export function InboxView() {
       ),
     );
   }, [inbox.items, filter]);
-  const selected = visible.find((request) => request.id === selectedId) ?? visible[0] ?? null;
+  // The request the Lead opened stays theirs: one that leaves the inbox (decided, replaced or
+  // withdrawn while the list was being fetched) is never swapped for another under the same
+  // buttons and keys (red team: a plan replaced during a refetch showed its replacement, and `a`
+  // approved it). Only a filter the Lead typed shows another in its place.
+  const isSelectionGone =
+    selectedId !== null && !inbox.items.some((request) => request.id === selectedId);
+  const selected = isSelectionGone
+    ? null
+    : (visible.find((request) => request.id === selectedId) ?? visible[0] ?? null);
   const bulk = useBulkSelection(visible);
+
+  // The first request, shown until the Lead picks one, is pinned like one they picked (state
+  // adjusted while rendering, as React has it for a value derived from the last render).
+  if (selectedId === null && selected) setSelectedId(selected.id);
+
+  function select(id: string | null) {
+    setSelectedId(id);
+    setIsRejecting(false);
+  }
 
   useEffect(() => {
     document.title =
@@ -52,10 +69,7 @@ export function InboxView() {
     if (visible.length === 0) return;
     const index = selected ? visible.indexOf(selected) : -1;
     const next = visible[Math.min(visible.length - 1, Math.max(0, index + step))];
-    if (next) {
-      setSelectedId(next.id);
-      setIsRejecting(false);
-    }
+    if (next) select(next.id);
   }
 
   function decide(approve: boolean, feedback: string, fields?: Record<string, unknown>) {
@@ -196,7 +210,7 @@ export function InboxView() {
                 items={visible}
                 selectedId={selected?.id ?? null}
                 now={now}
-                onSelect={(id) => setSelectedId(id)}
+                onSelect={select}
                 checkedIds={bulk.checkedSet}
                 onCheck={canAct ? bulk.toggle : undefined}
               />
@@ -204,13 +218,22 @@ export function InboxView() {
             {inbox.items.some((request) => request.status !== "pending") && (
               <button
                 type="button"
-                onClick={inbox.dismissResolved}
+                onClick={() => {
+                  inbox.dismissResolved();
+                  if (selected?.status !== "pending") select(null);
+                }}
                 className="text-xs text-slate-600 underline"
               >
                 Clear decided requests
               </button>
             )}
           </div>
+          {isSelectionGone && (
+            <p role="status" className="rounded-xl bg-white p-6 text-sm text-slate-700 shadow-sm">
+              The request you had open is no longer in the inbox: it was decided, replaced or
+              withdrawn elsewhere. Choose another from the list.
+            </p>
+          )}
           {selected && (
             <RequestDetail
               key={selected.id}
