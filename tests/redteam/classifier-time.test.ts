@@ -52,4 +52,13 @@ describe("commands made to take the classifier's time (red team)", () => {
     expect(classified.signal, `killed at the deadline: ${classified.stderr}`).toBeNull();
     expect(JSON.parse(classified.stdout)).toHaveLength(3);
   }, 30_000);
+
+  it("a command past the parser's length leaves the parser whole: the next command is judged", () => {
+    // 40,000 characters of `a|a|…|` ran the parser's error recovery out of memory: it aborted,
+    // and its WebAssembly module stayed dead, so every later command of every agent threw.
+    const classified = classifyWithDeadline([`${"a|".repeat(20_000)}`, "ls"], 15_000);
+    expect(classified.signal, `killed at the deadline: ${classified.stderr}`).toBeNull();
+    expect(classified.stderr).not.toContain("Aborted");
+    expect(JSON.parse(classified.stdout)).toEqual(["needs_approval", "read_only"]);
+  }, 30_000);
 });

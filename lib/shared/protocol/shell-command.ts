@@ -116,6 +116,14 @@ export type ShellAnalysis = {
 /** Nesting deeper than this is reported rather than walked (a stack overflow would be a 500). */
 const MAX_DEPTH = 200;
 
+/**
+ * Longer commands are not parsed, only reported: the parser's error recovery grows with the
+ * input, and on 40,000 characters of `a|a|…|` it ran out of memory and aborted, which leaves its
+ * WebAssembly module dead for the process (every later parse throws, every agent's bash with it;
+ * red team). Workers send no longer command, and a card shows the whole text anyway.
+ */
+export const MAX_PARSED_COMMAND_LENGTH = 10_000;
+
 const PARSER_KEY = Symbol.for("handshake.shellParser");
 type ParserHolder = { [PARSER_KEY]?: Promise<Parser> };
 
@@ -793,10 +801,13 @@ export function analyzeShellCommand(source: string): ShellAnalysis {
   if (!ready) throw new Error("the shell parser is not loaded: await loadShellParser() first");
   const walker = new ShellWalker(source);
   walker.problems.push(...findTextProblems(source));
-  const tree = ready.parse(source);
+  const tree = source.length > MAX_PARSED_COMMAND_LENGTH ? null : ready.parse(source);
   if (!tree) {
     walker.problems.push({
-      message: "the parser gave no tree",
+      message:
+        source.length > MAX_PARSED_COMMAND_LENGTH
+          ? `longer than ${MAX_PARSED_COMMAND_LENGTH} characters, so not parsed`
+          : "the parser gave no tree",
       span: { start: 0, end: source.length },
     });
   } else {
