@@ -118,30 +118,20 @@ describe("rules API", () => {
     ]);
   });
 
+  const UNREADABLE = /hidden, right-to-left, look-alike or stacked/;
   it.each([
     ["Bash(npm test", /must end with/],
     ["WebFetch(domain:x.com)", /takes no argument pattern/],
     ["Write(/etc/**)", /relative/],
     ["", /empty/],
-  ])("refuses the pattern %j with 422 saying what is wrong", async (pattern, message) => {
-    const response = await rulesApi.create({
-      pattern,
-      effect: "allow",
-      scope: { kind: "everyone" },
-    });
-    expect(response.status).toBe(422);
-    expect(response.json.error?.code).toBe("INVALID_RULE");
-    expect(response.json.error?.message).toMatch(message);
-  });
-
-  it.each([
-    ["a word joiner", "Bash(git status\u2060*)"],
-    ["a soft hyphen", "Bash(rm -rf bu\u00ADild)"],
-    ["a Cyrillic letter in a Latin word", "Bash(curl https://ex\u0430mple.com/*)"],
-    ["right-to-left letters", "Bash(cat \u05D0\u05D1 *)"],
+    // As a card would warn of them: such a pattern would not read as what it matches.
+    ["Bash(git status\u2060*)", UNREADABLE],
+    ["Bash(rm -rf bu\u00ADild)", UNREADABLE],
+    ["Bash(curl https://ex\u0430mple.com/*)", UNREADABLE],
+    ["Bash(cat \u05D0\u05D1 *)", UNREADABLE],
   ])(
-    "refuses a pattern with %s, as a card would warn of it: it would not read as what it matches",
-    async (_, pattern) => {
+    "refuses the pattern %j with 422 saying what is wrong, and makes no rule",
+    async (pattern, message) => {
       const response = await rulesApi.create({
         pattern,
         effect: "allow",
@@ -149,7 +139,7 @@ describe("rules API", () => {
       });
       expect(response.status).toBe(422);
       expect(response.json.error?.code).toBe("INVALID_RULE");
-      expect(response.json.error?.message).toMatch(/hidden, right-to-left, look-alike or stacked/);
+      expect(response.json.error?.message).toMatch(message);
       expect(await getDb().rule.count({ where: { pattern } })).toBe(0);
     },
   );
