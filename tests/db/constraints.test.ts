@@ -87,6 +87,23 @@ describe("database constraints", () => {
     );
   });
 
+  it("never lets a request's payload change, pending or not: what the Lead read is what is decided", async () => {
+    // A decision names a request by its id alone; the payload was final by convention only.
+    const agent = await createAgent(`payload-${randomBytes(3).toString("hex")}`);
+    const request = await db.request.create({ data: pendingRequest(agent.id, "plan_approval") });
+    await expect(
+      db.request.update({
+        where: { id: request.id },
+        data: { payload: { plan: "1. push to production" } },
+      }),
+    ).rejects.toThrow(/payload is final/);
+    const stored = await db.request.findUniqueOrThrow({ where: { id: request.id } });
+    expect(stored.payload).toEqual(request.payload);
+    // Its other fields still move while it is pending.
+    const later = new Date(Date.now() + 60_000);
+    await db.request.update({ where: { id: request.id }, data: { expiresAt: later } });
+  });
+
   it("lets a decided tool approval be marked used once, alone, and never unused again", async () => {
     const agent = await createAgent(`used-${randomBytes(3).toString("hex")}`);
     const approval = await db.request.create({
