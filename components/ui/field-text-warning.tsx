@@ -2,7 +2,7 @@ import { hasDisplayWarning, inspectText } from "@/lib/shared/display/visible-tex
 import { TextWarnings, VisibleText } from "./visible-text";
 
 /** Whether a field's text would read as something it is not (hidden, look-alike, right-to-left). */
-export function needsFieldTextWarning(text: string | undefined): text is string {
+function needsFieldTextWarning(text: string | undefined): text is string {
   return text !== undefined && hasDisplayWarning(inspectText(text));
 }
 

@@ -122,7 +122,7 @@ const MAX_DEPTH = 200;
  * WebAssembly module dead for the process (every later parse throws, every agent's bash with it;
  * red team). Workers send no longer command, and a card shows the whole text anyway.
  */
-export const MAX_PARSED_COMMAND_LENGTH = 10_000;
+const MAX_PARSED_COMMAND_LENGTH = 10_000;
 
 const PARSER_KEY = Symbol.for("handshake.shellParser");
 type ParserHolder = { [PARSER_KEY]?: Promise<Parser> };
@@ -801,13 +801,13 @@ export function analyzeShellCommand(source: string): ShellAnalysis {
   if (!ready) throw new Error("the shell parser is not loaded: await loadShellParser() first");
   const walker = new ShellWalker(source);
   walker.problems.push(...findTextProblems(source));
-  const tree = source.length > MAX_PARSED_COMMAND_LENGTH ? null : ready.parse(source);
+  const isTooLong = source.length > MAX_PARSED_COMMAND_LENGTH;
+  const tree = isTooLong ? null : ready.parse(source);
   if (!tree) {
     walker.problems.push({
-      message:
-        source.length > MAX_PARSED_COMMAND_LENGTH
-          ? `longer than ${MAX_PARSED_COMMAND_LENGTH} characters, so not parsed`
-          : "the parser gave no tree",
+      message: isTooLong
+        ? `longer than ${MAX_PARSED_COMMAND_LENGTH} characters, so not parsed`
+        : "the parser gave no tree",
       span: { start: 0, end: source.length },
     });
   } else {
