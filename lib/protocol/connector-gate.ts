@@ -5,6 +5,7 @@ import {
   isInsideWorkspaceRoot,
   workspaceRootOf,
 } from "../shared/protocol/tool-risk";
+import { describeReasonsOfClass } from "../shared/protocol/gate";
 import { isPlainAsParsed } from "../shared/protocol/plain-command";
 import { loadShellParser, type ShellAnalysis } from "../shared/protocol/shell-command";
 
@@ -290,10 +291,7 @@ export async function classifyConnectorCall(
     const why =
       risk.class === "needs_approval"
         ? ""
-        : `: ${risk.reasons
-            .filter((reason) => reason.class === risk.class)
-            .map((reason) => reason.message)
-            .join("; ")}`;
+        : `: ${describeReasonsOfClass(risk.reasons, risk.class)}`;
     const verdict = needsApproval(`runs unsandboxed on the user's machine${why}`, risk.reasons);
     const config = risk.analysis ? programConfigNamedBy(risk.analysis) : null;
     if (config !== null) {

@@ -18,6 +18,7 @@ import {
 import type { ToolCallInput, ToolVerdict } from "../tool-calls/schema";
 import { loadLiveRules } from "./rule-cache";
 import { databaseNow } from "../database-clock";
+import { toRecordedRisk } from "../protocol/stored-risk";
 
 type RuleAgent = Pick<Agent, "name" | "role" | "ownerTokenId" | "connector" | "connectorKey">;
 type StoredRule = JudgedRule;
@@ -131,7 +132,7 @@ export function ruleApprovalOf(
       args: input.args as Prisma.InputJsonObject,
       reason: `allowed by ${describeRule(rule)}`,
       callHash: hashToolCall(input.tool, input.args, input.cwd),
-      risk: { class: risk.class, reasons: risk.reasons } as unknown as Prisma.InputJsonObject,
+      risk: toRecordedRisk(risk),
       ...(input.cwd ? { cwd: input.cwd } : {}),
     },
     decidedBy: { kind: "rule", ruleId: rule.id, pattern: rule.pattern },

@@ -18,6 +18,7 @@ import type { ToolRisk } from "../shared/protocol/tool-risk";
 import { judgeByRules } from "../shared/rules/verdict";
 import type { ToolCallInput, ToolVerdict } from "./schema";
 import { databaseNow } from "../database-clock";
+import { toRecordedRisk } from "../protocol/stored-risk";
 
 /**
  * The common verdicts in one statement each (decision 028 and its amendment): a worker's call that
@@ -334,11 +335,7 @@ export async function tryRecordCommonVerdict(
     rule === null ? allowingStates(input.tool, risk) : cardStates(input.tool, risk);
   if (gates.length === 0 || statuses.length === 0) return null;
 
-  const toolCallRisk = {
-    class: risk.class,
-    ...(risk.code ? { code: risk.code } : {}),
-    reasons: risk.reasons,
-  };
+  const toolCallRisk = toRecordedRisk(risk);
   const verdictRow = (trace: RuleTrace & { requestId?: string }): VerdictRow => ({
     agentId: actor.agentId,
     incarnation: facts.incarnation,

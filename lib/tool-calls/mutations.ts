@@ -27,6 +27,7 @@ import { isSameBase, refuseChangedFile } from "./file-guard";
 import { inTransaction } from "../transaction";
 import { rememberVerdictFacts, tryRecordCommonVerdict } from "./common-verdict";
 import { databaseNow } from "../database-clock";
+import { toRecordedRisk, toStoredRisk } from "../protocol/stored-risk";
 
 /** This work's tool approvals of exactly this call, newest first. */
 export async function approvalsOfCall(tx: Db, agent: Agent, callHash: string) {
@@ -131,7 +132,7 @@ async function decideRiskyCall(
       // The console labels a reason as the gate's only by this: an agent's own card cannot carry it.
       reasonBy: "gate",
       callHash,
-      risk: risk as unknown as Prisma.InputJsonObject,
+      risk: toStoredRisk(risk),
       ...(input.cwd ? { cwd: input.cwd } : {}),
       ...(input.file ? { file: input.file } : {}),
     },
@@ -217,11 +218,7 @@ export async function recordToolCall(
         isAllowed: verdict.allowed,
         code: verdict.code ?? null,
         reason: verdict.reason ?? null,
-        risk: {
-          class: risk.class,
-          ...(risk.code ? { code: risk.code } : {}),
-          reasons: risk.reasons,
-        },
+        risk: toRecordedRisk(risk),
         requestId: verdict.requestId ?? null,
       },
     });

@@ -1,5 +1,5 @@
 import type { GateState } from "../agents/schema";
-import type { ToolRisk } from "./tool-risk";
+import type { ToolRisk, ToolRiskClass, ToolRiskReason } from "./tool-risk";
 
 /** Tools that change the world. Everything else (reads, messaging, submit_plan) always runs. */
 export const MUTATING_TOOLS: ReadonlySet<string> = new Set([
@@ -24,11 +24,36 @@ export type GateVerdict =
   /** The plan gate lets it through, but only the Lead's approval of this exact call opens it. */
   | { allowed: false; code: "TOOL_APPROVAL_REQUIRED"; reason: string; needsApproval: true };
 
+/** A verdict's text names this much of its reasons; the card and the record keep them all. */
+const MAX_REASONS_TEXT_LENGTH = 2_000;
+
+/**
+ * The messages of the reasons of one class, each once and within a bound: a command of a thousand
+ * `/etc/x` operands gives a thousand reasons, and the verdict's text is returned to the agent,
+ * stored with the call and shown on the card.
+ */
+export function describeReasonsOfClass(
+  reasons: readonly ToolRiskReason[],
+  riskClass: ToolRiskClass,
+): string {
+  const messages = [
+    ...new Set(
+      reasons.filter((reason) => reason.class === riskClass).map(({ message }) => message),
+    ),
+  ];
+  let text = "";
+  for (const [index, message] of messages.entries()) {
+    const next = text === "" ? message : `${text}; ${message}`;
+    if (index > 0 && next.length > MAX_REASONS_TEXT_LENGTH) {
+      return `${text}; and ${(messages.length - index).toLocaleString("en-US")} more`;
+    }
+    text = next;
+  }
+  return text;
+}
+
 function describeReasons(risk: ToolRisk): string {
-  return risk.reasons
-    .filter((reason) => reason.class === risk.class)
-    .map((reason) => reason.message)
-    .join("; ");
+  return describeReasonsOfClass(risk.reasons, risk.class);
 }
 
 /**
