@@ -142,6 +142,28 @@ test("a right-to-left override and a zero-width space show as escapes with a war
   }
 });
 
+test("a Latin letter that passes for an ASCII one is underlined, with a warning on the card", async ({
+  browser,
+}) => {
+  const { inbox } = await signedInPage(browser);
+  const agent = await registerApiAgent(await humanApi(), { requirePlan: false });
+  await askToRun(agent.api, "g\u0131t push --force origin main");
+
+  await inbox.select(agent.name, "Risky tool call");
+  const card = inbox.detail();
+  await expect(card.getByRole("note", { name: "Display warnings" })).toContainText(
+    "look-alike letters",
+  );
+  const letter = card
+    .getByRole("region", { name: "Exact arguments" })
+    .locator('[data-segment="lookalike"]');
+  await expect(letter).toHaveText("\u0131");
+  await expect(letter).toHaveAttribute("title", "Non-ASCII letters that look Latin");
+  await expect(inbox.requestItem(agent.name, "Risky tool call")).toContainText(
+    "look-alike letters",
+  );
+});
+
 test("a respawn's fields, filled with the ended agent's text, warn of its hidden characters", async ({
   browser,
 }) => {

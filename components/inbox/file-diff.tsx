@@ -72,7 +72,7 @@ function CodeLine({ text, language }: { text: string; language: string | null })
   const flags = inspectText(text);
   const isPlain =
     !flags.hasHiddenCharacters &&
-    !flags.hasMixedScripts &&
+    !flags.hasLookalikes &&
     !flags.hasStackedMarks &&
     !flags.hasRightToLeftText;
   if (!isPlain) {

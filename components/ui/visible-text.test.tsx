@@ -43,16 +43,16 @@ describe("VisibleText", () => {
   it("warns once per kind of problem and says nothing when there is none", () => {
     const flags = {
       hasHiddenCharacters: true,
-      hasMixedScripts: true,
+      hasLookalikes: true,
       hasStackedMarks: false,
       hasRightToLeftText: false,
     };
     const html = renderToStaticMarkup(<TextWarnings flags={flags} />);
     expect(textContent(html)).toContain("contains hidden characters");
-    expect(textContent(html)).toContain("mixed scripts");
+    expect(textContent(html)).toContain("look-alike letters");
     expect(
       renderToStaticMarkup(
-        <TextWarnings flags={{ ...flags, hasHiddenCharacters: false, hasMixedScripts: false }} />,
+        <TextWarnings flags={{ ...flags, hasHiddenCharacters: false, hasLookalikes: false }} />,
       ),
     ).toBe("");
   });

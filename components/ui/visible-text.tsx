@@ -117,9 +117,9 @@ export function VisibleText({
 const WARNINGS: [keyof VisibleTextFlags, string, string][] = [
   ["hasHiddenCharacters", "contains hidden characters (shown as ⟨U+…⟩)", "hidden characters"],
   [
-    "hasMixedScripts",
-    "mixed scripts: letters that look Latin but are not (underlined)",
-    "mixed scripts",
+    "hasLookalikes",
+    "look-alike letters: not the Latin letters they look like (underlined)",
+    "look-alike letters",
   ],
   ["hasStackedMarks", "stacked combining marks (shown as a count)", "stacked marks"],
   [

@@ -129,6 +129,9 @@ describe("rules API", () => {
     ["Bash(rm -rf bu\u00ADild)", UNREADABLE],
     ["Bash(curl https://ex\u0430mple.com/*)", UNREADABLE],
     ["Bash(cat \u05D0\u05D1 *)", UNREADABLE],
+    // Red team: Latin letters that pass for ASCII ones, which no script test sees.
+    ["Bash(g\u0131t push *)", UNREADABLE],
+    ["Bash(\u{1D420}\u{1D422}\u{1D42D} *)", UNREADABLE],
   ])(
     "refuses the pattern %j with 422 saying what is wrong, and makes no rule",
     async (pattern, message) => {

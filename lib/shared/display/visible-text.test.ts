@@ -10,7 +10,7 @@ import {
   type VisibleTextOptions,
 } from "./visible-text";
 
-type Flag = "hidden" | "mixed" | "marks" | "rtl" | "collapsed";
+type Flag = "hidden" | "lookalike" | "marks" | "rtl" | "collapsed";
 
 type Row = {
   name: string;
@@ -160,26 +160,85 @@ const rows: Row[] = [
     flags: ["hidden"],
   },
   // Look-alikes.
-  { name: "Cyrillic с in curl", input: "\u0441url x", shows: "\u0441url x", flags: ["mixed"] },
+  { name: "Cyrillic с in curl", input: "\u0441url x", shows: "\u0441url x", flags: ["lookalike"] },
   {
     name: "Cyrillic а in a domain",
     input: "curl https://ex\u0430mple.com",
     shows: "curl https://ex\u0430mple.com",
-    flags: ["mixed"],
+    flags: ["lookalike"],
   },
   {
     name: "Greek ο in a path",
     input: "cat /etc/passwd.bακ",
     shows: "cat /etc/passwd.bακ",
-    flags: ["mixed"],
+    flags: ["lookalike"],
   },
   {
     name: "a whole word of Cyrillic look-alikes among Latin",
     input: "rm \u0430\u0440\u0440 -r",
     shows: "rm \u0430\u0440\u0440 -r",
-    flags: ["mixed"],
+    flags: ["lookalike"],
+  },
+  // Red team: Latin letters and others of no script of their own that pass for ASCII ones, by
+  // Unicode's confusables.
+  {
+    name: "a dotless ı in git",
+    input: "g\u0131t push",
+    shows: "g\u0131t push",
+    flags: ["lookalike"],
+  },
+  {
+    name: "a script ɡ in git",
+    input: "\u0261it push",
+    shows: "\u0261it push",
+    flags: ["lookalike"],
+  },
+  {
+    name: "a small capital ꜱ in sudo",
+    input: "\uA731udo x",
+    shows: "\uA731udo x",
+    flags: ["lookalike"],
+  },
+  {
+    name: "the Kelvin sign in kill",
+    input: "\u212Aill 1",
+    shows: "\u212Aill 1",
+    flags: ["lookalike"],
+  },
+  {
+    name: "fullwidth letters",
+    input: "\uFF47it push",
+    shows: "\uFF47it push",
+    flags: ["lookalike"],
+  },
+  {
+    name: "a ligature of f and i",
+    input: "rm \uFB01le",
+    shows: "rm \uFB01le",
+    flags: ["lookalike"],
+  },
+  {
+    name: "a word of mathematical bold letters, alone",
+    input: "\u{1D420}\u{1D422}\u{1D42D}",
+    shows: "\u{1D420}\u{1D422}\u{1D42D}",
+    flags: ["lookalike"],
+  },
+  {
+    name: "accented Latin is not a look-alike",
+    input: "café Zürich Straße Łódź",
+    shows: "café Zürich Straße Łódź",
+  },
+  {
+    name: "æ and œ are letters of their own",
+    input: "Encyclopædia cœur Færøerne",
+    shows: "Encyclopædia cœur Færøerne",
   },
   { name: "Russian prose is not mixed", input: "привет мир", shows: "привет мир" },
+  {
+    name: "Russian with digits is not mixed",
+    input: "в 2024 году, 10 мс",
+    shows: "в 2024 году, 10 мс",
+  },
   { name: "Greek prose is not mixed", input: "καλημέρα", shows: "καλημέρα" },
   // Right-to-left letters (not controls): visible, but reordered by the browser unless isolated.
   { name: "Hebrew letters", input: "echo שלום", shows: "echo שלום", flags: ["rtl"] },
@@ -207,7 +266,8 @@ const rows: Row[] = [
     name: "Arabic-Indic digits",
     input: "x = \u0661, \u0662",
     shows: "x = \u0661, \u0662",
-    flags: ["rtl"],
+    // ١ passes for l (Unicode's confusables).
+    flags: ["rtl", "lookalike"],
   },
   { name: "Samaritan letters", input: "x \u0800", shows: "x \u0800", flags: ["rtl"] },
   { name: "Hanifi Rohingya letters", input: "x \u{10D00}", shows: "x \u{10D00}", flags: ["rtl"] },
@@ -271,20 +331,20 @@ describe("renderVisibleText: what the card shows", () => {
     expect(toDisplayString(visible)).toBe(shows);
     expect({
       hidden: visible.hasHiddenCharacters,
-      mixed: visible.hasMixedScripts,
+      lookalike: visible.hasLookalikes,
       marks: visible.hasStackedMarks,
       rtl: visible.hasRightToLeftText,
       collapsed: visible.isCollapsed,
     }).toEqual({
       hidden: flags.includes("hidden"),
-      mixed: flags.includes("mixed"),
+      lookalike: flags.includes("lookalike"),
       marks: flags.includes("marks"),
       rtl: flags.includes("rtl"),
       collapsed: flags.includes("collapsed"),
     });
     expect(inspectText(input)).toEqual({
       hasHiddenCharacters: visible.hasHiddenCharacters,
-      hasMixedScripts: visible.hasMixedScripts,
+      hasLookalikes: visible.hasLookalikes,
       hasStackedMarks: visible.hasStackedMarks,
       hasRightToLeftText: visible.hasRightToLeftText,
     });
@@ -330,12 +390,25 @@ describe("renderVisibleText against an attacker", () => {
       true,
     );
     expect(inspectValue({ args: { ["p\u200Bath"]: "x" } }).hasHiddenCharacters).toBe(true);
-    expect(inspectValue({ args: [[["\u0441url"]]] }).hasMixedScripts).toBe(true);
+    expect(inspectValue({ args: [[["\u0441url"]]] }).hasLookalikes).toBe(true);
     expect(inspectValue({ args: { command: "ls" }, n: 3 })).toEqual({
       hasHiddenCharacters: false,
-      hasMixedScripts: false,
+      hasLookalikes: false,
       hasStackedMarks: false,
       hasRightToLeftText: false,
+    });
+  });
+
+  it("marks only the letter that passes for another, and says of no script which it is", () => {
+    expect(renderVisibleText("g\u0131t push").segments).toEqual([
+      { kind: "text", text: "g" },
+      { kind: "lookalike", text: "\u0131", script: "Non-ASCII" },
+      { kind: "text", text: "t push" },
+    ]);
+    expect(renderVisibleText("\u0441url").segments[0]).toEqual({
+      kind: "lookalike",
+      text: "\u0441",
+      script: "Cyrillic",
     });
   });
 

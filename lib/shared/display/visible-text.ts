@@ -7,10 +7,14 @@
  */
 
 import { decodeString } from "micromark-util-decode-string";
+import unhomoglyph from "unhomoglyph";
 
 export type VisibleSegment =
   | { kind: "text"; text: string }
-  /** Letters of another script inside a Latin word (or a whole word of look-alikes). */
+  /**
+   * Letters that pass for Latin ones they are not: another script's inside a Latin word, a whole
+   * word of them, or letters Unicode's confusables map to ASCII (`script` is then "Non-ASCII").
+   */
   | { kind: "lookalike"; text: string; script: string }
   | { kind: "escape"; text: string; codePoint: number }
   | { kind: "whitespace"; text: string; count: number }
@@ -20,7 +24,7 @@ export type VisibleSegment =
 
 export type VisibleTextFlags = {
   hasHiddenCharacters: boolean;
-  hasMixedScripts: boolean;
+  hasLookalikes: boolean;
   hasStackedMarks: boolean;
   hasRightToLeftText: boolean;
 };
@@ -58,8 +62,13 @@ const LOOKALIKE_SCRIPTS = ["Cyrillic", "Greek", "Armenian", "Cherokee"] as const
 const LOOKALIKE_PATTERNS = LOOKALIKE_SCRIPTS.map(
   (script) => [script, new RegExp(`\\p{Script=${script}}`, "u")] as const,
 );
-/** Cyrillic and Greek letters that pass for Latin ones: a word made only of them is a disguise. */
-const LATIN_LOOKALIKES = new Set("аеорсухіјѕԁһӏԛԝАВЕКМНОРСТХІЈЅԜαορυνικτχΑΒΕΖΗΙΚΜΝΟΡΤΥΧօսոհ");
+/** What a look-alike of no script of those is called on the card. */
+const NON_ASCII = "Non-ASCII";
+/** Greek letters most fonts draw as Latin ones that Unicode's confusables do not list so. */
+const GREEK_LATIN_LOOKALIKES = new Set("κτχ");
+const LETTER_OR_DIGIT = /[\p{L}\p{N}]/u;
+const ASCII_LETTERS_OR_DIGITS = /^[A-Za-z0-9]+$/;
+const COMMON_SCRIPT = /\p{Script=Common}/u;
 const WORD = /[\p{L}\p{M}\p{N}]+/gu;
 // What the blocks Unicode gives right-to-left by default hold (Hebrew to Arabic Extended, the
 // presentation forms, plane 1's RTL ranges: Phoenician, Kharoshthi, Adlam …): letters, but also
@@ -113,7 +122,30 @@ function isEmojiGlue(chars: readonly string[], index: number): boolean {
   return false;
 }
 
-/** Indices of letters from a look-alike script that sit in (or make up) a Latin-looking word. */
+/**
+ * Whether a letter or digit that is not ASCII passes for ASCII ones, by Unicode's confusables
+ * (TR39's data, through unhomoglyph): `ı`, `ɡ`, `ꜱ`, the Kelvin sign, mathematical and fullwidth
+ * letters, Cyrillic `а`. A ligature passes for its letters only where Unicode also says it is
+ * them (`ﬁ`, `ĳ`): `æ` and `œ` are letters of their own in Danish and French.
+ */
+function passesForAscii(char: string): boolean {
+  if (char.charCodeAt(0) < 0x80 || !LETTER_OR_DIGIT.test(char)) return false;
+  const skeleton = unhomoglyph(char);
+  return (
+    ASCII_LETTERS_OR_DIGITS.test(skeleton) &&
+    (skeleton.length === 1 || char.normalize("NFKC") === skeleton)
+  );
+}
+
+function passesForLatin(char: string): boolean {
+  return GREEK_LATIN_LOOKALIKES.has(char) || passesForAscii(char);
+}
+
+/**
+ * Indices of letters that pass for Latin ones in a Latin-looking word: another script's inside a
+ * Latin word (`сurl`), a word made only of look-alikes in a Latin text (or of mathematical and
+ * other letters of no script of their own), and Latin letters that pass for ASCII ones (`gıt`).
+ */
 function findLookalikes(chars: readonly string[]): Map<number, string> {
   const found = new Map<number, string>();
   const text = chars.join("");
@@ -129,12 +161,14 @@ function findLookalikes(chars: readonly string[]): Map<number, string> {
     const word = [...match[0]];
     const isMixed = LATIN.test(match[0]);
     const isAllLookalikes =
-      hasLatin && word.every((char) => LATIN_LOOKALIKES.has(char) || !/\p{L}/u.test(char));
+      (hasLatin || word.some((char) => COMMON_SCRIPT.test(char))) &&
+      word.every((char) => passesForLatin(char) || !/\p{L}/u.test(char));
     if (!isMixed && !isAllLookalikes) continue;
     let index = unitToIndex.get(match.index) ?? 0;
     for (const char of word) {
       const script = LOOKALIKE_PATTERNS.find(([, pattern]) => pattern.test(char))?.[0];
-      if (script && (isMixed || LATIN_LOOKALIKES.has(char))) found.set(index, script);
+      if (script && (isMixed || passesForLatin(char))) found.set(index, script);
+      else if (!script && passesForAscii(char)) found.set(index, NON_ASCII);
       index++;
     }
   }
@@ -174,7 +208,7 @@ function scan(text: string): Scan {
   const segments: VisibleSegment[] = [];
   const flags: VisibleTextFlags = {
     hasHiddenCharacters: false,
-    hasMixedScripts: lookalikes.size > 0,
+    hasLookalikes: lookalikes.size > 0,
     hasStackedMarks: false,
     hasRightToLeftText: RIGHT_TO_LEFT.test(text),
   };
@@ -271,7 +305,7 @@ export function inspectText(text: string): VisibleTextFlags {
 export function hasDisplayWarning(flags: VisibleTextFlags): boolean {
   return (
     flags.hasHiddenCharacters ||
-    flags.hasMixedScripts ||
+    flags.hasLookalikes ||
     flags.hasStackedMarks ||
     flags.hasRightToLeftText
   );
@@ -281,7 +315,7 @@ export function hasDisplayWarning(flags: VisibleTextFlags): boolean {
 export function combineFlags(all: readonly VisibleTextFlags[]): VisibleTextFlags {
   return {
     hasHiddenCharacters: all.some((flags) => flags.hasHiddenCharacters),
-    hasMixedScripts: all.some((flags) => flags.hasMixedScripts),
+    hasLookalikes: all.some((flags) => flags.hasLookalikes),
     hasStackedMarks: all.some((flags) => flags.hasStackedMarks),
     hasRightToLeftText: all.some((flags) => flags.hasRightToLeftText),
   };
