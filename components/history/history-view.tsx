@@ -228,7 +228,8 @@ export function HistoryView({
     return () => clearTimeout(timer);
   });
 
-  const team = useQuery({ queryKey: queryKeys.agents, queryFn: fetchTeam });
+  // Every agent that ever ran may be filtered on, not only those the board shows.
+  const team = useQuery({ queryKey: queryKeys.agents, queryFn: () => fetchTeam("all") });
   const agentNames = [
     ...new Set([...(team.data?.items.map((member) => member.name) ?? []), filters.agent]),
   ]

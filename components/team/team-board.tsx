@@ -38,7 +38,7 @@ import { AgentGrid } from "./agent-grid";
 import { AgentTable, type RowHandlers } from "./agent-table";
 import { SpawnTeammateDialog } from "./spawn-teammate-dialog";
 import { useBoardQuery } from "./use-board-query";
-import { useTeam } from "./use-team";
+import { useTeam, type EndedAgents } from "./use-team";
 
 type BulkAction = "message" | "require_plan" | "shutdown";
 type OpenDialog =
@@ -181,7 +181,9 @@ const BULK_ACTIONS: Record<
 };
 
 export function TeamBoard({ scripts }: { scripts: WorkerScriptOption[] }) {
-  const team = useTeam();
+  const [endedShown, setEndedShown] = useState<EndedAgents>("recent");
+  const team = useTeam(endedShown);
+  const olderEnded = team.data?.olderEnded ?? 0;
   const canAct = useCanAct();
   const now = useNow();
   const router = useRouter();
@@ -309,6 +311,31 @@ export function TeamBoard({ scripts }: { scripts: WorkerScriptOption[] }) {
             );
           })}
         </div>
+      )}
+
+      {(olderEnded > 0 || endedShown === "all") && (
+        <p
+          role="note"
+          aria-label="Ended agents"
+          className="flex flex-wrap items-center gap-2 text-sm text-slate-600"
+        >
+          {endedShown === "all" ? (
+            <>
+              Every agent that ever ended is shown.
+              <Button variant="secondary" onClick={() => setEndedShown("recent")}>
+                Show only those that ended last
+              </Button>
+            </>
+          ) : (
+            <>
+              The {counts.ended.toLocaleString("en-US")} agents that ended last are shown;{" "}
+              {olderEnded.toLocaleString("en-US")} that ended before them are not.
+              <Button variant="secondary" onClick={() => setEndedShown("all")}>
+                Show all ended agents
+              </Button>
+            </>
+          )}
+        </p>
       )}
 
       {members.length > 0 && (

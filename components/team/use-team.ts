@@ -1,6 +1,11 @@
 "use client";
 
-import { useQuery, useQueryClient, type QueryClient } from "@tanstack/react-query";
+import {
+  keepPreviousData,
+  useQuery,
+  useQueryClient,
+  type QueryClient,
+} from "@tanstack/react-query";
 import { useEffect, useRef } from "react";
 import { useConsoleEvent } from "@/components/realtime/console-events";
 import { queryKeys } from "@/components/realtime/query-keys";
@@ -13,11 +18,15 @@ import {
 } from "@/lib/shared/events/catalog";
 import { apiFetch } from "@/lib/shared/http/api-fetch";
 
-export type TeamPage = { items: TeamMember[]; nextCursor: string | null };
-type BoardPage = { items: BoardMember[]; nextCursor: string | null };
+/** `olderEnded`: agents that ended before those shown (`ended=recent`, the default). */
+export type TeamPage = { items: TeamMember[]; nextCursor: string | null; olderEnded: number };
+type BoardPage = Omit<TeamPage, "items"> & { items: BoardMember[] };
 
-export function fetchTeam(): Promise<TeamPage> {
-  return apiFetch<TeamPage>("/agents");
+/** Which ended agents the roster holds: those that ended last, or every one (decision 091). */
+export type EndedAgents = "recent" | "all";
+
+export function fetchTeam(ended: EndedAgents = "recent"): Promise<TeamPage> {
+  return apiFetch<TeamPage>(ended === "all" ? "/agents?ended=all" : "/agents");
 }
 
 /**
@@ -39,7 +48,7 @@ function checked(event: ConsoleEvent): ConsoleEvent | null {
 async function refetchRow(queryClient: QueryClient, name: string): Promise<void> {
   const { items } = await apiFetch<TeamPage>(`/agents?name=${encodeURIComponent(name)}`);
   const fresh = items[0];
-  queryClient.setQueryData<BoardPage>(queryKeys.team, (page) => {
+  queryClient.setQueriesData<BoardPage>({ queryKey: queryKeys.team }, (page) => {
     if (!page) return page;
     const rest = page.items.filter((member) => member.name !== name);
     if (!fresh) return { ...page, items: rest };
@@ -59,11 +68,14 @@ async function refetchRow(queryClient: QueryClient, name: string): Promise<void>
  * event that does not carry enough (a new agent, a respawn) fetches that one row. The board itself
  * is fetched on load, every HEARTBEAT_REFRESH_MS and after a gap too long to replay.
  */
-export function useTeam() {
+export function useTeam(ended: EndedAgents) {
   const queryClient = useQueryClient();
   const team = useQuery<BoardPage>({
-    queryKey: queryKeys.team,
-    queryFn: fetchTeam,
+    // Events patch every cached board, recent or all (`setQueriesData` on the prefix).
+    queryKey: [...queryKeys.team, ended],
+    queryFn: () => fetchTeam(ended),
+    // The rows shown stay while the other choice of ended agents loads.
+    placeholderData: keepPreviousData,
     staleTime: HEARTBEAT_REFRESH_MS,
     refetchInterval: HEARTBEAT_REFRESH_MS,
   });
@@ -73,7 +85,7 @@ export function useTeam() {
   function flush() {
     // Before the first page arrives there is nothing to patch: the events wait for it, as one
     // committed after the page was read may arrive before the page does.
-    if (queryClient.getQueryData(queryKeys.team) === undefined) {
+    if (queryClient.getQueryData([...queryKeys.team, ended]) === undefined) {
       timer.current = setTimeout(flush, PATCH_INTERVAL_MS);
       return;
     }
@@ -81,7 +93,7 @@ export function useTeam() {
     const events = queue.current;
     queue.current = [];
     const refetch = new Set<string>();
-    queryClient.setQueryData<BoardPage>(queryKeys.team, (page) => {
+    queryClient.setQueriesData<BoardPage>({ queryKey: queryKeys.team }, (page) => {
       if (!page) return page;
       let members = page.items;
       for (const event of events) {

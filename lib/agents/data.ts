@@ -4,7 +4,7 @@ import { Prisma, type Agent } from "../generated/prisma/client";
 import { transactionScope } from "../transaction";
 import { listPendingRequestsOfAgent } from "../requests/data";
 import { toRequestView } from "../requests/views";
-import { isAgentActive } from "../shared/agents/schema";
+import { agentStatusSchema, ENDED_STATUSES, isAgentActive } from "../shared/agents/schema";
 import { toAgentView, type AgentDetail, type TeamMember } from "./views";
 
 export async function findAgentByName(db: Db, name: string): Promise<Agent> {
@@ -87,31 +87,73 @@ export async function lockAgentRow(db: Db, agentId: string): Promise<void> {
   scope?.lockedAgentIds.add(agentId);
 }
 
-export async function listAgents(db: Db): Promise<Agent[]> {
-  return db.agent.findMany({ orderBy: { name: "asc" } });
+/**
+ * Ended agents the board shows unless asked for all, those that ended last (decision 091). Nothing
+ * prunes an ended agent (its requests are the audit trail), and a `connect` token starts a session
+ * a second: the board is refetched whole every 30 s, so it must not grow with every session ever.
+ */
+export const RECENT_ENDED_ON_BOARD = 500;
+
+const ACTIVE_STATUSES = agentStatusSchema.options.filter(isAgentActive);
+// Written out, not bound: the planner then uses the partial index of ended agents (migration 035),
+// which a generic plan with the statuses as parameters could not prove applies.
+const ENDED_IN_SQL = Prisma.raw(ENDED_STATUSES.map((status) => `'${status}'`).join(", "));
+
+export type TeamBoard = { members: TeamMember[]; olderEnded: number };
+
+/** The agents a board shows, by name: every one not ended and the ended ones asked for. */
+async function listBoardAgents(
+  db: Db,
+  filter: { name?: string; ended?: "recent" | "all" },
+): Promise<{ agents: Agent[]; olderEnded: number }> {
+  if (filter.name) {
+    return { agents: await db.agent.findMany({ where: { name: filter.name } }), olderEnded: 0 };
+  }
+  if (filter.ended === "all") {
+    return { agents: await db.agent.findMany({ orderBy: { name: "asc" } }), olderEnded: 0 };
+  }
+  const recentEnded = await db.$queryRaw<{ id: string }[]>`
+    SELECT id FROM agents WHERE status IN (${ENDED_IN_SQL})
+    ORDER BY updated_at DESC, id DESC LIMIT ${RECENT_ENDED_ON_BOARD}`;
+  const [agents, ended] = await Promise.all([
+    db.agent.findMany({
+      where: {
+        OR: [
+          { status: { in: ACTIVE_STATUSES } },
+          { id: { in: recentEnded.map((agent) => agent.id) } },
+        ],
+      },
+      orderBy: { name: "asc" },
+    }),
+    recentEnded.length < RECENT_ENDED_ON_BOARD
+      ? recentEnded.length
+      : db.$queryRaw<{ count: bigint }[]>`
+          SELECT count(*) FROM agents WHERE status IN (${ENDED_IN_SQL})`.then(([row]) =>
+          Number(row?.count ?? 0),
+        ),
+  ]);
+  return { agents, olderEnded: ended - recentEnded.length };
 }
 
 /**
- * The team board: every agent with what blocks it, in four queries whatever the team's size.
+ * The team board: its agents with what blocks each, in five queries whatever the team's size.
  * `name` narrows it to one row, for a board patching itself after an event it cannot apply alone.
  */
 export async function listTeamMembers(
   db: Db,
-  filter: { name?: string } = {},
-): Promise<TeamMember[]> {
-  const agents = filter.name
-    ? await db.agent.findMany({ where: { name: filter.name } })
-    : await listAgents(db);
-  if (agents.length === 0) return [];
-  const agentIds = filter.name ? agents.map((agent) => agent.id) : undefined;
+  filter: { name?: string; ended?: "recent" | "all" } = {},
+): Promise<TeamBoard> {
+  const { agents, olderEnded } = await listBoardAgents(db, filter);
+  if (agents.length === 0) return { members: [], olderEnded };
+  const agentIds = agents.map((agent) => agent.id);
   const [pending, blocked] = await Promise.all([
     db.request.findMany({
-      where: { status: "pending", ...(agentIds ? { agentId: { in: agentIds } } : {}) },
+      where: { status: "pending", agentId: { in: agentIds } },
       orderBy: [{ createdAt: "asc" }, { id: "asc" }],
     }),
     db.toolCall.groupBy({
       by: ["agentId", "incarnation"],
-      where: { isAllowed: false, ...(agentIds ? { agentId: { in: agentIds } } : {}) },
+      where: { isAllowed: false, agentId: { in: agentIds } },
       _count: { _all: true },
     }),
   ]);
@@ -134,12 +176,13 @@ export async function listTeamMembers(
     list.push(toRequestView(request));
     pendingByAgent.set(request.agentId, list);
   }
-  return agents.map((agent) => ({
+  const members = agents.map((agent) => ({
     ...toAgentView(agent),
     taskTitle: agent.taskId ? (titles.get(agent.taskId) ?? null) : null,
     blockedToolCalls: blockedCounts.get(`${agent.id}:${agent.incarnation}`) ?? 0,
     pendingRequests: pendingByAgent.get(agent.id) ?? [],
   }));
+  return { members, olderEnded };
 }
 
 export async function getAgentDetail(db: Db, name: string): Promise<AgentDetail> {

@@ -2,12 +2,14 @@ import { afterAll, describe, expect, it } from "vitest";
 import { agents as agentsRoute } from "../../lib/api/v1/agents";
 import { getDb } from "../../lib/db";
 import { callRoute } from "../route-client";
-import { api, lead, registerAgent, submitPlan } from "./fixtures";
+import { RECENT_ENDED_ON_BOARD } from "../../lib/agents/data";
+import { api, lead, registerAgent, submitPlan, uniqueName } from "./fixtures";
 
 afterAll(() => getDb().$disconnect());
 
 type Row = {
   name: string;
+  status: string;
   blockedToolCalls: number;
   pendingRequests: { id: string; target: string }[];
 };
@@ -17,7 +19,10 @@ async function listAgents(query: string) {
     path: `/api/v1/agents${query}`,
     headers: (await lead()).headers,
   });
-  return { status: response.status, json: response.json as { items: Row[]; error?: unknown } };
+  return {
+    status: response.status,
+    json: response.json as { items: Row[]; olderEnded: number; error?: unknown },
+  };
 }
 
 describe("GET /api/v1/agents for the team board", () => {
@@ -47,6 +52,39 @@ describe("GET /api/v1/agents for the team board", () => {
     const extra = await listAgents("?nmae=ada");
     expect(extra.status).toBe(400);
     expect(extra.json.error).toMatchObject({ code: "INVALID_INPUT" });
+  });
+
+  it("shows the agents that ended last, not every one that ever did, and all of them when asked", async () => {
+    // A `connect` token's day of sessions, each ended: nothing prunes an ended agent, and the
+    // board is fetched whole every 30 s.
+    const prefix = uniqueName("gone");
+    await getDb().$executeRaw`
+      INSERT INTO agents (name, role, status, token_hash, updated_at)
+      SELECT ${prefix} || '-' || n, 'session', 'shutdown', ${prefix} || '-token-' || n,
+             now() - interval '1 day' - n * interval '1 second'
+      FROM generate_series(1, ${RECENT_ENDED_ON_BOARD + 100}) AS n`;
+    const stopped = await registerAgent();
+    await api.forceStop((await lead()).headers, stopped.name);
+    const live = await registerAgent();
+
+    const board = await listAgents("");
+    expect(board.status).toBe(200);
+    const names = new Set(board.json.items.map((row) => row.name));
+    expect(names.has(live.name)).toBe(true);
+    expect(names.has(stopped.name)).toBe(true);
+    expect(names.has(`${prefix}-${RECENT_ENDED_ON_BOARD + 100}`)).toBe(false);
+    const endedRows = board.json.items.filter((row) =>
+      ["shutdown", "crashed"].includes(row.status),
+    );
+    expect(endedRows).toHaveLength(RECENT_ENDED_ON_BOARD);
+    expect(board.json.olderEnded).toBeGreaterThanOrEqual(100);
+
+    const all = await listAgents("?ended=all");
+    expect(all.json.olderEnded).toBe(0);
+    const allNames = new Set(all.json.items.map((row) => row.name));
+    expect(allNames.has(`${prefix}-${RECENT_ENDED_ON_BOARD + 100}`)).toBe(true);
+    expect(allNames.has(live.name)).toBe(true);
+    expect((await listAgents("?ended=some")).status).toBe(400);
   });
 
   it("a request.created event carries the countdown's policy, never the payload", async () => {

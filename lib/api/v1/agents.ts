@@ -1,7 +1,6 @@
 import { agentDetailSchema, agentViewSchema, registeredAgentSchema } from "../../shared/api/agent";
-import { pageSchema } from "../../shared/api/page";
 import { requestViewSchema } from "../../shared/api/request";
-import { teamMemberSchema } from "../../shared/api/team";
+import { teamPageSchema } from "../../shared/api/team";
 import { timelinePageSchema } from "../../shared/api/timeline";
 import { findAgentByName, getAgentDetail, listTeamMembers } from "../../agents/data";
 import {
@@ -32,9 +31,12 @@ export const agents = definePath("/api/v1/agents", {
       access: "human",
       scopes: ["admin", "decide", "read", "supervisor"],
       query: listAgentsQuerySchema,
-      responses: { 200: pageSchema(teamMemberSchema) },
+      responses: { 200: teamPageSchema },
     },
-    async ({ query }) => ({ items: await listTeamMembers(getDb(), query), nextCursor: null }),
+    async ({ query }) => {
+      const { members, olderEnded } = await listTeamMembers(getDb(), query);
+      return { items: members, nextCursor: null, olderEnded };
+    },
   ),
   POST: defineRoute(
     {

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { agentViewSchema } from "./agent";
+import { pageSchema } from "./page";
 import { requestViewSchema } from "./request";
 
 /** One row of `GET /agents`: the agent with what the team board shows beside it. */
@@ -9,3 +10,8 @@ export const teamMemberSchema = agentViewSchema.extend({
   pendingRequests: z.array(requestViewSchema),
 });
 export type TeamMemberWire = z.infer<typeof teamMemberSchema>;
+
+/** `GET /agents`: the board's rows, and how many ended agents it leaves out (`ended=recent`). */
+export const teamPageSchema = pageSchema(teamMemberSchema).extend({
+  olderEnded: z.number().int(),
+});
