@@ -247,6 +247,37 @@ describe("the real Claude Code CLI behind Handshake", () => {
     }
   }, 120_000);
 
+  // What the Lead approves is the whole call: an argument the edit leaves out must not run. Claude
+  // Code 2.1.328 replaces the model's input with the hook's `updatedInput` (were it to merge them,
+  // the model's `run_in_background` would outlive the Lead's edit that took it out).
+  it("an argument the Lead's edit leaves out is gone: the model's run_in_background does not run", async () => {
+    const project = await installedProject(handshake.url);
+    scriptedCall = {
+      name: "Bash",
+      input: {
+        command: "echo original > original.txt",
+        description: "Start it",
+        run_in_background: true,
+      },
+    };
+    try {
+      const seen = stub.requests.length;
+      const running = runClaude(project);
+      const request = await pendingApproval(project);
+      await handshake.lead.decide(request.id, {
+        type: "tool_approval_response",
+        approve: true,
+        editedArgs: { command: "echo edited in the foreground", description: "Start it" },
+      });
+      const run = await running;
+      expect(run.output.permission_denials ?? []).toEqual([]);
+      const [result] = toolResultsSince(seen);
+      expect(result?.text).toBe("edited in the foreground");
+    } finally {
+      scriptedCall = GREETING_CALL;
+    }
+  }, 120_000);
+
   it("denies at once when the server is down", async () => {
     const project = await installedProject(DOWN_URL);
     const seen = stub.requests.length;
