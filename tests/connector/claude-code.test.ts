@@ -278,6 +278,27 @@ describe("the real Claude Code CLI behind Handshake", () => {
     }
   }, 120_000);
 
+  // `cat <&3` and `cat /dev/fd/3` are reads of no path, so they run at once: harmless only while
+  // Claude Code's Bash inherits no descriptor beyond the three standard ones (its own process holds
+  // sockets, an inotify and whatever its launcher leaked). `ls` adds one of its own: the folder.
+  it("the Bash tool inherits no descriptor beyond stdin, stdout and stderr", async () => {
+    const project = await installedProject(handshake.url);
+    scriptedCall = { name: "Bash", input: { command: "ls /dev/fd/", description: "List them" } };
+    try {
+      const seen = stub.requests.length;
+      const running = runClaude(project);
+      // Listing /dev/fd is a read outside the project: the Lead lets it run.
+      const request = await pendingApproval(project);
+      await handshake.lead.decide(request.id, { type: "tool_approval_response", approve: true });
+      const run = await running;
+      expect(run.output.permission_denials ?? []).toEqual([]);
+      const [result] = toolResultsSince(seen);
+      expect(result?.text.split("\n")).toEqual(["0", "1", "2", "3"]);
+    } finally {
+      scriptedCall = GREETING_CALL;
+    }
+  }, 120_000);
+
   it("denies at once when the server is down", async () => {
     const project = await installedProject(DOWN_URL);
     const seen = stub.requests.length;
