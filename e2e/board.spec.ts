@@ -261,10 +261,10 @@ test("axe finds no WCAG 2.1 AA violation on the table view, which scrolls in its
   await page.context().close();
 });
 
-test("past 500 ended agents the board shows those that ended last, says how many it leaves out, and shows all on request", async ({
+test("past 500 agents gone the board shows those that went last, says how many it leaves out, and shows all on request", async ({
   browser,
 }) => {
-  // A day of a `connect` token's sessions, each ended: nothing prunes an ended agent.
+  // A day of a `connect` token's sessions, each ended: nothing prunes an agent.
   const stopping = Array.from({ length: 520 }, (_, index) => index + 1).filter(
     (index) => !WAITING.includes(index) && index !== LIVE,
   );
@@ -279,17 +279,17 @@ test("past 500 ended agents the board shows those that ended last, says how many
   const { page } = await signedInPage(browser);
   const board = new BoardPage(page);
   await board.goto(`q=${nameOf(1)}&sort=name`);
-  const note = page.getByRole("note", { name: "Ended agents" });
-  await expect(note).toContainText(/The 500 agents that ended last are shown; [\d,]+ that ended/);
+  const note = page.getByRole("note", { name: "Agents gone" });
+  await expect(note).toContainText(/the latest 500 are shown; [\d,]+ before them are not/);
   await expect(board.bucketCount("Ended")).toHaveText("500");
   // The first stopped ended before the last 500: not on the board, though its name is searched.
   await expect(board.row(nameOf(17))).toBeVisible();
   await expect(board.row(nameOf(1))).toHaveCount(0);
 
-  await note.getByRole("button", { name: "Show all ended agents" }).click();
-  await expect(note).toContainText("Every agent that ever ended is shown.");
+  await note.getByRole("button", { name: "Show all agents" }).click();
+  await expect(note).toContainText("Every agent is shown");
   await expect(board.row(nameOf(1))).toBeVisible();
-  await note.getByRole("button", { name: "Show only those that ended last" }).click();
+  await note.getByRole("button", { name: "Show only the latest gone" }).click();
   await expect(board.row(nameOf(1))).toHaveCount(0);
   await page.context().close();
 });

@@ -16,6 +16,7 @@ import {
   compareNatural,
   countBuckets,
   DEFAULT_BOARD_QUERY,
+  RECENT_GONE_ON_BOARD,
   selectBoardRows,
   SORT_LABELS,
   type BoardBucket,
@@ -38,7 +39,7 @@ import { AgentGrid } from "./agent-grid";
 import { AgentTable, type RowHandlers } from "./agent-table";
 import { SpawnTeammateDialog } from "./spawn-teammate-dialog";
 import { useBoardQuery } from "./use-board-query";
-import { useTeam, type EndedAgents } from "./use-team";
+import { useTeam, type GoneAgents } from "./use-team";
 
 type BulkAction = "message" | "require_plan" | "shutdown";
 type OpenDialog =
@@ -181,9 +182,9 @@ const BULK_ACTIONS: Record<
 };
 
 export function TeamBoard({ scripts }: { scripts: WorkerScriptOption[] }) {
-  const [endedShown, setEndedShown] = useState<EndedAgents>("recent");
-  const team = useTeam(endedShown);
-  const olderEnded = team.data?.olderEnded ?? 0;
+  const [goneShown, setGoneShown] = useState<GoneAgents>("recent");
+  const team = useTeam(goneShown);
+  const olderGone = team.data?.olderGone ?? 0;
   const canAct = useCanAct();
   const now = useNow();
   const router = useRouter();
@@ -313,25 +314,26 @@ export function TeamBoard({ scripts }: { scripts: WorkerScriptOption[] }) {
         </div>
       )}
 
-      {(olderEnded > 0 || endedShown === "all") && (
+      {(olderGone > 0 || goneShown === "all") && (
         <p
           role="note"
-          aria-label="Ended agents"
+          aria-label="Agents gone"
           className="flex flex-wrap items-center gap-2 text-sm text-slate-600"
         >
-          {endedShown === "all" ? (
+          {goneShown === "all" ? (
             <>
-              Every agent that ever ended is shown.
-              <Button variant="secondary" onClick={() => setEndedShown("recent")}>
-                Show only those that ended last
+              Every agent is shown, however long ago it ended or went offline.
+              <Button variant="secondary" onClick={() => setGoneShown("recent")}>
+                Show only the latest gone
               </Button>
             </>
           ) : (
             <>
-              The {counts.ended.toLocaleString("en-US")} agents that ended last are shown;{" "}
-              {olderEnded.toLocaleString("en-US")} that ended before them are not.
-              <Button variant="secondary" onClick={() => setEndedShown("all")}>
-                Show all ended agents
+              Of the agents that ended, or have been offline for over an hour with nothing pending,
+              the latest {RECENT_GONE_ON_BOARD} are shown; {olderGone.toLocaleString("en-US")}{" "}
+              before them are not.
+              <Button variant="secondary" onClick={() => setGoneShown("all")}>
+                Show all agents
               </Button>
             </>
           )}

@@ -18,15 +18,18 @@ import {
 } from "@/lib/shared/events/catalog";
 import { apiFetch } from "@/lib/shared/http/api-fetch";
 
-/** `olderEnded`: agents that ended before those shown (`ended=recent`, the default). */
-export type TeamPage = { items: TeamMember[]; nextCursor: string | null; olderEnded: number };
+/** `olderGone`: agents that ended or went offline before those shown (`gone=recent`, the default). */
+export type TeamPage = { items: TeamMember[]; nextCursor: string | null; olderGone: number };
 type BoardPage = Omit<TeamPage, "items"> & { items: BoardMember[] };
 
-/** Which ended agents the roster holds: those that ended last, or every one (decision 091). */
-export type EndedAgents = "recent" | "all";
+/**
+ * Which of the agents that are gone (ended, or offline with nothing pending) the roster holds:
+ * those that went last, or every one (decision 091).
+ */
+export type GoneAgents = "recent" | "all";
 
-export function fetchTeam(ended: EndedAgents = "recent"): Promise<TeamPage> {
-  return apiFetch<TeamPage>(ended === "all" ? "/agents?ended=all" : "/agents");
+export function fetchTeam(gone: GoneAgents = "recent"): Promise<TeamPage> {
+  return apiFetch<TeamPage>(gone === "all" ? "/agents?gone=all" : "/agents");
 }
 
 /**
@@ -68,13 +71,13 @@ async function refetchRow(queryClient: QueryClient, name: string): Promise<void>
  * event that does not carry enough (a new agent, a respawn) fetches that one row. The board itself
  * is fetched on load, every HEARTBEAT_REFRESH_MS and after a gap too long to replay.
  */
-export function useTeam(ended: EndedAgents) {
+export function useTeam(gone: GoneAgents) {
   const queryClient = useQueryClient();
   const team = useQuery<BoardPage>({
     // Events patch every cached board, recent or all (`setQueriesData` on the prefix).
-    queryKey: [...queryKeys.team, ended],
-    queryFn: () => fetchTeam(ended),
-    // The rows shown stay while the other choice of ended agents loads.
+    queryKey: [...queryKeys.team, gone],
+    queryFn: () => fetchTeam(gone),
+    // The rows shown stay while the other choice loads.
     placeholderData: keepPreviousData,
     staleTime: HEARTBEAT_REFRESH_MS,
     refetchInterval: HEARTBEAT_REFRESH_MS,
@@ -85,7 +88,7 @@ export function useTeam(ended: EndedAgents) {
   function flush() {
     // Before the first page arrives there is nothing to patch: the events wait for it, as one
     // committed after the page was read may arrive before the page does.
-    if (queryClient.getQueryData([...queryKeys.team, ended]) === undefined) {
+    if (queryClient.getQueryData([...queryKeys.team, gone]) === undefined) {
       timer.current = setTimeout(flush, PATCH_INTERVAL_MS);
       return;
     }

@@ -4,6 +4,8 @@ import { Prisma, type Agent } from "../generated/prisma/client";
 import { transactionScope } from "../transaction";
 import { listPendingRequestsOfAgent } from "../requests/data";
 import { toRequestView } from "../requests/views";
+import { databaseNowMs } from "../database-clock";
+import { GONE_AFTER_SILENT_MS, RECENT_GONE_ON_BOARD } from "../shared/agents/board";
 import { agentStatusSchema, ENDED_STATUSES, isAgentActive } from "../shared/agents/schema";
 import { toAgentView, type AgentDetail, type TeamMember } from "./views";
 
@@ -87,52 +89,76 @@ export async function lockAgentRow(db: Db, agentId: string): Promise<void> {
   scope?.lockedAgentIds.add(agentId);
 }
 
+const PRESENT_STATUSES = agentStatusSchema.options.filter(
+  (status) => isAgentActive(status) && status !== "offline",
+);
+// Written out, not bound, and as the partial index of ended and offline agents says them
+// (migration 035): the planner then reads the newest gone from that index.
+const ENDED_OR_OFFLINE = Prisma.raw(
+  [...ENDED_STATUSES, "offline"].map((status) => `'${status}'`).join(", "),
+);
+
 /**
- * Ended agents the board shows unless asked for all, those that ended last (decision 091). Nothing
- * prunes an ended agent (its requests are the audit trail), and a `connect` token starts a session
- * a second: the board is refetched whole every 30 s, so it must not grow with every session ever.
+ * Gone: ended, or offline, silent since before `cutoff`, with nothing pending (an orphaned
+ * request keeps its agent in view). `isPresent` is its complement, as the client's filter;
+ * `count` counts the gone without a subquery per agent, which the planner costs high enough to
+ * compile the scan (JIT, 100 ms more at 100,000 agents).
  */
-export const RECENT_ENDED_ON_BOARD = 500;
+function goneSince(cutoff: Date) {
+  const isEndedOrSilent = Prisma.sql`status IN (${ENDED_OR_OFFLINE})
+    AND (status <> 'offline' OR COALESCE(last_heartbeat_at, updated_at) < ${cutoff})`;
+  return {
+    isGone: Prisma.sql`${isEndedOrSilent} AND NOT (status = 'offline' AND EXISTS (
+      SELECT 1 FROM requests WHERE requests.agent_id = agents.id AND requests.status = 'pending'))`,
+    count: Prisma.sql`
+      SELECT (SELECT count(*) FROM agents WHERE ${isEndedOrSilent})
+           - (SELECT count(DISTINCT requests.agent_id) FROM requests
+              JOIN agents ON agents.id = requests.agent_id
+              WHERE requests.status = 'pending' AND agents.status = 'offline'
+                AND COALESCE(agents.last_heartbeat_at, agents.updated_at) < ${cutoff}) AS count`,
+    isPresent: {
+      OR: [
+        { status: { in: PRESENT_STATUSES } },
+        {
+          status: "offline",
+          OR: [
+            { requests: { some: { status: "pending" } } },
+            { lastHeartbeatAt: { gte: cutoff } },
+            { lastHeartbeatAt: null, updatedAt: { gte: cutoff } },
+          ],
+        },
+      ],
+    } satisfies Prisma.AgentWhereInput,
+  };
+}
 
-const ACTIVE_STATUSES = agentStatusSchema.options.filter(isAgentActive);
-// Written out, not bound: the planner then uses the partial index of ended agents (migration 035),
-// which a generic plan with the statuses as parameters could not prove applies.
-const ENDED_IN_SQL = Prisma.raw(ENDED_STATUSES.map((status) => `'${status}'`).join(", "));
+export type TeamBoard = { members: TeamMember[]; olderGone: number };
 
-export type TeamBoard = { members: TeamMember[]; olderEnded: number };
-
-/** The agents a board shows, by name: every one not ended and the ended ones asked for. */
+/** The agents a board shows, by name: every one present and the gone ones asked for. */
 async function listBoardAgents(
   db: Db,
-  filter: { name?: string; ended?: "recent" | "all" },
-): Promise<{ agents: Agent[]; olderEnded: number }> {
+  filter: { name?: string; gone?: "recent" | "all" },
+): Promise<{ agents: Agent[]; olderGone: number }> {
   if (filter.name) {
-    return { agents: await db.agent.findMany({ where: { name: filter.name } }), olderEnded: 0 };
+    return { agents: await db.agent.findMany({ where: { name: filter.name } }), olderGone: 0 };
   }
-  if (filter.ended === "all") {
-    return { agents: await db.agent.findMany({ orderBy: { name: "asc" } }), olderEnded: 0 };
+  if (filter.gone === "all") {
+    return { agents: await db.agent.findMany({ orderBy: { name: "asc" } }), olderGone: 0 };
   }
-  const recentEnded = await db.$queryRaw<{ id: string }[]>`
-    SELECT id FROM agents WHERE status IN (${ENDED_IN_SQL})
-    ORDER BY updated_at DESC, id DESC LIMIT ${RECENT_ENDED_ON_BOARD}`;
-  const [agents, ended] = await Promise.all([
+  const { isGone, count, isPresent } = goneSince(new Date(databaseNowMs() - GONE_AFTER_SILENT_MS));
+  const recentGone = await db.$queryRaw<{ id: string }[]>`
+    SELECT id FROM agents WHERE ${isGone}
+    ORDER BY updated_at DESC, id DESC LIMIT ${RECENT_GONE_ON_BOARD}`;
+  const [agents, gone] = await Promise.all([
     db.agent.findMany({
-      where: {
-        OR: [
-          { status: { in: ACTIVE_STATUSES } },
-          { id: { in: recentEnded.map((agent) => agent.id) } },
-        ],
-      },
+      where: { OR: [isPresent, { id: { in: recentGone.map((agent) => agent.id) } }] },
       orderBy: { name: "asc" },
     }),
-    recentEnded.length < RECENT_ENDED_ON_BOARD
-      ? recentEnded.length
-      : db.$queryRaw<{ count: bigint }[]>`
-          SELECT count(*) FROM agents WHERE status IN (${ENDED_IN_SQL})`.then(([row]) =>
-          Number(row?.count ?? 0),
-        ),
+    recentGone.length < RECENT_GONE_ON_BOARD
+      ? recentGone.length
+      : db.$queryRaw<{ count: bigint }[]>(count).then(([row]) => Number(row?.count ?? 0)),
   ]);
-  return { agents, olderEnded: ended - recentEnded.length };
+  return { agents, olderGone: gone - recentGone.length };
 }
 
 /**
@@ -141,10 +167,10 @@ async function listBoardAgents(
  */
 export async function listTeamMembers(
   db: Db,
-  filter: { name?: string; ended?: "recent" | "all" } = {},
+  filter: { name?: string; gone?: "recent" | "all" } = {},
 ): Promise<TeamBoard> {
-  const { agents, olderEnded } = await listBoardAgents(db, filter);
-  if (agents.length === 0) return { members: [], olderEnded };
+  const { agents, olderGone } = await listBoardAgents(db, filter);
+  if (agents.length === 0) return { members: [], olderGone };
   const agentIds = agents.map((agent) => agent.id);
   const [pending, blocked] = await Promise.all([
     db.request.findMany({
@@ -182,7 +208,7 @@ export async function listTeamMembers(
     blockedToolCalls: blockedCounts.get(`${agent.id}:${agent.incarnation}`) ?? 0,
     pendingRequests: pendingByAgent.get(agent.id) ?? [],
   }));
-  return { members, olderEnded };
+  return { members, olderGone };
 }
 
 export async function getAgentDetail(db: Db, name: string): Promise<AgentDetail> {

@@ -35,8 +35,11 @@ export const agentParamsSchema = z.strictObject({ name: agentNameSchema });
 /** `GET /agents?name=`: one row of the board, for a board patching itself after an event. */
 export const listAgentsQuerySchema = z.strictObject({
   name: agentNameSchema.optional(),
-  /** `recent` (the default): the agents that ended last, not every one that ever did. */
-  ended: z.enum(["recent", "all"]).optional(),
+  /**
+   * Agents that ended, or are offline with nothing pending: `recent` (the default) the 500 that
+   * went last, `all` every one.
+   */
+  gone: z.enum(["recent", "all"]).optional(),
 });
 
 export const reasonSchema = z.strictObject({ reason: z.string().trim().max(2_000).optional() });

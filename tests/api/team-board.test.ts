@@ -2,7 +2,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { agents as agentsRoute } from "../../lib/api/v1/agents";
 import { getDb } from "../../lib/db";
 import { callRoute } from "../route-client";
-import { RECENT_ENDED_ON_BOARD } from "../../lib/agents/data";
+import { RECENT_GONE_ON_BOARD } from "../../lib/shared/agents/board";
 import { api, lead, registerAgent, submitPlan, uniqueName } from "./fixtures";
 
 afterAll(() => getDb().$disconnect());
@@ -21,7 +21,7 @@ async function listAgents(query: string) {
   });
   return {
     status: response.status,
-    json: response.json as { items: Row[]; olderEnded: number; error?: unknown },
+    json: response.json as { items: Row[]; olderGone: number; error?: unknown },
   };
 }
 
@@ -54,15 +54,35 @@ describe("GET /api/v1/agents for the team board", () => {
     expect(extra.json.error).toMatchObject({ code: "INVALID_INPUT" });
   });
 
-  it("shows the agents that ended last, not every one that ever did, and all of them when asked", async () => {
-    // A `connect` token's day of sessions, each ended: nothing prunes an ended agent, and the
-    // board is fetched whole every 30 s.
+  it("shows the agents that went last of those gone, not every one that ever ran, and all when asked", async () => {
+    // A `connect` token's day of sessions, each ended or closed without ending (offline for good):
+    // nothing prunes an agent, and the board is fetched whole every 30 s.
     const prefix = uniqueName("gone");
     await getDb().$executeRaw`
       INSERT INTO agents (name, role, status, token_hash, updated_at)
-      SELECT ${prefix} || '-' || n, 'session', 'shutdown', ${prefix} || '-token-' || n,
-             now() - interval '1 day' - n * interval '1 second'
-      FROM generate_series(1, ${RECENT_ENDED_ON_BOARD + 100}) AS n`;
+      SELECT ${prefix} || '-' || n, 'session',
+             (CASE WHEN n % 2 = 0 THEN 'shutdown' ELSE 'offline' END)::agent_status,
+             ${prefix} || '-token-' || n, now() - interval '1 day' - n * interval '1 second'
+      FROM generate_series(1, ${RECENT_GONE_ON_BOARD + 100}) AS n`;
+    const oldest = `${prefix}-${RECENT_GONE_ON_BOARD + 100}`;
+    const oldestOffline = `${prefix}-${RECENT_GONE_ON_BOARD + 99}`;
+    // An offline agent with a request pending is orphaned, not gone: it stays in view.
+    const orphaned = await registerAgent({ requirePlan: true });
+    await submitPlan(orphaned);
+    await getDb().agent.update({
+      where: { name: orphaned.name },
+      data: { status: "offline", updatedAt: new Date(Date.now() - 2 * 86_400_000) },
+    });
+    // Offline, but heard from within the hour: present, however long ago its row last changed.
+    const quiet = await registerAgent();
+    await getDb().agent.update({
+      where: { name: quiet.name },
+      data: {
+        status: "offline",
+        lastHeartbeatAt: new Date(Date.now() - 30 * 60_000),
+        updatedAt: new Date(Date.now() - 3 * 86_400_000),
+      },
+    });
     const stopped = await registerAgent();
     await api.forceStop((await lead()).headers, stopped.name);
     const live = await registerAgent();
@@ -70,21 +90,18 @@ describe("GET /api/v1/agents for the team board", () => {
     const board = await listAgents("");
     expect(board.status).toBe(200);
     const names = new Set(board.json.items.map((row) => row.name));
-    expect(names.has(live.name)).toBe(true);
-    expect(names.has(stopped.name)).toBe(true);
-    expect(names.has(`${prefix}-${RECENT_ENDED_ON_BOARD + 100}`)).toBe(false);
-    const endedRows = board.json.items.filter((row) =>
-      ["shutdown", "crashed"].includes(row.status),
-    );
-    expect(endedRows).toHaveLength(RECENT_ENDED_ON_BOARD);
-    expect(board.json.olderEnded).toBeGreaterThanOrEqual(100);
+    for (const name of [live.name, stopped.name, orphaned.name, quiet.name]) {
+      expect(names.has(name)).toBe(true);
+    }
+    expect(names.has(oldest)).toBe(false);
+    expect(names.has(oldestOffline)).toBe(false);
+    expect(board.json.olderGone).toBeGreaterThanOrEqual(100);
 
-    const all = await listAgents("?ended=all");
-    expect(all.json.olderEnded).toBe(0);
+    const all = await listAgents("?gone=all");
+    expect(all.json.olderGone).toBe(0);
     const allNames = new Set(all.json.items.map((row) => row.name));
-    expect(allNames.has(`${prefix}-${RECENT_ENDED_ON_BOARD + 100}`)).toBe(true);
-    expect(allNames.has(live.name)).toBe(true);
-    expect((await listAgents("?ended=some")).status).toBe(400);
+    for (const name of [oldest, oldestOffline, live.name]) expect(allNames.has(name)).toBe(true);
+    expect((await listAgents("?gone=some")).status).toBe(400);
   });
 
   it("a request.created event carries the countdown's policy, never the payload", async () => {

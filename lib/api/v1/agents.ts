@@ -34,8 +34,8 @@ export const agents = definePath("/api/v1/agents", {
       responses: { 200: teamPageSchema },
     },
     async ({ query }) => {
-      const { members, olderEnded } = await listTeamMembers(getDb(), query);
-      return { items: members, nextCursor: null, olderEnded };
+      const { members, olderGone } = await listTeamMembers(getDb(), query);
+      return { items: members, nextCursor: null, olderGone };
     },
   ),
   POST: defineRoute(

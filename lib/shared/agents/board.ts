@@ -22,6 +22,16 @@ export type BoardMember = Omit<TeamMember, "pendingRequests"> & {
   pendingRequests: BoardRequest[];
 };
 
+/**
+ * Of the agents that are gone (ended, or offline for over an hour with nothing pending), how many
+ * the board shows unless the Lead asks for all: those that went last (decision 091). Nothing
+ * prunes an agent (its requests are the audit trail); a `connect` token starts a session a
+ * second, and a session closed without ending goes offline for good. The board is refetched
+ * whole every 30 s: it must not grow with every session ever.
+ */
+export const RECENT_GONE_ON_BOARD = 500;
+export const GONE_AFTER_SILENT_MS = 60 * 60 * 1000;
+
 /** Header order. Every agent is in exactly one. */
 export const BOARD_BUCKETS = [
   "waiting_on_you",

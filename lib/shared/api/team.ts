@@ -11,7 +11,10 @@ export const teamMemberSchema = agentViewSchema.extend({
 });
 export type TeamMemberWire = z.infer<typeof teamMemberSchema>;
 
-/** `GET /agents`: the board's rows, and how many ended agents it leaves out (`ended=recent`). */
+/**
+ * `GET /agents`: the board's rows, and how many agents that ended or went offline with nothing
+ * pending it leaves out (`gone=recent`, the default).
+ */
 export const teamPageSchema = pageSchema(teamMemberSchema).extend({
-  olderEnded: z.number().int(),
+  olderGone: z.number().int(),
 });
