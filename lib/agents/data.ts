@@ -1,6 +1,6 @@
 import type { Db } from "../db";
 import { AppError } from "../errors";
-import { Prisma, type Agent } from "../generated/prisma/client";
+import { Prisma, type Agent, type PrismaClient } from "../generated/prisma/client";
 import { transactionScope } from "../transaction";
 import { listPendingRequestsOfAgent } from "../requests/data";
 import { toRequestView } from "../requests/views";
@@ -99,34 +99,29 @@ const ENDED_OR_OFFLINE = Prisma.raw(
 );
 
 /**
- * Gone: ended, or offline, silent since before `cutoff`, with nothing pending (an orphaned
- * request keeps its agent in view). `isPresent` is its complement, as the client's filter;
- * `count` counts the gone without a subquery per agent, which the planner costs high enough to
- * compile the scan (JIT, 100 ms more at 100,000 agents).
+ * Gone: ended, or offline and silent since before `cutoff`, and with nothing pending (an orphaned
+ * request, a crashed worker's included, keeps its agent in view). `isPresent` is its complement,
+ * as the client's filter; `count` counts the gone without a subquery per agent, which the planner
+ * costs high enough to compile the scan (JIT, 100 ms more at 100,000 agents).
  */
 function goneSince(cutoff: Date) {
-  const isEndedOrSilent = Prisma.sql`status IN (${ENDED_OR_OFFLINE})
-    AND (status <> 'offline' OR COALESCE(last_heartbeat_at, updated_at) < ${cutoff})`;
+  const isEndedOrSilent = Prisma.sql`agents.status IN (${ENDED_OR_OFFLINE})
+    AND (agents.status <> 'offline'
+         OR COALESCE(agents.last_heartbeat_at, agents.updated_at) < ${cutoff})`;
   return {
-    isGone: Prisma.sql`${isEndedOrSilent} AND NOT (status = 'offline' AND EXISTS (
-      SELECT 1 FROM requests WHERE requests.agent_id = agents.id AND requests.status = 'pending'))`,
+    isGone: Prisma.sql`${isEndedOrSilent} AND NOT EXISTS (
+      SELECT 1 FROM requests WHERE requests.agent_id = agents.id AND requests.status = 'pending')`,
     count: Prisma.sql`
       SELECT (SELECT count(*) FROM agents WHERE ${isEndedOrSilent})
            - (SELECT count(DISTINCT requests.agent_id) FROM requests
               JOIN agents ON agents.id = requests.agent_id
-              WHERE requests.status = 'pending' AND agents.status = 'offline'
-                AND COALESCE(agents.last_heartbeat_at, agents.updated_at) < ${cutoff}) AS count`,
+              WHERE requests.status = 'pending' AND ${isEndedOrSilent}) AS count`,
     isPresent: {
       OR: [
         { status: { in: PRESENT_STATUSES } },
-        {
-          status: "offline",
-          OR: [
-            { requests: { some: { status: "pending" } } },
-            { lastHeartbeatAt: { gte: cutoff } },
-            { lastHeartbeatAt: null, updatedAt: { gte: cutoff } },
-          ],
-        },
+        { requests: { some: { status: "pending" } } },
+        { status: "offline", lastHeartbeatAt: { gte: cutoff } },
+        { status: "offline", lastHeartbeatAt: null, updatedAt: { gte: cutoff } },
       ],
     } satisfies Prisma.AgentWhereInput,
   };
@@ -149,40 +144,56 @@ async function listBoardAgents(
   const recentGone = await db.$queryRaw<{ id: string }[]>`
     SELECT id FROM agents WHERE ${isGone}
     ORDER BY updated_at DESC, id DESC LIMIT ${RECENT_GONE_ON_BOARD}`;
-  const [agents, gone] = await Promise.all([
-    db.agent.findMany({
-      where: { OR: [isPresent, { id: { in: recentGone.map((agent) => agent.id) } }] },
-      orderBy: { name: "asc" },
-    }),
+  const agents = await db.agent.findMany({
+    where: { OR: [isPresent, { id: { in: recentGone.map((agent) => agent.id) } }] },
+    orderBy: { name: "asc" },
+  });
+  const gone =
     recentGone.length < RECENT_GONE_ON_BOARD
       ? recentGone.length
-      : db.$queryRaw<{ count: bigint }[]>(count).then(([row]) => Number(row?.count ?? 0)),
-  ]);
+      : await db.$queryRaw<{ count: bigint }[]>(count).then(([row]) => Number(row?.count ?? 0));
   return { agents, olderGone: gone - recentGone.length };
 }
 
 /**
- * The team board: its agents with what blocks each, in five queries whatever the team's size.
+ * Past this many agents their ids are not sent as a filter (PostgreSQL takes 32,767 parameters a
+ * statement): what blocks them is read for every agent, as the whole roster needs anyway.
+ */
+const MAX_FILTERED_AGENTS = 10_000;
+
+/**
+ * The team board: its agents with what blocks each, in up to six queries whatever the team's
+ * size, on one snapshot (an agent that ends between two of them is in neither set otherwise).
  * `name` narrows it to one row, for a board patching itself after an event it cannot apply alone.
  */
-export async function listTeamMembers(
-  db: Db,
+export function listTeamMembers(
+  db: PrismaClient,
   filter: { name?: string; gone?: "recent" | "all" } = {},
+): Promise<TeamBoard> {
+  return db.$transaction((tx) => readTeamMembers(tx, filter), {
+    isolationLevel: Prisma.TransactionIsolationLevel.RepeatableRead,
+  });
+}
+
+async function readTeamMembers(
+  db: Db,
+  filter: { name?: string; gone?: "recent" | "all" },
 ): Promise<TeamBoard> {
   const { agents, olderGone } = await listBoardAgents(db, filter);
   if (agents.length === 0) return { members: [], olderGone };
-  const agentIds = agents.map((agent) => agent.id);
-  const [pending, blocked] = await Promise.all([
-    db.request.findMany({
-      where: { status: "pending", agentId: { in: agentIds } },
-      orderBy: [{ createdAt: "asc" }, { id: "asc" }],
-    }),
-    db.toolCall.groupBy({
-      by: ["agentId", "incarnation"],
-      where: { isAllowed: false, agentId: { in: agentIds } },
-      _count: { _all: true },
-    }),
-  ]);
+  const ofAgents =
+    agents.length <= MAX_FILTERED_AGENTS
+      ? { agentId: { in: agents.map((agent) => agent.id) } }
+      : {};
+  const pending = await db.request.findMany({
+    where: { status: "pending", ...ofAgents },
+    orderBy: [{ createdAt: "asc" }, { id: "asc" }],
+  });
+  const blocked = await db.toolCall.groupBy({
+    by: ["agentId", "incarnation"],
+    where: { isAllowed: false, ...ofAgents },
+    _count: { _all: true },
+  });
   const taskIds = agents.flatMap((agent) => (agent.taskId ? [agent.taskId] : []));
   const tasks =
     taskIds.length === 0

@@ -14,6 +14,7 @@ import { editedArgsSchema } from "../shared/protocol/edits";
 import { prepareToolApprovalResponse } from "./approval-edits";
 import { fileChangeSchema } from "../shared/protocol/file-change";
 import { findFileChangeProblem } from "../tool-calls/file-guard";
+import { toStoredRisk } from "./stored-risk";
 
 /**
  * Our workers' tools (`bash`, `write_file`) and Claude Code's as it names them (`Bash`,
@@ -81,10 +82,12 @@ export const toolApproval: ProtocolTypeDefinition = {
         args,
         typeof payload.cwd === "string" ? payload.cwd : undefined,
       ),
-      risk: await classifyAnyToolCall(
-        String(payload.tool),
-        args,
-        typeof payload.cwd === "string" ? payload.cwd : undefined,
+      risk: toStoredRisk(
+        await classifyAnyToolCall(
+          String(payload.tool),
+          args,
+          typeof payload.cwd === "string" ? payload.cwd : undefined,
+        ),
       ),
     };
   },

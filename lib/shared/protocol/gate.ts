@@ -1,4 +1,6 @@
 import type { GateState } from "../agents/schema";
+import { cutText } from "../text/cut";
+import { groupReasonsByKind } from "./reason-kinds";
 import type { ToolRisk, ToolRiskClass, ToolRiskReason } from "./tool-risk";
 
 /** Tools that change the world. Everything else (reads, messaging, submit_plan) always runs. */
@@ -28,32 +30,44 @@ export type GateVerdict =
 const MAX_REASONS_TEXT_LENGTH = 2_000;
 
 /**
- * The messages of the reasons of one class, each once and within a bound: a command of a thousand
- * `/etc/x` operands gives a thousand reasons, and the verdict's text is returned to the agent,
- * stored with the call and shown on the card.
+ * The reasons of one class as a verdict's text, each message once. Past a bound, one message of
+ * each kind (`groupReasonsByKind`) with how many more of it there are: a command of a thousand
+ * `/etc/x…` operands gives a thousand reasons, a thousand made-up `git` subcommands would hide the
+ * `curl | sh` after them, and the verdict's text is returned to the agent, stored with the call
+ * and shown on the card.
  */
 export function describeReasonsOfClass(
   reasons: readonly ToolRiskReason[],
   riskClass: ToolRiskClass,
+  command = "",
 ): string {
-  const messages = [
-    ...new Set(
-      reasons.filter((reason) => reason.class === riskClass).map(({ message }) => message),
-    ),
-  ];
+  const ofClass = reasons.filter((reason) => reason.class === riskClass);
+  const whole = [...new Set(ofClass.map(({ message }) => message))].join("; ");
+  if (whole.length <= MAX_REASONS_TEXT_LENGTH) return whole;
+  const kinds = groupReasonsByKind(ofClass, command).map(([first, ...rest]) => {
+    const others = new Set(rest.map(({ message }) => message));
+    others.delete(first?.message ?? "");
+    return others.size > 0
+      ? `${first?.message} (and ${others.size.toLocaleString("en-US")} more like it)`
+      : (first?.message ?? "");
+  });
   let text = "";
-  for (const [index, message] of messages.entries()) {
-    const next = text === "" ? message : `${text}; ${message}`;
-    if (index > 0 && next.length > MAX_REASONS_TEXT_LENGTH) {
-      return `${text}; and ${(messages.length - index).toLocaleString("en-US")} more`;
+  for (const [index, kind] of kinds.entries()) {
+    const next = text === "" ? kind : `${text}; ${kind}`;
+    if (next.length <= MAX_REASONS_TEXT_LENGTH) {
+      text = next;
+      continue;
     }
-    text = next;
+    // A message holds the agent's words (a path, a command's arguments): the first is cut too.
+    if (index === 0) text = `${cutText(kind, MAX_REASONS_TEXT_LENGTH)}…`;
+    const rest = kinds.length - (index === 0 ? 1 : index);
+    return rest > 0 ? `${text}; and ${rest.toLocaleString("en-US")} more` : text;
   }
   return text;
 }
 
 function describeReasons(risk: ToolRisk): string {
-  return describeReasonsOfClass(risk.reasons, risk.class);
+  return describeReasonsOfClass(risk.reasons, risk.class, risk.analysis?.source);
 }
 
 /**
