@@ -18,13 +18,13 @@ import {
 } from "@/lib/shared/events/catalog";
 import { apiFetch } from "@/lib/shared/http/api-fetch";
 
-/** `olderGone`: agents that ended or went offline before those shown (`gone=recent`, the default). */
+/** `olderGone`: gone agents that went before those shown (`gone=recent`, the default). */
 export type TeamPage = { items: TeamMember[]; nextCursor: string | null; olderGone: number };
 type BoardPage = Omit<TeamPage, "items"> & { items: BoardMember[] };
 
 /**
- * Which of the agents that are gone (ended, or offline with nothing pending) the roster holds:
- * those that went last, or every one (decision 091).
+ * Which of the agents that are gone (ended, or offline for over an hour, with nothing pending)
+ * the roster holds: those that went last, or every one (decision 091).
  */
 export type GoneAgents = "recent" | "all";
 

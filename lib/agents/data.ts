@@ -172,6 +172,8 @@ export function listTeamMembers(
 ): Promise<TeamBoard> {
   return db.$transaction((tx) => readTeamMembers(tx, filter), {
     isolationLevel: Prisma.TransactionIsolationLevel.RepeatableRead,
+    // Every agent ever (`gone=all`) can take longer than the client's default of 5 s.
+    timeout: 60_000,
   });
 }
 
