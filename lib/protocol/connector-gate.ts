@@ -291,7 +291,7 @@ export async function classifyConnectorCall(
     const why =
       risk.class === "needs_approval"
         ? ""
-        : `: ${describeReasonsOfClass(risk.reasons, risk.class, args.command)}`;
+        : `: ${describeReasonsOfClass(risk.reasons, risk.class, risk.analysis)}`;
     const verdict = needsApproval(`runs unsandboxed on the user's machine${why}`, risk.reasons);
     const config = risk.analysis ? programConfigNamedBy(risk.analysis) : null;
     if (config !== null) {

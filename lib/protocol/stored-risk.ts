@@ -1,7 +1,8 @@
 import type { Prisma } from "../generated/prisma/client";
 import type { ToolRisk, ToolRiskReason } from "../shared/protocol/tool-risk";
 import { groupReasonsByKind } from "../shared/protocol/reason-kinds";
-import { TOOL_RISK_CLASSES } from "../shared/protocol/tool-risk-schema";
+import type { ShellAnalysis } from "../shared/protocol/shell-command";
+import { byClassDescending } from "../shared/protocol/tool-risk-schema";
 
 /**
  * What a card (a tool_approval's `payload.risk`) and a recorded call (`tool_calls.risk`) keep of
@@ -19,20 +20,16 @@ function byteLengthOf(value: unknown): number {
   return Buffer.byteLength(JSON.stringify(value));
 }
 
-function byClassDescending(a: ToolRiskReason, b: ToolRiskReason): number {
-  return TOOL_RISK_CLASSES.indexOf(b.class) - TOOL_RISK_CLASSES.indexOf(a.class);
-}
-
 /**
  * The reasons a budget keeps: one of each kind before any repeat (`groupReasonsByKind`), the
  * higher classes first, so that what the Lead reads covers as many kinds as fit.
  */
 function reasonsWithin(
   reasons: readonly ToolRiskReason[],
-  command: string,
+  analysis: ShellAnalysis | undefined,
   budget: number,
 ): ToolRiskReason[] {
-  const groups = groupReasonsByKind(reasons, command);
+  const groups = groupReasonsByKind(reasons, analysis);
   const firsts = groups.flatMap((group) => group.slice(0, 1));
   const repeats = groups.flatMap((group) => group.slice(1));
   const kept: ToolRiskReason[] = [];
@@ -68,7 +65,7 @@ function storedWithin(risk: ToolRisk, keepsParse: boolean): Prisma.InputJsonObje
     });
   }
   const budget = MAX_STORED_RISK_BYTES - NOTES_ALLOWANCE;
-  const kept = reasonsWithin(reasons, analysis?.source ?? "", budget);
+  const kept = reasonsWithin(reasons, analysis, budget);
   if (kept.length < reasons.length) {
     const omitted = reasons.length - kept.length;
     notes.push({

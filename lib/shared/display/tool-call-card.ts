@@ -1,6 +1,6 @@
 import type { ShellJoiner, SimpleCommand } from "../protocol/shell-command";
 import type { ToolRiskClass, ToolRiskReason } from "../protocol/tool-risk";
-import { storedToolRiskSchema, TOOL_RISK_CLASSES } from "../protocol/tool-risk-schema";
+import { byClassDescending, storedToolRiskSchema } from "../protocol/tool-risk-schema";
 
 /**
  * The card of a tool call, built from the classification the server stored with the request (the
@@ -56,10 +56,6 @@ const JOINER_LABELS: Record<Exclude<ShellJoiner, null>, string> = {
 
 export function describeJoiner(joiner: Exclude<ShellJoiner, null>): string {
   return JOINER_LABELS[joiner];
-}
-
-function byClassDescending(a: ToolRiskReason, b: ToolRiskReason): number {
-  return TOOL_RISK_CLASSES.indexOf(b.class) - TOOL_RISK_CLASSES.indexOf(a.class);
 }
 
 function contains(outer: { start: number; end: number }, inner: { start: number; end: number }) {

@@ -1,6 +1,7 @@
 import type { GateState } from "../agents/schema";
 import { cutText } from "../text/cut";
 import { groupReasonsByKind } from "./reason-kinds";
+import type { ShellAnalysis } from "./shell-command";
 import type { ToolRisk, ToolRiskClass, ToolRiskReason } from "./tool-risk";
 
 /** Tools that change the world. Everything else (reads, messaging, submit_plan) always runs. */
@@ -39,12 +40,12 @@ const MAX_REASONS_TEXT_LENGTH = 2_000;
 export function describeReasonsOfClass(
   reasons: readonly ToolRiskReason[],
   riskClass: ToolRiskClass,
-  command = "",
+  analysis?: ShellAnalysis,
 ): string {
   const ofClass = reasons.filter((reason) => reason.class === riskClass);
   const whole = [...new Set(ofClass.map(({ message }) => message))].join("; ");
   if (whole.length <= MAX_REASONS_TEXT_LENGTH) return whole;
-  const kinds = groupReasonsByKind(ofClass, command).map(([first, ...rest]) => {
+  const kinds = groupReasonsByKind(ofClass, analysis).map(([first, ...rest]) => {
     const others = new Set(rest.map(({ message }) => message));
     others.delete(first?.message ?? "");
     return others.size > 0
@@ -67,7 +68,7 @@ export function describeReasonsOfClass(
 }
 
 function describeReasons(risk: ToolRisk): string {
-  return describeReasonsOfClass(risk.reasons, risk.class, risk.analysis?.source);
+  return describeReasonsOfClass(risk.reasons, risk.class, risk.analysis);
 }
 
 /**

@@ -2,6 +2,7 @@ import { readFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { Language, Parser, type Node } from "web-tree-sitter";
+import { MAX_COMMAND_LENGTH } from "./tool-args";
 
 /**
  * A bash command as a syntax tree sees it, reduced to what the risk classifier and the approval
@@ -120,9 +121,9 @@ const MAX_DEPTH = 200;
  * Longer commands are not parsed, only reported: the parser's error recovery grows with the
  * input, and on 40,000 characters of `a|a|…|` it ran out of memory and aborted, which leaves its
  * WebAssembly module dead for the process (every later parse throws, every agent's bash with it;
- * red team). Workers send no longer command, and a card shows the whole text anyway.
+ * red team). It is what the workers' bash takes, and a card shows the whole text anyway.
  */
-const MAX_PARSED_COMMAND_LENGTH = 10_000;
+const MAX_PARSED_COMMAND_LENGTH = MAX_COMMAND_LENGTH;
 
 const PARSER_KEY = Symbol.for("handshake.shellParser");
 type ParserHolder = { [PARSER_KEY]?: Promise<Parser> };

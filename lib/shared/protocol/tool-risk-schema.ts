@@ -9,6 +9,14 @@ export const TOOL_RISK_CLASSES = ["read_only", "workspace", "needs_approval", "r
 
 export const toolRiskClassSchema = z.enum(TOOL_RISK_CLASSES);
 
+/** Orders reasons (or anything with a class) from the highest class down. */
+export function byClassDescending(
+  a: { class: (typeof TOOL_RISK_CLASSES)[number] },
+  b: { class: (typeof TOOL_RISK_CLASSES)[number] },
+): number {
+  return TOOL_RISK_CLASSES.indexOf(b.class) - TOOL_RISK_CLASSES.indexOf(a.class);
+}
+
 const spanSchema = z.object({ start: z.number().int(), end: z.number().int() });
 
 const shellWordSchema = z.object({

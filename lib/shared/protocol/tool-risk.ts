@@ -32,6 +32,7 @@ import {
   type ShellWord,
   type SimpleCommand,
 } from "./shell-command";
+import { MAX_COMMAND_LENGTH } from "./tool-args";
 
 /**
  * How much of the Lead's attention a tool call needs, lowest first:
@@ -69,9 +70,6 @@ export type ToolRisk = {
    */
   isBeyondAllowRules?: true;
 };
-
-/** The worker's bash tool takes no more; nobody can review more as one command. */
-export const MAX_CLASSIFIED_COMMAND_LENGTH = 10_000;
 
 export function isHigherRisk(a: ToolRiskClass, b: ToolRiskClass): boolean {
   return TOOL_RISK_CLASSES.indexOf(a) > TOOL_RISK_CLASSES.indexOf(b);
@@ -980,8 +978,9 @@ export function classifyShellAnalysis(
     mark("needs_approval", `cannot be parsed reliably: ${problem.message}`, problem.span);
   }
   const source = analysis.source;
-  if (source.length > MAX_CLASSIFIED_COMMAND_LENGTH) {
-    mark("needs_approval", `longer than ${MAX_CLASSIFIED_COMMAND_LENGTH} characters`);
+  // The workers' bash takes no more; nobody can review more as one command.
+  if (source.length > MAX_COMMAND_LENGTH) {
+    mark("needs_approval", `longer than ${MAX_COMMAND_LENGTH} characters`);
   }
   const hidden = HIDDEN_CHARACTERS.exec(source);
   if (hidden) {

@@ -16,6 +16,7 @@ import {
   SEARCH_ARGUMENTS,
   type RulePattern,
 } from "./pattern";
+import { MAX_COMMAND_LENGTH } from "../protocol/tool-args";
 
 /**
  * Does a rule's pattern match a tool call? Two questions, because the two mistakes cost differently
@@ -175,7 +176,6 @@ function matchesInFamily(pattern: RulePattern, call: PreparedCall): boolean {
 
 const HIDDEN =
   /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]/u;
-const MAX_COMMAND_LENGTH = 10_000;
 /** find's actions that run a command of their own. */
 const FIND_RUNS: ReadonlySet<string> = new Set(["-exec", "-execdir", "-ok", "-okdir"]);
 
